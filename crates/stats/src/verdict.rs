@@ -1,0 +1,477 @@
+//! Verdicts per metric: improved, regressed, equivalent, significant-but-small, inconclusive.
+//!
+//! Method (STATISTICS.md, "Verdicts"): work on the log of the ratio `r = candidate/baseline`
+//! with the Welch CI `[lo, hi]` of `ln r` at level `1 − α`, and `L = ln(1 + θ)`:
+//! * *beyond ±θ*: every point of the CI has `|ln r| > L` (`lo > L` or `hi < −L`);
+//! * *inside ±θ*: every point has `|ln r| < L` (`−L < lo` and `hi < L`).
+//!
+//! The rules are tried in the order STATISTICS.md lists them:
+//! 1. `p < α` and the CI is beyond ±θ → **improved** or **regressed**, by the metric's
+//!    [`Direction`];
+//! 2. the CI is inside ±θ → **equivalent** (even when `p < α`: the difference, if real, is
+//!    smaller than the threshold everywhere in the CI);
+//! 3. `p < α` (the CI reaches inside ±θ) → **significant but small**;
+//! 4. otherwise **inconclusive**, with the trials per arm that would settle it: the
+//!    two-sample size (`crate::power::sample_size`, power 0.8) to resolve a distance
+//!    `δ = ||ln r̂| − L|` with the pooled SD of the logs — the n at which a CI centred on the
+//!    current estimate would fall wholly on one side of the threshold with 80% power — and at
+//!    least one more than now.
+//!
+//! Metrics that can be 0 (goodput, error rate) use the arithmetic variant: the Welch CI of the
+//! difference of means against a margin `±M`, where `M` is absolute or `θ·|mean_baseline|`.
+//! Reference: STATISTICS.md; Lakens, "Equivalence tests", Soc. Psychol. Personal. Sci. 8(4),
+//! 2017 (CI-inside-bounds equivalence); Chromium Pinpoint's "unknown, needs more runs".
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{StatsError, check_probability};
+use crate::estimate::{ConfidenceInterval, Estimate};
+use crate::interval::{geometric_mean_ci, mean_ci};
+use crate::power::{minimum_detectable_effect_unequal, sample_size};
+use crate::summary::{coefficient_of_variation, mean_var};
+use crate::welch::{WelchTest, welch, welch_log_ratio};
+
+/// Power used for "how many trials would settle it" and for the minimum detectable effect.
+pub const DEFAULT_POWER: f64 = 0.8;
+
+/// Which way is better for a metric. stats is told this; it does not know metric names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// Throughput, goodput: bigger is better.
+    HigherIsBetter,
+    /// Latencies, error rate: smaller is better.
+    LowerIsBetter,
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn flipped(self) -> Self {
+        match self {
+            Direction::HigherIsBetter => Direction::LowerIsBetter,
+            Direction::LowerIsBetter => Direction::HigherIsBetter,
+        }
+    }
+
+    /// Whether a change of sign `delta` (candidate − baseline) is an improvement.
+    pub fn is_better(self, delta: f64) -> bool {
+        match self {
+            Direction::HigherIsBetter => delta > 0.0,
+            Direction::LowerIsBetter => delta < 0.0,
+        }
+    }
+}
+
+/// Scale the comparison was made on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// Geometric means, ratio candidate/baseline (positive metrics).
+    Log,
+    /// Arithmetic means, difference candidate − baseline (metrics that can be 0).
+    Arithmetic,
+}
+
+/// Practical margin for the arithmetic variant.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Margin {
+    /// `θ·|mean of the baseline|` (needs a non-zero baseline mean).
+    Relative(f64),
+    /// A fixed margin in the metric's own unit (e.g. 0.01 for one point of error rate).
+    Absolute(f64),
+}
+
+/// The verdict for one metric at one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Significant and beyond the threshold, in the good direction.
+    Improved,
+    /// Significant and beyond the threshold, in the bad direction.
+    Regressed,
+    /// The whole CI is inside ±θ.
+    Equivalent,
+    /// Significant, but the CI reaches inside ±θ: real, may not matter.
+    SignificantButSmall,
+    /// Anything else.
+    Inconclusive {
+        /// Trials per arm that would settle it (`None` when the estimate sits exactly on the
+        /// threshold or more than `power::MAX_TRIALS` would be needed).
+        trials_per_arm: Option<u64>,
+    },
+}
+
+impl Verdict {
+    /// The verdict seen with the arms swapped: improved ↔ regressed, the rest unchanged.
+    pub fn mirrored(self) -> Self {
+        match self {
+            Verdict::Improved => Verdict::Regressed,
+            Verdict::Regressed => Verdict::Improved,
+            other => other,
+        }
+    }
+}
+
+/// A full baseline-vs-candidate comparison of one metric at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmComparison {
+    /// Log (ratio) or arithmetic (difference).
+    pub scale: Scale,
+    /// Direction of "better" the caller gave.
+    pub direction: Direction,
+    /// Significance level α; intervals are at `1 − α`.
+    pub alpha: f64,
+    /// Margin on the analysis scale: `ln(1 + θ)` (log) or `M` (arithmetic).
+    pub margin: f64,
+    /// Trials in the baseline arm.
+    pub n_baseline: usize,
+    /// Trials in the candidate arm.
+    pub n_candidate: usize,
+    /// Baseline geometric mean (log) or mean (arithmetic) with its t interval.
+    pub baseline: Estimate,
+    /// Candidate geometric mean (log) or mean (arithmetic) with its t interval.
+    pub candidate: Estimate,
+    /// Ratio candidate/baseline (log; `std_err` of the log ratio) or difference
+    /// candidate − baseline (arithmetic).
+    pub effect: Estimate,
+    /// The Welch test on the analysis scale (logs, or raw values).
+    pub test: WelchTest,
+    /// Coefficient of variation `s/x̄` of the raw baseline values (`None` when the mean is 0).
+    pub cv_baseline: Option<f64>,
+    /// Coefficient of variation of the raw candidate values.
+    pub cv_candidate: Option<f64>,
+    /// Pooled SD on the analysis scale, `√((s²_A + s²_B)/2)` (of logs for the log scale).
+    pub pooled_sd: f64,
+    /// Minimum detectable effect at these counts (power 0.8), on the analysis scale.
+    pub mde: f64,
+    /// Trials per arm needed to detect the margin with power 0.8 at this spread (`None` when
+    /// the spread is 0 or more than `power::MAX_TRIALS` are needed).
+    pub trials_for_margin: Option<u64>,
+    /// `p < α`.
+    pub significant: bool,
+    /// The whole CI of the effect lies beyond ±margin.
+    pub ci_beyond_margin: bool,
+    /// The whole CI of the effect lies inside ±margin.
+    pub ci_inside_margin: bool,
+    /// The verdict (module docs).
+    pub verdict: Verdict,
+}
+
+/// The verdict rule by itself, on the analysis scale (module docs): `d` the estimate,
+/// `ci` its interval, `p` its p-value, `margin` = `ln(1+θ)` or `M`. `trials_per_arm` is
+/// what to report if the result is inconclusive.
+pub fn classify(
+    d: f64,
+    ci: &ConfidenceInterval,
+    p: f64,
+    alpha: f64,
+    margin: f64,
+    direction: Direction,
+    trials_per_arm: Option<u64>,
+) -> Verdict {
+    let beyond = ci.lower > margin || ci.upper < -margin;
+    let inside = ci.lower > -margin && ci.upper < margin;
+    if p < alpha && beyond {
+        if direction.is_better(d) {
+            Verdict::Improved
+        } else {
+            Verdict::Regressed
+        }
+    } else if inside {
+        Verdict::Equivalent
+    } else if p < alpha {
+        Verdict::SignificantButSmall
+    } else {
+        Verdict::Inconclusive { trials_per_arm }
+    }
+}
+
+fn check_threshold(name: &'static str, value: f64) -> Result<(), StatsError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(StatsError::InvalidParameter {
+            name,
+            value,
+            why: "must be finite and > 0",
+        })
+    }
+}
+
+struct Core {
+    test: WelchTest,
+    pooled_sd: f64,
+    mde: f64,
+    trials_for_margin: Option<u64>,
+    verdict: Verdict,
+}
+
+fn core(
+    test: WelchTest,
+    var_a: f64,
+    var_b: f64,
+    n: (usize, usize),
+    margin: f64,
+    alpha: f64,
+    direction: Direction,
+) -> Result<Core, StatsError> {
+    let pooled_sd = ((var_a + var_b) / 2.0).sqrt();
+    let spread_or_tiny = pooled_sd.max(f64::MIN_POSITIVE);
+    let mde = minimum_detectable_effect_unequal(
+        n.0 as u64,
+        n.1 as u64,
+        spread_or_tiny,
+        alpha,
+        DEFAULT_POWER,
+    )?;
+    let trials_for_margin = if pooled_sd > 0.0 {
+        sample_size(pooled_sd, margin, alpha, DEFAULT_POWER).ok()
+    } else {
+        None
+    };
+    let distance = (test.diff.abs() - margin).abs();
+    let settle = if distance > 0.0 {
+        sample_size(spread_or_tiny, distance, alpha, DEFAULT_POWER)
+            .ok()
+            .map(|k| k.max(n.0.max(n.1) as u64 + 1))
+    } else {
+        None
+    };
+    let verdict = classify(
+        test.diff, &test.ci, test.p, alpha, margin, direction, settle,
+    );
+    Ok(Core {
+        test,
+        pooled_sd,
+        mde,
+        trials_for_margin,
+        verdict,
+    })
+}
+
+/// Compare per-trial values of a positive metric (throughput, latency) on the log scale:
+/// Welch on logs, ratio CI `exp(d ± t·SE)`, verdict against `θ = threshold` (e.g. 0.02), with
+/// intervals at `1 − alpha`. Needs ≥ 3 trials per arm and values > 0 (module docs).
+pub fn compare_arms(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    threshold: f64,
+    alpha: f64,
+) -> Result<ArmComparison, StatsError> {
+    check_threshold("threshold", threshold)?;
+    check_probability("alpha", alpha)?;
+    let level = 1.0 - alpha;
+    let ratio = welch_log_ratio(baseline, candidate, level)?;
+    let base = geometric_mean_ci(baseline, level)?;
+    let cand = geometric_mean_ci(candidate, level)?;
+    let margin = threshold.ln_1p();
+    let log_var = |v: &[f64]| {
+        let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        mean_var(&logs).map_or(0.0, |(_, var)| var)
+    };
+    let (var_a, var_b) = (log_var(baseline), log_var(candidate));
+    let c = core(
+        ratio.log,
+        var_a,
+        var_b,
+        (baseline.len(), candidate.len()),
+        margin,
+        alpha,
+        direction,
+    )?;
+    Ok(ArmComparison {
+        scale: Scale::Log,
+        direction,
+        alpha,
+        margin,
+        n_baseline: baseline.len(),
+        n_candidate: candidate.len(),
+        baseline: base,
+        candidate: cand,
+        effect: ratio.ratio,
+        test: c.test,
+        cv_baseline: coefficient_of_variation(baseline).ok(),
+        cv_candidate: coefficient_of_variation(candidate).ok(),
+        pooled_sd: c.pooled_sd,
+        mde: c.mde,
+        trials_for_margin: c.trials_for_margin,
+        significant: c.test.p < alpha,
+        ci_beyond_margin: c.test.ci.lower > margin || c.test.ci.upper < -margin,
+        ci_inside_margin: c.test.ci.lower > -margin && c.test.ci.upper < margin,
+        verdict: c.verdict,
+    })
+}
+
+/// Compare per-trial values of a metric that can be 0 (goodput, error rate) on the raw scale:
+/// Welch on values, CI of the difference candidate − baseline, verdict against `±M`
+/// ([`Margin`]). When both arms are constant and equal (e.g. no errors anywhere) the result
+/// is *equivalent* with a zero-width interval; constant but different arms are an error.
+pub fn compare_arms_arithmetic(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    margin: Margin,
+    alpha: f64,
+) -> Result<ArmComparison, StatsError> {
+    check_probability("alpha", alpha)?;
+    let level = 1.0 - alpha;
+    let base = mean_ci(baseline, level)?;
+    let cand = mean_ci(candidate, level)?;
+    let m = match margin {
+        Margin::Absolute(m) => {
+            check_threshold("margin", m)?;
+            m
+        }
+        Margin::Relative(theta) => {
+            check_threshold("threshold", theta)?;
+            if base.point == 0.0 {
+                return Err(StatsError::InvalidParameter {
+                    name: "relative margin",
+                    value: theta,
+                    why: "baseline mean is 0: give an absolute margin",
+                });
+            }
+            theta * base.point.abs()
+        }
+    };
+    let (n_a, n_b) = (baseline.len(), candidate.len());
+    let test = match welch(baseline, candidate, level) {
+        Ok(t) => t,
+        Err(StatsError::ZeroVariance { .. }) if base.point == cand.point => WelchTest {
+            diff: 0.0,
+            std_err: 0.0,
+            df: (n_a + n_b - 2) as f64,
+            t: 0.0,
+            p: 1.0,
+            ci: ConfidenceInterval {
+                level,
+                lower: 0.0,
+                upper: 0.0,
+            },
+        },
+        Err(e) => return Err(e),
+    };
+    let var_a = mean_var(baseline).map_or(0.0, |(_, v)| v);
+    let var_b = mean_var(candidate).map_or(0.0, |(_, v)| v);
+    let c = core(test, var_a, var_b, (n_a, n_b), m, alpha, direction)?;
+    Ok(ArmComparison {
+        scale: Scale::Arithmetic,
+        direction,
+        alpha,
+        margin: m,
+        n_baseline: n_a,
+        n_candidate: n_b,
+        baseline: base,
+        candidate: cand,
+        effect: Estimate {
+            point: test.diff,
+            ci: test.ci,
+            std_err: test.std_err,
+        },
+        test: c.test,
+        cv_baseline: coefficient_of_variation(baseline).ok(),
+        cv_candidate: coefficient_of_variation(candidate).ok(),
+        pooled_sd: c.pooled_sd,
+        mde: c.mde,
+        trials_for_margin: c.trials_for_margin,
+        significant: c.test.p < alpha,
+        ci_beyond_margin: c.test.ci.lower > m || c.test.ci.upper < -m,
+        ci_inside_margin: c.test.ci.lower > -m && c.test.ci.upper < m,
+        verdict: c.verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ci(lower: f64, upper: f64) -> ConfidenceInterval {
+        ConfidenceInterval {
+            level: 0.95,
+            lower,
+            upper,
+        }
+    }
+
+    #[test]
+    fn classify_each_branch() {
+        let up = Direction::HigherIsBetter;
+        let m = 0.02f64.ln_1p();
+        assert_eq!(
+            classify(0.1, &ci(0.05, 0.15), 0.001, 0.05, m, up, None),
+            Verdict::Improved
+        );
+        assert_eq!(
+            classify(-0.1, &ci(-0.15, -0.05), 0.001, 0.05, m, up, None),
+            Verdict::Regressed
+        );
+        assert_eq!(
+            classify(
+                0.1,
+                &ci(0.05, 0.15),
+                0.001,
+                0.05,
+                m,
+                Direction::LowerIsBetter,
+                None
+            ),
+            Verdict::Regressed
+        );
+        assert_eq!(
+            classify(0.0, &ci(-0.01, 0.01), 0.9, 0.05, m, up, None),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            classify(0.005, &ci(0.001, 0.009), 0.01, 0.05, m, up, None),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            classify(0.03, &ci(0.01, 0.05), 0.01, 0.05, m, up, None),
+            Verdict::SignificantButSmall
+        );
+        assert_eq!(
+            classify(0.03, &ci(-0.01, 0.07), 0.2, 0.05, m, up, Some(9)),
+            Verdict::Inconclusive {
+                trials_per_arm: Some(9)
+            }
+        );
+    }
+
+    #[test]
+    fn zero_error_rates_are_equivalent() {
+        let c = compare_arms_arithmetic(
+            &[0.0; 4],
+            &[0.0; 4],
+            Direction::LowerIsBetter,
+            Margin::Absolute(0.01),
+            0.05,
+        )
+        .expect("constant equal arms are fine");
+        assert_eq!(c.verdict, Verdict::Equivalent);
+        assert!(
+            compare_arms_arithmetic(
+                &[0.0; 4],
+                &[0.0; 4],
+                Direction::LowerIsBetter,
+                Margin::Relative(0.05),
+                0.05
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn verdict_serializes_with_a_tag() {
+        let v = Verdict::Inconclusive {
+            trials_per_arm: Some(12),
+        };
+        let json = serde_json::to_string(&v).expect("serializes");
+        assert_eq!(json, r#"{"verdict":"inconclusive","trials_per_arm":12}"#);
+        assert_eq!(
+            serde_json::to_string(&Verdict::SignificantButSmall).expect("serializes"),
+            r#"{"verdict":"significant-but-small"}"#
+        );
+    }
+}
