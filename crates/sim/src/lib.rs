@@ -1,1 +1,32 @@
-//! servebench-sim
+//! servebench-sim: an OpenAI-compatible server that behaves like a continuous-batching LLM
+//! engine. Requests queue, batch and stream in real time according to a small engine model
+//! (see [`engine`]), so latency and throughput respond to load the way a real server's do.
+//! It is `servebench sim`, the default benchmark target and the test bed of the runner.
+//!
+//! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT.
+//! * [`spawn`] starts an in-process server for tests and returns a [`SimHandle`].
+//! * The engine's step function ([`engine::Engine::advance`]) is pure and runs on virtual
+//!   time; [`driver`] runs it in real time.
+//!
+//! See `docs/simulator.md` for the model, the flags, the tokenizer and the wire format.
+
+mod args;
+mod config;
+mod driver;
+pub mod engine;
+mod error;
+mod rlimit;
+mod rng;
+mod server;
+pub mod tokenizer;
+
+pub use args::{EngineArgs, FaultArgs, SimArgs};
+pub use config::{EngineParams, FaultParams, Preset, SimConfig};
+pub use engine::Timings;
+pub use error::SimError;
+pub use rlimit::raise_nofile_limit;
+pub use server::encode::CompletionChunkEncoder;
+pub use server::{SimHandle, SimInfo, SimStats, run, run_until, spawn};
+
+/// The crate version, reported by the info endpoint.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,248 @@
+//! Command-line flags of `servebench sim`.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use crate::SimError;
+use crate::config::{EngineParams, FaultParams, Preset, SimConfig};
+
+/// Flags of `servebench sim`. Engine flags left out take the `--preset`'s value.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimArgs {
+    /// Address to bind.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+    /// Port to bind; 0 picks a free one (the bound address is printed on stdout).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Model name served by /v1/models.
+    #[arg(long, default_value = "sim-model")]
+    pub model: String,
+    /// Free-form label reported by /v1/sim/info and the start log line (e.g. a variant name).
+    #[arg(long, default_value = "")]
+    pub label: String,
+    /// Named engine parameter set; the engine flags below override single values.
+    #[arg(long, value_enum, default_value_t = Preset::Default)]
+    pub preset: Preset,
+    /// Seed of jitter, speed factor, EOS positions, generated text and faults.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Milliseconds a graceful shutdown (SIGTERM/SIGINT) waits for in-flight responses.
+    #[arg(long, default_value_t = 5000)]
+    pub shutdown_grace_ms: u64,
+    /// Engine model parameters.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Fault injection.
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+/// Engine flags; `None` means "the preset's value".
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Engine model (defaults from --preset)")]
+pub struct EngineArgs {
+    /// Set every modelled time and all noise to zero: stream as fast as possible.
+    #[arg(long)]
+    pub zero_delay: bool,
+    /// Most sequences running at once.
+    #[arg(long)]
+    pub max_num_seqs: Option<u32>,
+    /// KV-cache capacity in tokens; a request reserves prompt + max_tokens.
+    #[arg(long)]
+    pub kv_capacity_tokens: Option<u64>,
+    /// Token budget of one engine step (decode tokens + prefill chunk).
+    #[arg(long, alias = "max-num-batched-tokens")]
+    pub max_batched_tokens: Option<u32>,
+    /// Longest prompt + max_tokens accepted.
+    #[arg(long)]
+    pub max_model_len: Option<u32>,
+    /// Prefill cost per prompt token, ms.
+    #[arg(long)]
+    pub prefill_ms_per_token: Option<f64>,
+    /// Fixed cost of every step, ms.
+    #[arg(long)]
+    pub decode_base_ms: Option<f64>,
+    /// Step cost per decoding sequence, ms.
+    #[arg(long)]
+    pub decode_per_seq_ms: Option<f64>,
+    /// Coefficient of variation of per-step lognormal noise.
+    #[arg(long)]
+    pub jitter_cv: Option<f64>,
+    /// Coefficient of variation of the per-process speed factor drawn from the seed.
+    #[arg(long)]
+    pub speed_cv: Option<f64>,
+    /// Relative step-time change per minute since start (0.01 = 1% slower each minute).
+    #[arg(long, allow_negative_numbers = true)]
+    pub drift_per_min: Option<f64>,
+    /// Mean output length before a simulated EOS (requests without ignore_eos); 0 = never.
+    #[arg(long)]
+    pub eos_mean_tokens: Option<f64>,
+    /// max_tokens used when a request gives none.
+    #[arg(long)]
+    pub default_max_tokens: Option<u32>,
+}
+
+/// Fault-injection flags; all off by default.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Fault injection")]
+pub struct FaultArgs {
+    /// Answer 503 on /health, /v1/models and generation for this long after start, ms.
+    #[arg(long, default_value_t = 0)]
+    pub startup_delay_ms: u64,
+    /// Share of generation requests answered with HTTP 500.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate_500: f64,
+    /// Share of generation requests answered with HTTP 429.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate_429: f64,
+    /// Share of generation requests whose connection is cut mid-response.
+    #[arg(long, default_value_t = 0.0)]
+    pub disconnect_rate: f64,
+    /// Share of generation requests that pause --stall-ms mid-response.
+    #[arg(long, default_value_t = 0.0)]
+    pub stall_rate: f64,
+    /// Length of an injected stall, ms.
+    #[arg(long, default_value_t = 1000)]
+    pub stall_ms: u64,
+    /// Share of streaming requests that get one broken-JSON SSE event.
+    #[arg(long, default_value_t = 0.0)]
+    pub malformed_rate: f64,
+    /// Exit the whole server right after this many generation requests were answered.
+    #[arg(long)]
+    pub exit_after_requests: Option<u64>,
+}
+
+impl Default for FaultArgs {
+    fn default() -> Self {
+        let d = FaultParams::default();
+        FaultArgs {
+            startup_delay_ms: d.startup_delay_ms,
+            error_rate_500: d.error_rate_500,
+            error_rate_429: d.error_rate_429,
+            disconnect_rate: d.disconnect_rate,
+            stall_rate: d.stall_rate,
+            stall_ms: d.stall_ms,
+            malformed_rate: d.malformed_rate,
+            exit_after_requests: d.exit_after_requests,
+        }
+    }
+}
+
+impl EngineArgs {
+    fn apply(&self, base: EngineParams) -> EngineParams {
+        let p = EngineParams {
+            max_num_seqs: self.max_num_seqs.unwrap_or(base.max_num_seqs),
+            kv_capacity_tokens: self.kv_capacity_tokens.unwrap_or(base.kv_capacity_tokens),
+            max_batched_tokens: self.max_batched_tokens.unwrap_or(base.max_batched_tokens),
+            max_model_len: self.max_model_len.unwrap_or(base.max_model_len),
+            prefill_ms_per_token: self
+                .prefill_ms_per_token
+                .unwrap_or(base.prefill_ms_per_token),
+            decode_base_ms: self.decode_base_ms.unwrap_or(base.decode_base_ms),
+            decode_per_seq_ms: self.decode_per_seq_ms.unwrap_or(base.decode_per_seq_ms),
+            jitter_cv: self.jitter_cv.unwrap_or(base.jitter_cv),
+            speed_cv: self.speed_cv.unwrap_or(base.speed_cv),
+            drift_per_min: self.drift_per_min.unwrap_or(base.drift_per_min),
+            eos_mean_tokens: self.eos_mean_tokens.unwrap_or(base.eos_mean_tokens),
+            default_max_tokens: self.default_max_tokens.unwrap_or(base.default_max_tokens),
+        };
+        if self.zero_delay { p.zero_delay() } else { p }
+    }
+}
+
+impl SimArgs {
+    /// Resolves the preset and overrides into a validated configuration.
+    pub fn to_config(&self) -> Result<SimConfig, SimError> {
+        let f = &self.faults;
+        let config = SimConfig {
+            host: self.host,
+            port: self.port,
+            model: self.model.clone(),
+            label: self.label.clone(),
+            preset: self.preset,
+            seed: self.seed,
+            engine: self.engine.apply(self.preset.engine()),
+            faults: FaultParams {
+                startup_delay_ms: f.startup_delay_ms,
+                error_rate_500: f.error_rate_500,
+                error_rate_429: f.error_rate_429,
+                disconnect_rate: f.disconnect_rate,
+                stall_rate: f.stall_rate,
+                stall_ms: f.stall_ms,
+                malformed_rate: f.malformed_rate,
+                exit_after_requests: f.exit_after_requests,
+            },
+            shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    fn parse(args: &[&str]) -> SimConfig {
+        let cli = Cli::try_parse_from(std::iter::once("sim").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        cli.sim.to_config().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn defaults_come_from_the_default_preset() {
+        let c = parse(&[]);
+        assert_eq!(c, SimConfig::default());
+        assert_eq!(c.port, 0);
+        assert_eq!(c.host.to_string(), "127.0.0.1");
+        assert_eq!(c.model, "sim-model");
+    }
+
+    #[test]
+    fn flags_override_the_preset() {
+        let c = parse(&[
+            "--preset",
+            "tiny",
+            "--decode-base-ms",
+            "7.5",
+            "--label",
+            "fast",
+            "--seed",
+            "9",
+            "--drift-per-min",
+            "-0.1",
+            "--exit-after-requests",
+            "3",
+        ]);
+        assert_eq!(c.preset, Preset::Tiny);
+        assert_eq!(c.engine.max_num_seqs, 4);
+        assert_eq!(c.engine.decode_base_ms, 7.5);
+        assert_eq!(c.engine.drift_per_min, -0.1);
+        assert_eq!(c.label, "fast");
+        assert_eq!(c.seed, 9);
+        assert_eq!(c.faults.exit_after_requests, Some(3));
+    }
+
+    #[test]
+    fn zero_delay_flag_zeroes_times() {
+        let c = parse(&["--zero-delay"]);
+        assert!(c.engine.is_zero_delay());
+        assert_eq!(c.engine.max_num_seqs, 256);
+    }
+
+    #[test]
+    fn invalid_values_fail_resolution() {
+        let cli =
+            Cli::try_parse_from(["sim", "--stall-rate", "1.5"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cli.sim.to_config().is_err());
+    }
+}

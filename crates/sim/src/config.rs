@@ -1,0 +1,355 @@
+//! Resolved configuration: what the engine, the faults and the server run with.
+//!
+//! [`SimArgs`](crate::SimArgs) (the CLI flags) resolves into a [`SimConfig`] by taking a
+//! [`Preset`] and overriding the values given explicitly.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::SimError;
+
+/// Named engine parameter sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// An 8B-class model on one modern GPU: 256 sequences, 10 ms decode steps, small jitter.
+    Default,
+    /// Short steps (1 ms) for quick functional tests that still batch and queue.
+    Fast,
+    /// A small engine (4 sequences, 4096 KV tokens, 5 ms + 1 ms/seq steps) that saturates
+    /// at low concurrency, to exercise queueing.
+    Tiny,
+    /// No modelled time at all: tokens stream as fast as the HTTP stack takes them.
+    ZeroDelay,
+}
+
+impl Preset {
+    /// The preset's engine parameters.
+    pub fn engine(self) -> EngineParams {
+        let default = EngineParams {
+            max_num_seqs: 256,
+            kv_capacity_tokens: 262_144,
+            max_batched_tokens: 8192,
+            max_model_len: 8192,
+            prefill_ms_per_token: 0.025,
+            decode_base_ms: 10.0,
+            decode_per_seq_ms: 0.04,
+            jitter_cv: 0.02,
+            speed_cv: 0.02,
+            drift_per_min: 0.0,
+            eos_mean_tokens: 0.0,
+            default_max_tokens: 256,
+        };
+        match self {
+            Preset::Default => default,
+            Preset::Fast => EngineParams {
+                prefill_ms_per_token: 0.002,
+                decode_base_ms: 1.0,
+                decode_per_seq_ms: 0.005,
+                jitter_cv: 0.0,
+                speed_cv: 0.0,
+                ..default
+            },
+            Preset::Tiny => EngineParams {
+                max_num_seqs: 4,
+                kv_capacity_tokens: 4096,
+                max_batched_tokens: 512,
+                max_model_len: 4096,
+                prefill_ms_per_token: 0.05,
+                decode_base_ms: 5.0,
+                decode_per_seq_ms: 1.0,
+                jitter_cv: 0.0,
+                speed_cv: 0.0,
+                ..default
+            },
+            Preset::ZeroDelay => EngineParams {
+                max_num_seqs: 65_536,
+                kv_capacity_tokens: u64::MAX / 4,
+                max_batched_tokens: 1 << 24,
+                max_model_len: 1 << 20,
+                ..default
+            }
+            .zero_delay(),
+        }
+    }
+
+    /// The preset's name as written on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Default => "default",
+            Preset::Fast => "fast",
+            Preset::Tiny => "tiny",
+            Preset::ZeroDelay => "zero-delay",
+        }
+    }
+}
+
+/// The engine model's parameters. Times are milliseconds of simulated GPU time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineParams {
+    /// Most sequences running at once (vLLM `--max-num-seqs`).
+    pub max_num_seqs: u32,
+    /// KV-cache capacity in tokens. A sequence reserves `prompt + max_tokens` when admitted;
+    /// admission waits (FIFO) while the reservation does not fit.
+    pub kv_capacity_tokens: u64,
+    /// Token budget of one step (vLLM `--max-num-batched-tokens`): one per decoding sequence,
+    /// the rest goes to prompt chunks (chunked prefill).
+    pub max_batched_tokens: u32,
+    /// Longest `prompt + max_tokens` a request may ask for (larger: HTTP 400).
+    pub max_model_len: u32,
+    /// Prefill cost of one prompt token.
+    pub prefill_ms_per_token: f64,
+    /// Fixed cost of every step.
+    pub decode_base_ms: f64,
+    /// Extra step cost for every decoding sequence in the batch.
+    pub decode_per_seq_ms: f64,
+    /// Coefficient of variation of the per-step multiplicative lognormal noise (0: none).
+    pub jitter_cv: f64,
+    /// Coefficient of variation of the per-process speed factor drawn from the seed (0: 1.0).
+    pub speed_cv: f64,
+    /// Relative slowdown per minute since start: step time × (1 + drift × minutes).
+    pub drift_per_min: f64,
+    /// Mean output length at which a simulated EOS stops a request that does not set
+    /// `ignore_eos` (geometric, seeded); 0 disables EOS.
+    pub eos_mean_tokens: f64,
+    /// `max_tokens` when a request gives none.
+    pub default_max_tokens: u32,
+}
+
+impl EngineParams {
+    /// These parameters with every modelled time and all noise set to zero.
+    pub fn zero_delay(self) -> Self {
+        EngineParams {
+            prefill_ms_per_token: 0.0,
+            decode_base_ms: 0.0,
+            decode_per_seq_ms: 0.0,
+            jitter_cv: 0.0,
+            speed_cv: 0.0,
+            drift_per_min: 0.0,
+            ..self
+        }
+    }
+
+    /// True when no step takes any modelled time.
+    pub fn is_zero_delay(&self) -> bool {
+        self.prefill_ms_per_token == 0.0
+            && self.decode_base_ms == 0.0
+            && self.decode_per_seq_ms == 0.0
+    }
+
+    /// Checks ranges and consistency.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::InvalidConfig(m));
+        if self.max_num_seqs == 0 {
+            return bad("max_num_seqs must be at least 1".into());
+        }
+        if self.max_batched_tokens < self.max_num_seqs {
+            return bad(format!(
+                "max_batched_tokens ({}) must be >= max_num_seqs ({}), as in vLLM: every running \
+                 sequence needs one token of the step budget",
+                self.max_batched_tokens, self.max_num_seqs
+            ));
+        }
+        if self.max_model_len < 2 {
+            return bad("max_model_len must be at least 2".into());
+        }
+        if self.kv_capacity_tokens < u64::from(self.max_model_len) {
+            return bad(format!(
+                "kv_capacity_tokens ({}) must hold at least one max_model_len ({}) request",
+                self.kv_capacity_tokens, self.max_model_len
+            ));
+        }
+        let non_negative = [
+            ("prefill_ms_per_token", self.prefill_ms_per_token),
+            ("decode_base_ms", self.decode_base_ms),
+            ("decode_per_seq_ms", self.decode_per_seq_ms),
+            ("jitter_cv", self.jitter_cv),
+            ("speed_cv", self.speed_cv),
+            ("eos_mean_tokens", self.eos_mean_tokens),
+        ];
+        for (name, v) in non_negative {
+            if !v.is_finite() || v < 0.0 {
+                return bad(format!("{name} must be a finite number >= 0, got {v}"));
+            }
+        }
+        if !self.drift_per_min.is_finite() || self.drift_per_min <= -1.0 {
+            return bad(format!(
+                "drift_per_min must be finite and > -1, got {}",
+                self.drift_per_min
+            ));
+        }
+        if self.default_max_tokens == 0 {
+            return bad("default_max_tokens must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Injected faults. Rates are per-request probabilities in [0, 1], drawn from the seed and
+/// the request's number, so a run with the same seed and request order repeats its faults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultParams {
+    /// Time after start during which `/health`, `/v1/models` and generation answer 503.
+    pub startup_delay_ms: u64,
+    /// Share of generation requests answered with HTTP 500.
+    pub error_rate_500: f64,
+    /// Share of generation requests answered with HTTP 429.
+    pub error_rate_429: f64,
+    /// Share of generation requests whose connection is cut mid-response.
+    pub disconnect_rate: f64,
+    /// Share of generation requests that pause `stall_ms` mid-response.
+    pub stall_rate: f64,
+    /// Length of an injected stall.
+    pub stall_ms: u64,
+    /// Share of streaming requests that get one broken-JSON event mid-stream.
+    pub malformed_rate: f64,
+    /// Stop the whole server right after this many generation requests have been answered.
+    pub exit_after_requests: Option<u64>,
+}
+
+impl Default for FaultParams {
+    fn default() -> Self {
+        FaultParams {
+            startup_delay_ms: 0,
+            error_rate_500: 0.0,
+            error_rate_429: 0.0,
+            disconnect_rate: 0.0,
+            stall_rate: 0.0,
+            stall_ms: 1000,
+            malformed_rate: 0.0,
+            exit_after_requests: None,
+        }
+    }
+}
+
+impl FaultParams {
+    /// Checks that every rate is a probability.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let rates = [
+            ("error_rate_500", self.error_rate_500),
+            ("error_rate_429", self.error_rate_429),
+            ("disconnect_rate", self.disconnect_rate),
+            ("stall_rate", self.stall_rate),
+            ("malformed_rate", self.malformed_rate),
+        ];
+        for (name, v) in rates {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(SimError::InvalidConfig(format!(
+                    "{name} must be in [0, 1], got {v}"
+                )));
+            }
+        }
+        if self.error_rate_500 + self.error_rate_429 > 1.0 {
+            return Err(SimError::InvalidConfig(
+                "error_rate_500 + error_rate_429 must not exceed 1".into(),
+            ));
+        }
+        if self.exit_after_requests == Some(0) {
+            return Err(SimError::InvalidConfig(
+                "exit_after_requests must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Everything one simulator instance runs with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimConfig {
+    /// Address to bind.
+    pub host: IpAddr,
+    /// Port to bind; 0 picks a free one.
+    pub port: u16,
+    /// Model name served by `/v1/models` and required (when given) in requests.
+    pub model: String,
+    /// Free-form label reported by the info endpoint and the start log line.
+    pub label: String,
+    /// The preset the engine parameters started from.
+    pub preset: Preset,
+    /// Seed of every random draw (jitter, speed factor, EOS, text, faults).
+    pub seed: u64,
+    /// The engine model.
+    pub engine: EngineParams,
+    /// Injected faults.
+    pub faults: FaultParams,
+    /// How long a graceful shutdown waits for in-flight responses before dropping them.
+    #[serde(serialize_with = "ser_ms")]
+    pub shutdown_grace: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl SimConfig {
+    /// A configuration from a preset with every other value at its default: loopback, port
+    /// 0, model `sim-model`, empty label, seed 0, no faults.
+    pub fn from_preset(preset: Preset) -> Self {
+        SimConfig {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            model: "sim-model".into(),
+            label: String::new(),
+            preset,
+            seed: 0,
+            engine: preset.engine(),
+            faults: FaultParams::default(),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+
+    /// Checks the whole configuration.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.model.is_empty() {
+            return Err(SimError::InvalidConfig(
+                "model name must not be empty".into(),
+            ));
+        }
+        self.engine.validate()?;
+        self.faults.validate()
+    }
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig::from_preset(Preset::Default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid() {
+        for p in [
+            Preset::Default,
+            Preset::Fast,
+            Preset::Tiny,
+            Preset::ZeroDelay,
+        ] {
+            SimConfig::from_preset(p)
+                .validate()
+                .map_err(|e| format!("{p:?}: {e}"))
+                .unwrap();
+        }
+        assert!(Preset::ZeroDelay.engine().is_zero_delay());
+        assert!(!Preset::Default.engine().is_zero_delay());
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        let mut c = SimConfig::default();
+        c.engine.max_batched_tokens = 10;
+        assert!(matches!(c.validate(), Err(SimError::InvalidConfig(_))));
+        let mut c = SimConfig::default();
+        c.faults.error_rate_500 = 0.7;
+        c.faults.error_rate_429 = 0.7;
+        assert!(c.validate().is_err());
+        let mut c = SimConfig::default();
+        c.engine.jitter_cv = f64::NAN;
+        assert!(c.validate().is_err());
+    }
+}

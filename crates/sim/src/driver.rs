@@ -1,0 +1,265 @@
+//! Runs the pure [`Engine`] in real time on tokio.
+//!
+//! The loop keeps a virtual timeline: a step planned at `now` with duration `d` ends at
+//! exactly `now + d`, whatever the timer's lateness, so lateness does not accumulate and
+//! mean per-token times match the model. Only when the loop falls far behind (a stalled
+//! host) does it resynchronise with the wall clock. Arrivals that come during a step are
+//! seen at its end, as in a real engine. In zero-delay mode steps take no time and the
+//! loop yields to the runtime every few steps so the HTTP side can drain the tokens.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
+
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::EngineParams;
+use crate::engine::{Arrival, Emission, Engine, Inputs, SeqId};
+
+/// Lateness beyond which the virtual clock jumps to the wall clock.
+const RESYNC_AFTER: Duration = Duration::from_millis(50);
+/// Zero-delay steps run between two yields to the runtime.
+const ZERO_DELAY_STEPS_PER_YIELD: u32 = 16;
+/// In zero-delay mode, how often (in steps) to look for streams whose client left.
+const ZERO_DELAY_SWEEP_EVERY: u64 = 64;
+
+/// A generation request handed to the engine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Job {
+    pub prompt_tokens: u32,
+    pub max_tokens: u32,
+    pub min_tokens: u32,
+    pub ignore_eos: bool,
+}
+
+#[derive(Debug)]
+struct Submission {
+    id: SeqId,
+    at: Instant,
+    job: Job,
+    tx: UnboundedSender<Emission>,
+}
+
+/// The request side of a running engine; cheap to share.
+#[derive(Debug)]
+pub(crate) struct EngineHandle {
+    tx: UnboundedSender<Submission>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl EngineHandle {
+    /// Queues a request; its tokens arrive on the returned receiver, the last one carrying
+    /// the finish. The receiver closing without a finish means the engine stopped.
+    pub(crate) fn submit(&self, job: Job) -> UnboundedReceiver<Emission> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A send error means the engine stopped; the dropped sender then closes `rx`,
+        // which the caller reports as an aborted response.
+        let _ = self.tx.send(Submission {
+            id,
+            at: Instant::now(),
+            job,
+            tx,
+        });
+        rx
+    }
+}
+
+/// Starts the engine loop. It stops when `kill` is cancelled (dropping every stream) or
+/// when every [`EngineHandle`] is gone and no sequence is left.
+pub(crate) fn start(
+    params: EngineParams,
+    seed: u64,
+    kill: CancellationToken,
+) -> (EngineHandle, f64, JoinHandle<()>) {
+    let engine = Engine::new(params, seed);
+    let speed = engine.speed_factor();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(drive(engine, rx, kill));
+    (
+        EngineHandle {
+            tx,
+            next_id: 0.into(),
+        },
+        speed,
+        task,
+    )
+}
+
+/// Identity hasher for the integer sequence ids.
+#[derive(Debug, Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Senders = HashMap<SeqId, UnboundedSender<Emission>, BuildHasherDefault<IdHasher>>;
+
+async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: CancellationToken) {
+    let epoch = Instant::now();
+    let mut senders = Senders::default();
+    let mut inputs = Inputs::default();
+    let mut out: Vec<Emission> = Vec::new();
+    let mut now = Duration::ZERO;
+    let mut step: Option<Duration> = None;
+    let mut zero_steps = 0u32;
+    let mut open = true;
+    loop {
+        match step {
+            None => {
+                if !open {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    () = kill.cancelled() => return,
+                    s = rx.recv() => match s {
+                        Some(s) => accept(s, epoch, &mut senders, &mut inputs),
+                        None => return,
+                    },
+                }
+                now = epoch.elapsed();
+            }
+            Some(d) if d.is_zero() => {
+                zero_steps += 1;
+                if zero_steps >= ZERO_DELAY_STEPS_PER_YIELD {
+                    zero_steps = 0;
+                    tokio::task::yield_now().await;
+                    if kill.is_cancelled() {
+                        return;
+                    }
+                    now = epoch.elapsed();
+                }
+            }
+            Some(d) => {
+                let deadline = now + d;
+                tokio::select! {
+                    biased;
+                    () = kill.cancelled() => return,
+                    () = tokio::time::sleep_until(epoch + deadline) => {}
+                }
+                let actual = epoch.elapsed();
+                now = if actual > deadline + RESYNC_AFTER {
+                    actual
+                } else {
+                    deadline
+                };
+            }
+        }
+        while open {
+            match rx.try_recv() {
+                Ok(s) => accept(s, epoch, &mut senders, &mut inputs),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let zero = step.is_some_and(|d| d.is_zero());
+        if !zero || engine.steps() % ZERO_DELAY_SWEEP_EVERY == 0 {
+            for (&id, tx) in &senders {
+                if tx.is_closed() {
+                    inputs.cancellations.push(id);
+                }
+            }
+            for id in &inputs.cancellations {
+                senders.remove(id);
+            }
+        }
+        step = engine.advance(now, &mut inputs, &mut out);
+        for e in &out {
+            let Some(tx) = senders.get(&e.seq) else {
+                continue;
+            };
+            if tx.send(*e).is_err() {
+                inputs.cancellations.push(e.seq);
+                senders.remove(&e.seq);
+            } else if e.finish.is_some() {
+                senders.remove(&e.seq);
+            }
+        }
+    }
+}
+
+fn accept(s: Submission, epoch: Instant, senders: &mut Senders, inputs: &mut Inputs) {
+    inputs.arrivals.push(Arrival {
+        id: s.id,
+        at: s.at.saturating_duration_since(epoch),
+        prompt_tokens: s.job.prompt_tokens,
+        max_tokens: s.job.max_tokens,
+        min_tokens: s.job.min_tokens,
+        ignore_eos: s.job.ignore_eos,
+    });
+    senders.insert(s.id, s.tx);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+
+    #[tokio::test(start_paused = true)]
+    async fn real_time_loop_follows_the_model_exactly_on_a_paused_clock() {
+        let mut p = Preset::Tiny.engine();
+        p.prefill_ms_per_token = 0.5;
+        let kill = CancellationToken::new();
+        let (h, speed, task) = start(p, 0, kill.clone());
+        assert_eq!(speed, 1.0);
+        let t0 = tokio::time::Instant::now();
+        let mut rx = h.submit(Job {
+            prompt_tokens: 10,
+            max_tokens: 4,
+            min_tokens: 0,
+            ignore_eos: true,
+        });
+        let mut times = Vec::new();
+        while let Some(e) = rx.recv().await {
+            times.push(t0.elapsed());
+            if let Some(f) = e.finish {
+                assert_eq!(f.timings.predicted_n, 4);
+            }
+        }
+        // Prefill: 5 + 10 × 0.5 = 10 ms; decodes: 5 + 1 = 6 ms.
+        let ms: Vec<u128> = times.iter().map(|d| d.as_millis()).collect();
+        assert_eq!(ms, vec![10, 16, 22, 28]);
+        drop(h);
+        task.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn kill_drops_every_stream() {
+        let kill = CancellationToken::new();
+        let (h, _, task) = start(Preset::Tiny.engine(), 0, kill.clone());
+        let mut rx = h.submit(Job {
+            prompt_tokens: 10,
+            max_tokens: 1000,
+            min_tokens: 0,
+            ignore_eos: true,
+        });
+        assert!(rx.recv().await.is_some());
+        kill.cancel();
+        let mut last = None;
+        while let Some(e) = rx.recv().await {
+            last = Some(e);
+        }
+        assert!(
+            last.is_none_or(|e| e.finish.is_none()),
+            "closed without a finish"
+        );
+        task.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}

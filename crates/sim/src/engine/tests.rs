@@ -1,0 +1,298 @@
+//! The engine on virtual time: exact checks of the model's arithmetic.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::*;
+use crate::config::Preset;
+
+fn ms(x: f64) -> Duration {
+    Duration::from_secs_f64(x / 1000.0)
+}
+
+fn params() -> EngineParams {
+    EngineParams {
+        max_num_seqs: 8,
+        kv_capacity_tokens: 100_000,
+        max_batched_tokens: 256,
+        max_model_len: 4096,
+        prefill_ms_per_token: 0.1,
+        decode_base_ms: 10.0,
+        decode_per_seq_ms: 1.0,
+        jitter_cv: 0.0,
+        speed_cv: 0.0,
+        drift_per_min: 0.0,
+        eos_mean_tokens: 0.0,
+        default_max_tokens: 16,
+    }
+}
+
+fn arrival(id: SeqId, at_ms: f64, prompt: u32, max: u32) -> Arrival {
+    Arrival {
+        id,
+        at: ms(at_ms),
+        prompt_tokens: prompt,
+        max_tokens: max,
+        min_tokens: 0,
+        ignore_eos: true,
+    }
+}
+
+type Trace = BTreeMap<SeqId, Vec<(Duration, Emission)>>;
+
+/// Drives the engine the way the real-time driver does: arrivals are seen at the next step
+/// boundary, or immediately when the engine is idle.
+fn run(engine: &mut Engine, mut pending: Vec<Arrival>) -> Trace {
+    pending.sort_by_key(|a| a.at);
+    let mut pending: std::collections::VecDeque<_> = pending.into();
+    let mut trace = Trace::new();
+    let mut inputs = Inputs::default();
+    let mut out = Vec::new();
+    let mut step: Option<Duration> = None;
+    let mut t = Duration::ZERO;
+    for _ in 0..1_000_000 {
+        let now = match (step, pending.front()) {
+            (Some(d), _) => t + d,
+            (None, Some(a)) => a.at.max(t),
+            (None, None) => return trace,
+        };
+        while pending.front().is_some_and(|a| a.at <= now) {
+            inputs.arrivals.extend(pending.pop_front());
+        }
+        step = engine.advance(now, &mut inputs, &mut out);
+        for e in &out {
+            trace.entry(e.seq).or_default().push((now, *e));
+        }
+        t = now;
+    }
+    panic!("engine did not go idle");
+}
+
+fn finish(trace: &Trace, id: SeqId) -> Finish {
+    trace[&id]
+        .last()
+        .and_then(|(_, e)| e.finish)
+        .unwrap_or_else(|| panic!("seq {id} unfinished"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
+
+#[test]
+fn single_request_matches_the_formula() {
+    let mut e = Engine::new(params(), 0);
+    let trace = run(&mut e, vec![arrival(1, 5.0, 100, 20)]);
+    let events = &trace[&1];
+    assert_eq!(events.len(), 20);
+    // Prefill step: base + 100 × 0.1 = 20 ms; decode steps: base + 1 × per_seq = 11 ms.
+    assert_eq!(events[0].0, ms(25.0));
+    for w in events.windows(2) {
+        assert_eq!(w[1].0 - w[0].0, ms(11.0));
+    }
+    let f = finish(&trace, 1);
+    assert_eq!(f.reason, FinishReason::Length);
+    let t = f.timings;
+    assert!(close(t.queue_ms, 0.0) && close(t.ttft_ms, 20.0) && close(t.prompt_ms, 20.0));
+    assert_eq!((t.prompt_n, t.predicted_n), (100, 20));
+    assert!(close(t.predicted_ms, 19.0 * 11.0));
+    assert!(close(t.predicted_per_token_ms.unwrap_or(f64::NAN), 11.0));
+    assert!(close(t.e2e_ms, 20.0 + 19.0 * 11.0));
+    assert_eq!(e.running() + e.waiting(), 0);
+    assert_eq!(e.kv_reserved(), 0);
+}
+
+#[test]
+fn long_prompts_are_prefilled_in_chunks_of_the_budget() {
+    let mut e = Engine::new(params(), 0);
+    let trace = run(&mut e, vec![arrival(1, 0.0, 600, 2)]);
+    // 256 + 256 + 88 tokens: three steps of base + chunk × 0.1.
+    let ttft = 3.0 * 10.0 + 600.0 * 0.1;
+    assert_eq!(trace[&1][0].0, ms(ttft));
+    assert!(close(finish(&trace, 1).timings.ttft_ms, ttft));
+    assert_eq!(e.steps(), 4);
+}
+
+#[test]
+fn a_batch_decodes_in_lockstep_with_a_longer_step() {
+    let mut e = Engine::new(params(), 0);
+    let arrivals = (0..4).map(|i| arrival(i, 0.0, 10, 5)).collect();
+    let trace = run(&mut e, arrivals);
+    for i in 0..4 {
+        let ev = &trace[&i];
+        // One prefill step of 40 prompt tokens, then steps of base + 4 × per_seq.
+        assert_eq!(ev[0].0, ms(10.0 + 4.0));
+        assert_eq!(ev[1].0 - ev[0].0, ms(14.0));
+        assert!(close(
+            finish(&trace, i)
+                .timings
+                .predicted_per_token_ms
+                .unwrap_or(0.0),
+            14.0
+        ));
+    }
+}
+
+#[test]
+fn max_num_seqs_makes_later_requests_queue() {
+    let mut p = params();
+    p.max_num_seqs = 2;
+    p.max_batched_tokens = 256;
+    let mut e = Engine::new(p, 0);
+    let trace = run(&mut e, (0..3).map(|i| arrival(i, 0.0, 10, 3)).collect());
+    // Seqs 0 and 1: prefill (10 + 20 × 0.1 = 12 ms), two decodes of 12 ms: done at 36 ms.
+    assert_eq!(trace[&0].last().map(|x| x.0), Some(ms(36.0)));
+    let f2 = finish(&trace, 2);
+    assert!(
+        close(f2.timings.queue_ms, 36.0),
+        "queue {}",
+        f2.timings.queue_ms
+    );
+    // Alone afterwards: prefill 11 ms, decodes 11 ms.
+    assert!(close(f2.timings.ttft_ms, 36.0 + 11.0));
+}
+
+#[test]
+fn admission_waits_for_kv_room_in_fifo_order() {
+    let mut p = params();
+    p.kv_capacity_tokens = 100;
+    let mut e = Engine::new(p, 0);
+    // Each reserves 40 + 10 = 50 tokens: two fit, the third waits for one to finish.
+    let trace = run(&mut e, (0..3).map(|i| arrival(i, 0.0, 40, 10)).collect());
+    let done0 = trace[&0].last().map(|x| x.0).unwrap_or_default();
+    let f2 = finish(&trace, 2);
+    assert!(close(f2.timings.queue_ms, done0.as_secs_f64() * 1000.0));
+    assert!(f2.timings.queue_ms > 0.0);
+}
+
+#[test]
+fn a_late_arrival_is_prefilled_alongside_running_decodes() {
+    let mut e = Engine::new(params(), 0);
+    let trace = run(
+        &mut e,
+        vec![arrival(0, 0.0, 10, 10), arrival(1, 15.0, 50, 2)],
+    );
+    // Seq 0: first token at 11 ms; step 11..22 ms is a decode (1 seq): 11 ms.
+    // Seq 1 arrives at 15, joins the step starting at 22: base + 1 decode + 50 × 0.1 = 16 ms.
+    assert_eq!(trace[&1][0].0, ms(38.0));
+    let f1 = finish(&trace, 1);
+    assert!(close(f1.timings.queue_ms, 7.0));
+    assert_eq!(trace[&0][2].0 - trace[&0][1].0, ms(16.0));
+}
+
+#[test]
+fn eos_is_seeded_and_respects_min_tokens_and_ignore_eos() {
+    let mut p = params();
+    p.eos_mean_tokens = 20.0;
+    let lens = |seed: u64, min: u32, ignore: bool| -> Vec<u32> {
+        let mut e = Engine::new(p.clone(), seed);
+        let arrivals = (0..200)
+            .map(|i| Arrival {
+                min_tokens: min,
+                ignore_eos: ignore,
+                ..arrival(i, i as f64, 4, 100)
+            })
+            .collect();
+        let trace = run(&mut e, arrivals);
+        (0..200)
+            .map(|i| finish(&trace, i).timings.predicted_n)
+            .collect()
+    };
+    let a = lens(1, 0, false);
+    assert_eq!(a, lens(1, 0, false), "same seed, same lengths");
+    assert_ne!(a, lens(2, 0, false), "another seed, other lengths");
+    let mean = a.iter().map(|&x| f64::from(x)).sum::<f64>() / 200.0;
+    assert!((14.0..26.0).contains(&mean), "mean output {mean}");
+    assert!(lens(1, 30, false).iter().all(|&n| n >= 30));
+    assert!(lens(1, 0, true).iter().all(|&n| n == 100));
+}
+
+#[test]
+fn cancellation_frees_the_slot() {
+    let mut p = params();
+    p.max_num_seqs = 1;
+    let mut e = Engine::new(p, 0);
+    let mut inputs = Inputs {
+        arrivals: vec![arrival(0, 0.0, 10, 100), arrival(1, 0.0, 10, 3)],
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let d = e.advance(Duration::ZERO, &mut inputs, &mut out);
+    assert_eq!((e.running(), e.waiting()), (1, 1));
+    let d = d.unwrap_or_default();
+    inputs.cancellations.push(0);
+    e.advance(d, &mut inputs, &mut out);
+    assert_eq!(out.len(), 1, "the step in flight still completes");
+    assert_eq!(
+        (e.running(), e.waiting()),
+        (1, 0),
+        "seq 1 admitted in seq 0's place"
+    );
+}
+
+#[test]
+fn jitter_has_the_configured_spread_and_the_speed_factor_follows_the_seed() {
+    let mut p = params();
+    p.jitter_cv = 0.1;
+    let mut e = Engine::new(p.clone(), 3);
+    let mut steps = Vec::new();
+    let mut inputs = Inputs {
+        arrivals: vec![arrival(0, 0.0, 1, 5000)],
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let mut t = Duration::ZERO;
+    while let Some(d) = e.advance(t, &mut inputs, &mut out) {
+        steps.push(d.as_secs_f64() * 1000.0);
+        t += d;
+    }
+    let decode = &steps[1..];
+    let mean = decode.iter().sum::<f64>() / decode.len() as f64;
+    let sd = (decode.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / decode.len() as f64).sqrt();
+    assert!((mean - 11.0).abs() < 0.1, "mean {mean}");
+    assert!((sd / mean - 0.1).abs() < 0.01, "cv {}", sd / mean);
+
+    p.speed_cv = 0.05;
+    let s1 = Engine::new(p.clone(), 1).speed_factor();
+    assert_eq!(s1, Engine::new(p.clone(), 1).speed_factor());
+    assert_ne!(s1, Engine::new(p.clone(), 2).speed_factor());
+    let speeds: Vec<f64> = (0..400)
+        .map(|s| Engine::new(p.clone(), s).speed_factor())
+        .collect();
+    let m = speeds.iter().sum::<f64>() / 400.0;
+    assert!((m - 1.0).abs() < 0.01, "mean speed {m}");
+}
+
+#[test]
+fn drift_slows_steps_linearly_with_elapsed_time() {
+    let mut p = params();
+    p.drift_per_min = 0.5;
+    let mut e = Engine::new(p, 0);
+    let mut out = Vec::new();
+    let mut at = |t_min: f64, id: SeqId| {
+        let t = Duration::from_secs_f64(t_min * 60.0);
+        let mut inputs = Inputs {
+            arrivals: vec![arrival(id, 0.0, 10, 1)],
+            ..Default::default()
+        };
+        let d = e.advance(t, &mut inputs, &mut out).unwrap_or_default();
+        let end = t + d;
+        e.advance(end, &mut Inputs::default(), &mut out);
+        d.as_secs_f64() * 1000.0
+    };
+    assert!(close(at(0.0, 0), 11.0));
+    assert!(close(at(2.0, 1), 22.0));
+}
+
+#[test]
+fn zero_delay_steps_take_no_time_and_still_respect_limits() {
+    let mut p = Preset::ZeroDelay.engine();
+    p.max_num_seqs = 2;
+    p.max_batched_tokens = 2;
+    let mut e = Engine::new(p, 0);
+    let trace = run(&mut e, (0..3).map(|i| arrival(i, 0.0, 1, 50)).collect());
+    assert!(trace.values().flatten().all(|(t, _)| t.is_zero()));
+    assert_eq!(trace[&2].len(), 50);
+    let f2 = finish(&trace, 2);
+    assert_eq!(f2.timings.predicted_n, 50);
+}

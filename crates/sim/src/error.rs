@@ -1,0 +1,36 @@
+//! The library's error type.
+
+use std::io;
+use std::net::SocketAddr;
+
+/// Everything that can go wrong when configuring, starting or running the simulator.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A flag or configuration value is out of range or inconsistent with another.
+    #[error("invalid simulator configuration: {0}")]
+    InvalidConfig(String),
+    /// The listening socket could not be bound.
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The HTTP server or a signal handler failed while running.
+    #[error("simulator server failed: {0}")]
+    Serve(#[source] io::Error),
+    /// The ready line could not be written to stdout.
+    #[error("cannot write the listening line: {0}")]
+    Stdout(#[source] io::Error),
+    /// The open-file limit could not be read or raised.
+    #[error("cannot raise the open-file limit: {0}")]
+    Rlimit(#[source] nix::Error),
+    /// The `--exit-after-requests` fault fired: the server stopped on purpose, as a crash
+    /// would. A CLI should exit non-zero on it.
+    #[error("exited on purpose after {requests} requests (--exit-after-requests fault)")]
+    InjectedExit {
+        /// The configured request count.
+        requests: u64,
+    },
+}

@@ -1,0 +1,185 @@
+//! `POST /v1/completions` and `POST /v1/chat/completions`.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+
+use super::AppState;
+use super::api_error::ApiError;
+use super::encode::Encoder;
+use super::faults::FaultPlan;
+use super::stats::bump;
+use super::stream::TokenStream;
+use super::wire::{Api, GenRequest, parse_generation};
+use crate::driver::Job;
+use crate::rng::{mix3, salt};
+
+pub(crate) async fn completions(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    generate(st, Api::Completions, body).await
+}
+
+pub(crate) async fn chat_completions(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    generate(st, Api::Chat, body).await
+}
+
+/// A response whose body fails at once: the client sees the connection cut.
+pub(crate) fn aborted(why: &'static str) -> Response {
+    let body =
+        futures_util::stream::once(async move { Err::<Bytes, io::Error>(io::Error::other(why)) });
+    Response::new(Body::from_stream(body))
+}
+
+fn failure(st: &AppState, e: ApiError) -> Response {
+    bump(&st.stats.failed);
+    st.answered();
+    e.into_response()
+}
+
+async fn generate(st: Arc<AppState>, api: Api, body: Result<Bytes, BytesRejection>) -> Response {
+    let n = st.next_request();
+    bump(&st.stats.received);
+    if st.exiting() {
+        bump(&st.stats.failed);
+        return aborted("the server is exiting");
+    }
+    let in_flight = st.stats.enter();
+    if !st.ready() {
+        return failure(&st, ApiError::not_ready());
+    }
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return failure(&st, ApiError::new(e.status(), e.body_text())),
+    };
+    let req = match parse_generation(api, &body, &st.config) {
+        Ok(r) => r,
+        Err(e) => return failure(&st, e),
+    };
+    let seed = st.config.seed;
+    let plan = FaultPlan::draw(&st.config.faults, seed, n, req.max_tokens);
+    match plan.http_error {
+        Some(StatusCode::TOO_MANY_REQUESTS) => {
+            bump(&st.stats.injected_429);
+            return failure(
+                &st,
+                ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "injected fault: too many requests",
+                ),
+            );
+        }
+        Some(status) => {
+            bump(&st.stats.injected_500);
+            return failure(
+                &st,
+                ApiError::new(status, "injected fault: internal server error"),
+            );
+        }
+        None => {}
+    }
+    let id = format!(
+        "{}-{:016x}",
+        match api {
+            Api::Completions => "cmpl",
+            Api::Chat => "chatcmpl",
+        },
+        mix3(seed, n, salt::ID)
+    );
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let enc = Encoder::new(
+        api,
+        id,
+        created,
+        &st.config.model,
+        mix3(seed, n, salt::TEXT),
+    );
+    let rx = st.engine.submit(job(&req));
+    if req.stream {
+        let stream = TokenStream::new(
+            rx,
+            enc,
+            api,
+            plan,
+            req.include_usage,
+            Arc::clone(&st),
+            in_flight,
+        );
+        return (
+            [
+                (header::CONTENT_TYPE, "text/event-stream"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            Body::from_stream(stream),
+        )
+            .into_response();
+    }
+    whole(st, enc, rx, plan).await
+}
+
+fn job(r: &GenRequest) -> Job {
+    Job {
+        prompt_tokens: r.prompt_tokens,
+        max_tokens: r.max_tokens,
+        min_tokens: r.min_tokens,
+        ignore_eos: r.ignore_eos,
+    }
+}
+
+/// A non-streamed response: wait for every token, then answer with one JSON body.
+async fn whole(
+    st: Arc<AppState>,
+    enc: Encoder,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<crate::engine::Emission>,
+    plan: FaultPlan,
+) -> Response {
+    let mut text = String::new();
+    let finish = loop {
+        match rx.recv().await {
+            Some(e) => {
+                enc.push_token_text(e.index, &mut text);
+                if let Some(f) = e.finish {
+                    break f;
+                }
+            }
+            None => {
+                bump(&st.stats.failed);
+                return aborted("the engine stopped");
+            }
+        }
+    };
+    if plan.stall_at.is_some() {
+        bump(&st.stats.injected_stalls);
+        tokio::time::sleep(plan.stall).await;
+    }
+    if plan.disconnect_at.is_some() {
+        bump(&st.stats.injected_disconnects);
+        bump(&st.stats.failed);
+        return aborted("injected disconnect");
+    }
+    let body = enc.full_response(text, &finish);
+    if plan.malformed_at.is_some() {
+        bump(&st.stats.injected_malformed);
+        st.served(finish.timings.predicted_n);
+        let mut s = body.to_string();
+        s.truncate(s.len() / 2);
+        return ([(header::CONTENT_TYPE, "application/json")], s).into_response();
+    }
+    st.served(finish.timings.predicted_n);
+    Json(body).into_response()
+}

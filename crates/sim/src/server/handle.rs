@@ -1,0 +1,212 @@
+//! Starting and stopping a server: [`spawn`] for in-process use, [`run`] for the CLI.
+
+use std::future::Future;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout};
+use tokio_util::sync::CancellationToken;
+
+use super::{AppState, SimInfo, SimStats, router};
+use crate::config::SimConfig;
+use crate::{SimArgs, SimError, driver, raise_nofile_limit};
+
+/// How long a server cut by the exit fault may take to close its connections.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+
+/// A running in-process simulator. Dropping it stops the server abruptly; prefer
+/// [`SimHandle::shutdown`].
+#[derive(Debug)]
+pub struct SimHandle {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    kill: CancellationToken,
+    stop: CancellationToken,
+    server: Option<JoinHandle<io::Result<()>>>,
+    engine: Option<JoinHandle<()>>,
+}
+
+/// Binds, starts the engine and the HTTP server on the current tokio runtime, logs one
+/// `servebench sim: start ...` line with the configuration to stderr, and returns at once.
+pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
+    config.validate()?;
+    let addr = SocketAddr::new(config.host, config.port);
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| SimError::Bind { addr, source })?;
+    let local = listener.local_addr().map_err(SimError::Serve)?;
+    let kill = CancellationToken::new();
+    let stop = CancellationToken::new();
+    let (engine, speed, engine_task) =
+        driver::start(config.engine.clone(), config.seed, kill.clone());
+    let state = Arc::new(AppState {
+        ready_at: Instant::now() + Duration::from_millis(config.faults.startup_delay_ms),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        config,
+        engine,
+        stats: Arc::default(),
+        speed,
+        requests: 0.into(),
+        answered: 0.into(),
+        exited: CancellationToken::new(),
+        kill: kill.clone(),
+        stop: stop.clone(),
+    });
+    eprintln!("{}", state.log_line(local));
+    let listener = listener.tap_io(|tcp| {
+        // Streaming wants every event on the wire at once, not held back by Nagle.
+        let _ = tcp.set_nodelay(true);
+    });
+    let server = axum::serve(listener, router(Arc::clone(&state)))
+        .with_graceful_shutdown(stop.clone().cancelled_owned());
+    let server = tokio::spawn(async move { server.await });
+    Ok(SimHandle {
+        addr: local,
+        state,
+        kill,
+        stop,
+        server: Some(server),
+        engine: Some(engine_task),
+    })
+}
+
+impl SimHandle {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://HOST:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Live counters.
+    pub fn stats(&self) -> SimStats {
+        self.state.stats.snapshot()
+    }
+
+    /// Restarts the peak in-flight count from the current in-flight count.
+    pub fn reset_peak(&self) {
+        self.state.stats.reset_peak();
+    }
+
+    /// What the info endpoint reports.
+    pub fn info(&self) -> SimInfo {
+        self.state.info()
+    }
+
+    /// True once the `exit_after_requests` fault has fired.
+    pub fn has_exited(&self) -> bool {
+        self.state.exiting()
+    }
+
+    /// Resolves when the `exit_after_requests` fault fires (never, without it).
+    pub async fn exited(&self) {
+        self.state.exited.cancelled().await;
+    }
+
+    /// Graceful stop: stop accepting, let in-flight responses finish for up to the
+    /// configured grace, then cut what is left.
+    pub async fn shutdown(mut self) -> Result<(), SimError> {
+        self.stop.cancel();
+        let grace = self.state.config.shutdown_grace;
+        self.join(grace).await
+    }
+
+    /// Waits until the server stops by itself (the `exit_after_requests` fault), then
+    /// returns [`SimError::InjectedExit`].
+    pub async fn wait(mut self) -> Result<(), SimError> {
+        self.exited().await;
+        self.join(KILL_WAIT).await?;
+        Err(SimError::InjectedExit {
+            requests: self.state.config.faults.exit_after_requests.unwrap_or(0),
+        })
+    }
+
+    async fn join(&mut self, grace: Duration) -> Result<(), SimError> {
+        let mut result = Ok(());
+        if let Some(mut server) = self.server.take() {
+            let joined = match timeout(grace, &mut server).await {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    self.kill.cancel();
+                    timeout(KILL_WAIT, &mut server).await.ok()
+                }
+            };
+            result = match joined {
+                Some(Ok(Ok(()))) => Ok(()),
+                Some(Ok(Err(e))) => Err(SimError::Serve(e)),
+                Some(Err(e)) => Err(SimError::Serve(io::Error::other(e))),
+                None => {
+                    server.abort();
+                    Ok(())
+                }
+            };
+        }
+        self.kill.cancel();
+        if let Some(engine) = self.engine.take() {
+            let _ = engine.await;
+        }
+        result
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        self.kill.cancel();
+    }
+}
+
+/// Serves `config` until `shutdown` resolves (graceful stop, `Ok`) or the exit fault fires
+/// (`Err(SimError::InjectedExit)`). Raises the open-file limit first, and writes exactly one
+/// line, `servebench sim listening on http://HOST:PORT`, to `out` once bound.
+pub async fn run_until<W, F>(config: SimConfig, out: &mut W, shutdown: F) -> Result<(), SimError>
+where
+    W: Write,
+    F: Future<Output = ()>,
+{
+    if let Err(e) = raise_nofile_limit() {
+        eprintln!("servebench sim: warning: {e}");
+    }
+    let handle = spawn(config).await?;
+    writeln!(out, "servebench sim listening on http://{}", handle.addr())
+        .and_then(|()| out.flush())
+        .map_err(SimError::Stdout)?;
+    let exited = tokio::select! {
+        () = shutdown => false,
+        () = handle.exited() => true,
+    };
+    if exited {
+        handle.wait().await
+    } else {
+        handle.shutdown().await
+    }
+}
+
+/// `servebench sim`: resolves the flags, serves, prints the listening line to stdout, and
+/// returns `Ok` after a graceful stop on SIGTERM or SIGINT, or
+/// `Err(SimError::InjectedExit)` when the exit fault fires (the CLI should then exit
+/// non-zero, as a crashed server would).
+pub async fn run(args: SimArgs) -> Result<(), SimError> {
+    let config = args.to_config()?;
+    let mut term = signal(SignalKind::terminate()).map_err(SimError::Serve)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(SimError::Serve)?;
+    let shutdown = async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    };
+    run_until(config, &mut io::stdout(), shutdown).await
+}

@@ -1,0 +1,205 @@
+//! The HTTP side: router, shared state, and the public ways to start a server.
+
+mod api_error;
+pub(crate) mod encode;
+mod endpoints;
+mod faults;
+mod generate;
+mod handle;
+mod stats;
+mod stream;
+mod wire;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use serde::Serialize;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use handle::{SimHandle, run, run_until, spawn};
+pub use stats::SimStats;
+
+use crate::config::{EngineParams, FaultParams, SimConfig};
+use crate::driver::EngineHandle;
+use crate::tokenizer;
+
+/// Largest request body accepted (long prompts are long).
+const BODY_LIMIT: usize = 64 << 20;
+
+/// What `GET /v1/sim/info` (also `/server_info`) reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimInfo {
+    /// Always `servebench-sim`.
+    pub server: &'static str,
+    /// The crate version.
+    pub version: &'static str,
+    /// The `--label` given.
+    pub label: String,
+    /// Served model name.
+    pub model: String,
+    /// The preset the engine parameters came from.
+    pub preset: &'static str,
+    /// The seed.
+    pub seed: u64,
+    /// This process's speed factor, drawn from the seed.
+    pub speed_factor: f64,
+    /// True when every modelled time is zero.
+    pub zero_delay: bool,
+    /// Engine parameters in effect.
+    pub engine: EngineParams,
+    /// Faults in effect.
+    pub faults: FaultParams,
+    /// The tokenizer's constants.
+    pub tokenizer: TokenizerInfo,
+}
+
+/// Tokenizer constants reported by the info endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenizerInfo {
+    /// `whitespace`: one token per whitespace-separated word.
+    pub kind: &'static str,
+    /// Number of token ids.
+    pub vocab_size: u32,
+    /// Template tokens per chat message.
+    pub chat_tokens_per_message: u32,
+    /// Template tokens after the last chat message.
+    pub chat_reply_tokens: u32,
+}
+
+/// State shared by every handler of one server.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub(crate) config: SimConfig,
+    pub(crate) engine: EngineHandle,
+    pub(crate) stats: Arc<stats::Stats>,
+    pub(crate) speed: f64,
+    pub(crate) created_unix: u64,
+    ready_at: Instant,
+    requests: AtomicU64,
+    answered: AtomicU64,
+    /// Cancelled when the exit-after fault fires.
+    pub(crate) exited: CancellationToken,
+    /// Stops the engine (cutting every stream).
+    kill: CancellationToken,
+    /// Stops accepting connections.
+    stop: CancellationToken,
+}
+
+impl AppState {
+    pub(crate) fn ready(&self) -> bool {
+        Instant::now() >= self.ready_at
+    }
+
+    pub(crate) fn exiting(&self) -> bool {
+        self.exited.is_cancelled()
+    }
+
+    /// Number of this generation request, from 0.
+    pub(crate) fn next_request(&self) -> u64 {
+        self.requests.fetch_add(1, Relaxed)
+    }
+
+    /// A generation request got its whole answer, whatever the status.
+    pub(crate) fn answered(&self) {
+        let n = self.answered.fetch_add(1, Relaxed) + 1;
+        if self.config.faults.exit_after_requests == Some(n) {
+            self.exited.cancel();
+            self.kill.cancel();
+            self.stop.cancel();
+        }
+    }
+
+    /// A generation request was served in full with `tokens` tokens.
+    pub(crate) fn served(&self, tokens: u32) {
+        stats::bump(&self.stats.served);
+        self.stats.tokens.fetch_add(u64::from(tokens), Relaxed);
+        self.answered();
+    }
+
+    pub(crate) fn info(&self) -> SimInfo {
+        let c = &self.config;
+        SimInfo {
+            server: "servebench-sim",
+            version: crate::VERSION,
+            label: c.label.clone(),
+            model: c.model.clone(),
+            preset: c.preset.name(),
+            seed: c.seed,
+            speed_factor: self.speed,
+            zero_delay: c.engine.is_zero_delay(),
+            engine: c.engine.clone(),
+            faults: c.faults.clone(),
+            tokenizer: TokenizerInfo {
+                kind: "whitespace",
+                vocab_size: tokenizer::VOCAB_SIZE,
+                chat_tokens_per_message: tokenizer::CHAT_TOKENS_PER_MESSAGE,
+                chat_reply_tokens: tokenizer::CHAT_REPLY_TOKENS,
+            },
+        }
+    }
+
+    /// The one-line start log: `key=value` pairs, greppable (`label=fast`).
+    pub(crate) fn log_line(&self, addr: std::net::SocketAddr) -> String {
+        let c = &self.config;
+        let e = &c.engine;
+        let f = &c.faults;
+        let exit = f
+            .exit_after_requests
+            .map_or_else(|| "none".to_owned(), |n| n.to_string());
+        format!(
+            "servebench sim: start version={} addr={addr} label={} model={} preset={} seed={} \
+             speed_factor={:.6} max_num_seqs={} kv_capacity_tokens={} max_batched_tokens={} \
+             max_model_len={} prefill_ms_per_token={} decode_base_ms={} decode_per_seq_ms={} \
+             jitter_cv={} speed_cv={} drift_per_min={} eos_mean_tokens={} default_max_tokens={} \
+             zero_delay={} startup_delay_ms={} error_rate_500={} error_rate_429={} \
+             disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} exit_after_requests={exit}",
+            crate::VERSION,
+            c.label,
+            c.model,
+            c.preset.name(),
+            c.seed,
+            self.speed,
+            e.max_num_seqs,
+            e.kv_capacity_tokens,
+            e.max_batched_tokens,
+            e.max_model_len,
+            e.prefill_ms_per_token,
+            e.decode_base_ms,
+            e.decode_per_seq_ms,
+            e.jitter_cv,
+            e.speed_cv,
+            e.drift_per_min,
+            e.eos_mean_tokens,
+            e.default_max_tokens,
+            e.is_zero_delay(),
+            f.startup_delay_ms,
+            f.error_rate_500,
+            f.error_rate_429,
+            f.disconnect_rate,
+            f.stall_rate,
+            f.stall_ms,
+            f.malformed_rate,
+        )
+    }
+}
+
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/health", get(endpoints::health))
+        .route("/v1/models", get(endpoints::models))
+        .route("/v1/completions", post(generate::completions))
+        .route("/v1/chat/completions", post(generate::chat_completions))
+        .route("/tokenize", post(endpoints::tokenize))
+        .route("/detokenize", post(endpoints::detokenize))
+        .route("/v1/sim/info", get(endpoints::info))
+        .route("/server_info", get(endpoints::info))
+        .route("/v1/sim/stats", get(endpoints::stats))
+        .fallback(endpoints::not_found)
+        .method_not_allowed_fallback(endpoints::method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}

@@ -1,0 +1,152 @@
+//! The body of a streamed generation response: engine tokens in, SSE events out, with the
+//! request's faults applied on the way.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use bytes::Bytes;
+use futures_util::Stream;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Sleep;
+
+use super::AppState;
+use super::encode::{DONE_EVENT, Encoder};
+use super::faults::{FaultPlan, fires};
+use super::stats::{InFlight, bump};
+use super::wire::Api;
+use crate::engine::Emission;
+
+/// One streamed response. Every token is its own event; nothing is coalesced here (the HTTP
+/// layer may put several ready events in one write, as it does for any server).
+#[derive(Debug)]
+pub(crate) struct TokenStream {
+    rx: UnboundedReceiver<Emission>,
+    enc: Encoder,
+    plan: FaultPlan,
+    chat: bool,
+    include_usage: bool,
+    role_sent: bool,
+    pending: VecDeque<Bytes>,
+    held: Option<Emission>,
+    stall: Option<Pin<Box<Sleep>>>,
+    finished: bool,
+    counted: bool,
+    state: Arc<AppState>,
+    _in_flight: InFlight,
+}
+
+impl TokenStream {
+    pub(crate) fn new(
+        rx: UnboundedReceiver<Emission>,
+        enc: Encoder,
+        api: Api,
+        plan: FaultPlan,
+        include_usage: bool,
+        state: Arc<AppState>,
+        in_flight: InFlight,
+    ) -> Self {
+        TokenStream {
+            rx,
+            enc,
+            plan,
+            chat: api == Api::Chat,
+            include_usage,
+            role_sent: false,
+            pending: VecDeque::new(),
+            held: None,
+            stall: None,
+            finished: false,
+            counted: false,
+            state,
+            _in_flight: in_flight,
+        }
+    }
+
+    fn fail(&mut self, why: &'static str) -> Poll<Option<io::Result<Bytes>>> {
+        self.finished = true;
+        self.counted = true;
+        bump(&self.state.stats.failed);
+        Poll::Ready(Some(Err(io::Error::other(why))))
+    }
+}
+
+impl Stream for TokenStream {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(b) = this.pending.pop_front() {
+                return Poll::Ready(Some(Ok(b)));
+            }
+            if this.finished {
+                return Poll::Ready(None);
+            }
+            if let Some(sleep) = this.stall.as_mut() {
+                ready!(sleep.as_mut().poll(cx));
+                this.stall = None;
+            }
+            let e = match this.held.take() {
+                Some(e) => e,
+                None => match ready!(this.rx.poll_recv(cx)) {
+                    Some(e) => e,
+                    None => return this.fail("the engine stopped"),
+                },
+            };
+            let last = e.finish.is_some();
+            if fires(this.plan.disconnect_at, e.index, last) {
+                bump(&this.state.stats.injected_disconnects);
+                return this.fail("injected disconnect");
+            }
+            if fires(this.plan.stall_at, e.index, last) {
+                this.plan.stall_at = None;
+                bump(&this.state.stats.injected_stalls);
+                this.stall = Some(Box::pin(tokio::time::sleep(this.plan.stall)));
+                this.held = Some(e);
+                continue;
+            }
+            if fires(this.plan.malformed_at, e.index, last) {
+                this.plan.malformed_at = None;
+                bump(&this.state.stats.injected_malformed);
+                this.pending.push_back(this.enc.malformed_event());
+            }
+            if this.chat && !this.role_sent {
+                this.role_sent = true;
+                this.pending.push_back(this.enc.role_event());
+            }
+            match e.finish {
+                None => {
+                    let b = this.enc.token_event(e.index);
+                    if this.pending.is_empty() {
+                        return Poll::Ready(Some(Ok(b)));
+                    }
+                    this.pending.push_back(b);
+                }
+                Some(f) => {
+                    this.pending
+                        .push_back(this.enc.final_token_event(e.index, &f));
+                    if this.include_usage {
+                        this.pending.push_back(this.enc.usage_event(&f.timings));
+                    }
+                    this.pending.push_back(Bytes::from_static(DONE_EVENT));
+                    this.finished = true;
+                    this.counted = true;
+                    this.state.served(f.timings.predicted_n);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TokenStream {
+    fn drop(&mut self) {
+        if !self.counted {
+            // The client went away before the end.
+            bump(&self.state.stats.failed);
+        }
+    }
+}

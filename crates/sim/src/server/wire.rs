@@ -1,0 +1,351 @@
+//! Request bodies of the generation endpoints and their validation.
+//!
+//! Unknown fields (temperature, top_p, …) are accepted and ignored, as OpenAI clients send
+//! many; fields the simulator acts on are checked strictly.
+
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::api_error::ApiError;
+use crate::config::SimConfig;
+use crate::tokenizer::{self, VOCAB_SIZE};
+
+/// Which OpenAI API a request came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    Completions,
+    Chat,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct StreamOptions {
+    #[serde(default)]
+    include_usage: Option<bool>,
+}
+
+/// A prompt of `/v1/completions` (or `/tokenize`): text, token ids, or a batch of one.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum PromptInput {
+    Text(String),
+    Tokens(Vec<u64>),
+    Texts(Vec<String>),
+    TokenLists(Vec<Vec<u64>>),
+}
+
+/// Chat message content: a string or a list of parts, of which text parts count.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ContentPart {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ChatMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GenerationBody {
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    prompt: Option<PromptInput>,
+    #[serde(default)]
+    messages: Option<Vec<ChatMessage>>,
+    #[serde(default)]
+    max_tokens: Option<u64>,
+    #[serde(default)]
+    max_completion_tokens: Option<u64>,
+    #[serde(default)]
+    min_tokens: Option<u64>,
+    #[serde(default)]
+    ignore_eos: Option<bool>,
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    n: Option<u64>,
+}
+
+/// A validated generation request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GenRequest {
+    pub(crate) api: Api,
+    pub(crate) prompt_tokens: u32,
+    pub(crate) max_tokens: u32,
+    pub(crate) min_tokens: u32,
+    pub(crate) ignore_eos: bool,
+    pub(crate) stream: bool,
+    pub(crate) include_usage: bool,
+}
+
+/// Parses JSON, naming the problem in the error.
+pub(crate) fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+/// Checks that the request names this server's model, when it names one.
+pub(crate) fn check_model(model: Option<&str>, config: &SimConfig) -> Result<(), ApiError> {
+    match model {
+        Some(m) if m != config.model => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "The model `{m}` does not exist; this server serves `{}`.",
+                config.model
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Token count of a completion prompt.
+pub(crate) fn prompt_tokens(prompt: &PromptInput) -> Result<usize, ApiError> {
+    let check_ids = |ids: &[u64]| match ids.iter().find(|&&id| id >= u64::from(VOCAB_SIZE)) {
+        Some(id) => Err(ApiError::bad_request(format!(
+            "token id {id} is outside the vocabulary [0, {VOCAB_SIZE})"
+        ))),
+        None => Ok(ids.len()),
+    };
+    let batch = |n: usize| {
+        ApiError::bad_request(format!(
+            "batched prompts are not supported by the simulator (got {n}); send one prompt per request"
+        ))
+    };
+    match prompt {
+        PromptInput::Text(t) => Ok(tokenizer::count(t)),
+        PromptInput::Tokens(ids) => check_ids(ids),
+        PromptInput::Texts(v) => match v.as_slice() {
+            [t] => Ok(tokenizer::count(t)),
+            _ => Err(batch(v.len())),
+        },
+        PromptInput::TokenLists(v) => match v.as_slice() {
+            [ids] => check_ids(ids),
+            _ => Err(batch(v.len())),
+        },
+    }
+}
+
+/// The chat template applied to `messages` (see [`tokenizer`]).
+pub(crate) fn render_messages(messages: &[ChatMessage]) -> String {
+    let texts: Vec<(&str, String)> = messages
+        .iter()
+        .map(|m| {
+            let text = match &m.content {
+                None => String::new(),
+                Some(Content::Text(t)) => t.clone(),
+                Some(Content::Parts(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.text.as_deref())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            (m.role.as_str(), text)
+        })
+        .collect();
+    tokenizer::render_chat(texts.iter().map(|(r, t)| (*r, t.as_str())))
+}
+
+fn to_u32(v: u64, what: &str) -> Result<u32, ApiError> {
+    u32::try_from(v).map_err(|_| ApiError::bad_request(format!("{what} is too large: {v}")))
+}
+
+/// Parses and validates a generation request.
+pub(crate) fn parse_generation(
+    api: Api,
+    body: &[u8],
+    config: &SimConfig,
+) -> Result<GenRequest, ApiError> {
+    let b: GenerationBody = parse_json(body)?;
+    check_model(b.model.as_deref(), config)?;
+    if b.n.is_some_and(|n| n != 1) {
+        return Err(ApiError::bad_request(
+            "only n = 1 is supported by the simulator",
+        ));
+    }
+    let prompt = match api {
+        Api::Completions => {
+            let p = b
+                .prompt
+                .as_ref()
+                .ok_or_else(|| ApiError::bad_request("`prompt` is required"))?;
+            prompt_tokens(p)?
+        }
+        Api::Chat => match b.messages.as_deref() {
+            None | Some([]) => {
+                return Err(ApiError::bad_request("`messages` must be a non-empty list"));
+            }
+            Some(m) => tokenizer::count(&render_messages(m)),
+        },
+    };
+    if prompt == 0 {
+        return Err(ApiError::bad_request(
+            "the prompt must contain at least one token",
+        ));
+    }
+    let max = match api {
+        Api::Completions => b.max_tokens,
+        Api::Chat => b.max_completion_tokens.or(b.max_tokens),
+    };
+    let max_tokens = match max {
+        Some(0) => return Err(ApiError::bad_request("max_tokens must be at least 1")),
+        Some(v) => to_u32(v, "max_tokens")?,
+        None => config.engine.default_max_tokens,
+    };
+    let min_tokens = to_u32(b.min_tokens.unwrap_or(0), "min_tokens")?;
+    if min_tokens > max_tokens {
+        return Err(ApiError::bad_request(format!(
+            "min_tokens ({min_tokens}) must be less than or equal to max_tokens ({max_tokens})"
+        )));
+    }
+    let limit = u64::from(config.engine.max_model_len);
+    let total = prompt as u64 + u64::from(max_tokens);
+    if total > limit {
+        return Err(ApiError::bad_request(format!(
+            "This model's maximum context length is {limit} tokens. However, you requested {total} \
+             tokens ({prompt} in the prompt, {max_tokens} in the completion). Please reduce the \
+             length of the prompt or completion."
+        )));
+    }
+    let stream = b.stream.unwrap_or(false);
+    if b.stream_options.is_some() && !stream {
+        return Err(ApiError::bad_request(
+            "stream_options can only be set when stream is true",
+        ));
+    }
+    Ok(GenRequest {
+        api,
+        prompt_tokens: to_u32(prompt as u64, "prompt length")?,
+        max_tokens,
+        min_tokens,
+        ignore_eos: b.ignore_eos.unwrap_or(false),
+        stream,
+        include_usage: b
+            .stream_options
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(api: Api, body: &str) -> Result<GenRequest, ApiError> {
+        parse_generation(api, body.as_bytes(), &SimConfig::default())
+    }
+
+    #[test]
+    fn completion_prompts_count_words_or_ids() {
+        let r = parse(
+            Api::Completions,
+            r#"{"prompt":"a b c","max_tokens":5,"stream":true,
+            "stream_options":{"include_usage":true},"temperature":0}"#,
+        );
+        let r = r.unwrap_or_else(|e| panic!("{}", e.message));
+        assert_eq!(
+            (r.prompt_tokens, r.max_tokens, r.stream, r.include_usage),
+            (3, 5, true, true)
+        );
+        let r = parse(Api::Completions, r#"{"prompt":[[1,2,3,4]],"max_tokens":1}"#);
+        assert_eq!(r.map(|r| r.prompt_tokens).ok(), Some(4));
+    }
+
+    #[test]
+    fn chat_prompts_include_the_template() {
+        let r = parse(
+            Api::Chat,
+            r#"{"messages":[{"role":"user","content":"one two"}],"max_completion_tokens":3}"#,
+        );
+        let r = r.unwrap_or_else(|e| panic!("{}", e.message));
+        assert_eq!((r.prompt_tokens, r.max_tokens), (2 + 2 + 1, 3));
+        let r = parse(
+            Api::Chat,
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"x y z"}]}]}"#,
+        );
+        assert_eq!(
+            r.map(|r| (r.prompt_tokens, r.max_tokens)).ok(),
+            Some((6, 256))
+        );
+    }
+
+    #[test]
+    fn bad_requests_say_why() {
+        let cases = [
+            (Api::Completions, "{", StatusCode::BAD_REQUEST),
+            (
+                Api::Completions,
+                r#"{"max_tokens":3}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","model":"other"}"#,
+                StatusCode::NOT_FOUND,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","max_tokens":0}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","max_tokens":9000}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","min_tokens":5,"max_tokens":2}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":["a","b"]}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":[99999999]}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"   "}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","n":2}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","stream_options":{"include_usage":true}}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                Api::Completions,
+                r#"{"prompt":"a","max_tokens":-1}"#,
+                StatusCode::BAD_REQUEST,
+            ),
+            (Api::Chat, r#"{"messages":[]}"#, StatusCode::BAD_REQUEST),
+        ];
+        for (api, body, status) in cases {
+            match parse(api, body) {
+                Ok(r) => panic!("{body} accepted as {r:?}"),
+                Err(e) => assert_eq!(e.status, status, "{body}: {}", e.message),
+            }
+        }
+    }
+}
