@@ -1,10 +1,67 @@
-//! servebench-stats: pure statistics over slices and histograms (no I/O).
+//! servebench-stats: pure statistics over slices and histograms (no I/O, no async).
+//!
+//! The method is `STATISTICS.md` (design folder; user-facing summary in
+//! `docs/statistics-reference.md`). Trials are the unit of analysis: per-request samples of one
+//! trial are summarised, and comparisons run on per-trial values. Every function names its
+//! method and a reference in its doc comment; every formula is checked against scipy / numpy /
+//! statsmodels vectors in `tests/reference/`.
+//!
+//! # Public API at a glance
+//!
+//! **Summarising one trial** (runner)
+//! - [`percentile::percentile_sorted`]`(&[f64], q) -> Option<f64>` — THE percentile
+//!   (Hyndman–Fan type 7 = numpy linear); [`percentile::percentiles`], [`percentile::median`].
+//! - [`summary::summarize`]`(&[f64], qs) -> Result<Summary>` — count, mean, SD, min, max and
+//!   quantiles, each marked `reportable` when the trial has ≥ `ln(1−0.99)/ln q` values.
+//! - [`histogram::new_histogram`]`(sigfig)`, [`histogram::histogram_from_values`],
+//!   [`histogram::histogram_percentile`]`(&Histogram<u64>, q) -> Option<f64>` (same type-7 rule
+//!   over bucket midpoints, error ≤ [`histogram::relative_error_bound`]`(sigfig)` = 1/2048 at
+//!   3 digits), [`histogram::histogram_mean`], [`histogram::merge_histograms`].
+//! - [`histogram_codec::encode_histogram`] / [`histogram_codec::decode_histogram`] — base64 of
+//!   the HdrHistogram V2 deflate format; serde field adapter
+//!   `#[serde(with = "servebench_stats::histogram_codec::base64_v2")]`.
+//! - [`order_stat::min_requests_for_quantile`]`(q, c) -> Option<u64>` (44 / 459 / 4603 for
+//!   p90 / p99 / p99.9 at c = 0.99) and [`order_stat::quantile_ci_sorted`] (within-trial
+//!   order-statistic interval, diagnostic).
+//!
+//! **Across trials**
+//! - [`interval::geometric_mean_ci`]`(&[f64], level) -> Result<Estimate>` (log-scale t) and
+//!   [`interval::mean_ci`] (raw t); fewer than 3 trials →
+//!   [`StatsError::TooFewSamples`] ("no interval").
+//! - [`bootstrap::cluster_bootstrap_percentile`]`(&[Histogram<u64>], q, &BootstrapSettings)` —
+//!   resample whole trials, merge, read the percentile; B ≥ 2000, ChaCha8 seeded.
+//!
+//! **Comparing a baseline with a candidate** (compare)
+//! - [`verdict::compare_arms`]`(baseline, candidate, Direction, threshold θ, alpha) ->
+//!   Result<ArmComparison>` — Welch on logs, ratio CI, [`Verdict`] (improved, regressed,
+//!   equivalent, significant-but-small, inconclusive { trials_per_arm }).
+//! - [`verdict::compare_arms_arithmetic`]`(…, Margin, alpha)` — for metrics that can be 0.
+//! - Building blocks: [`welch::welch`], [`welch::welch_log_ratio`],
+//!   [`mann_whitney::mann_whitney`] (exact / normal, with `min_attainable_p`),
+//!   [`mann_whitney::hodges_lehmann`], [`power::sample_size`],
+//!   [`power::minimum_detectable_effect`], [`holm::holm_adjust`], [`spearman::spearman`],
+//!   [`robust::robust_z`], [`cochran::cochran_q`], [`distributions::t_quantile`].
+//!
+//! **Flags** ([`flags`])
+//! - Fill one [`flags::PointComparison::new`]`(label, level, ArmEvidence, ArmEvidence,
+//!   &MetricSettings, alpha)` per sweep point (trial values in run order, optional history
+//!   and per-trial [`flags::TrialCheck`]s), and a [`flags::ComparisonContext`] (same run?
+//!   interleaved? fingerprint differences).
+//! - [`flags::assess_sweep`]`(&MetricSettings, &[PointComparison], &ComparisonContext,
+//!   &RuleSettings) -> SweepAssessment { flags, crossover, heterogeneity,
+//!   recommended_trials, p_values }`, once per metric.
+//! - [`flags::rules::multiplicity`]`(&[NamedP], alpha)` once over all metrics × levels (pool
+//!   every `SweepAssessment::p_values`).
+//! - Each [`flags::Flag`] is `{ id, level: re-baseline | look, evidence, action }`, serde-able.
+//!
+//! Errors are [`StatsError`]; library paths do not panic on data.
 
 pub mod bootstrap;
 pub mod cochran;
 pub mod distributions;
 pub mod error;
 pub mod estimate;
+pub mod flags;
 pub mod histogram;
 pub mod histogram_codec;
 pub mod holm;
@@ -20,4 +77,15 @@ pub mod summary;
 pub mod verdict;
 pub mod welch;
 
+pub use error::StatsError;
+pub use estimate::{ConfidenceInterval, Estimate};
+pub use flags::{
+    ComparisonContext, Flag, FlagId, FlagLevel, PointComparison, SweepAssessment, assess_sweep,
+};
 pub use percentile::percentile_sorted;
+pub use verdict::{
+    ArmComparison, Direction, Margin, Verdict, compare_arms, compare_arms_arithmetic,
+};
+
+/// Re-export of the histogram type the histogram functions take.
+pub use hdrhistogram::Histogram;

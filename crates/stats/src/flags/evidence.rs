@@ -1,0 +1,251 @@
+//! Evidence the flag rules read: plain structs a caller (`servebench compare`) fills from
+//! result files. Nothing here knows metric names or file formats.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StatsError;
+use crate::spearman::Correlation;
+use crate::verdict::{ArmComparison, Direction, Margin, compare_arms, compare_arms_arithmetic};
+
+/// Facts about how the two arms were measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonContext {
+    /// Both arms come from the same run/session.
+    pub same_run: bool,
+    /// Their blocks were interleaved (or randomised) within that run, not blocked.
+    pub interleaved: bool,
+    /// Fingerprint fields that differ between the arms (empty when comparable). The variant's
+    /// own server-argv change must not be listed.
+    pub fingerprint_differences: Vec<FingerprintDifference>,
+    /// Run id of the baseline's measurements, for messages.
+    #[serde(default)]
+    pub baseline_run: Option<String>,
+    /// Run id of the candidate's measurements, for messages.
+    #[serde(default)]
+    pub candidate_run: Option<String>,
+}
+
+impl ComparisonContext {
+    /// One interleaved run with matching fingerprints.
+    pub fn interleaved_run() -> Self {
+        ComparisonContext {
+            same_run: true,
+            interleaved: true,
+            fingerprint_differences: Vec::new(),
+            baseline_run: None,
+            candidate_run: None,
+        }
+    }
+}
+
+/// One fingerprint field that differs between baseline and candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FingerprintDifference {
+    /// Dotted field path, e.g. `workload.seed`, `host.accelerators`, `servebench_version`.
+    pub field: String,
+    /// The baseline's value, as text.
+    pub baseline: String,
+    /// The candidate's value, as text.
+    pub candidate: String,
+}
+
+/// How a metric is analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "scale")]
+pub enum Analysis {
+    /// Positive metric: geometric means, ratio, threshold θ (e.g. 0.02).
+    Log {
+        /// Practical threshold θ as a fraction.
+        threshold: f64,
+    },
+    /// Metric that can be 0: arithmetic means, difference, margin.
+    Arithmetic {
+        /// Practical margin.
+        margin: Margin,
+    },
+}
+
+/// What stats is told about one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSettings {
+    /// Display name, used only in flag sentences (stats does not interpret it).
+    pub name: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Log or arithmetic analysis, with its threshold.
+    pub analysis: Analysis,
+    /// Largest acceptable per-trial coefficient of variation (STATISTICS.md: 0.05 for
+    /// throughput, 0.10 for p99 latencies).
+    pub cv_limit: f64,
+}
+
+/// Per-trial validity evidence (STATISTICS.md, `invalid-trial` and within-trial `drift`).
+/// `None` fields are not checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TrialCheck {
+    /// Position of the trial in run order within its arm (0-based), for messages.
+    pub trial: usize,
+    /// Failed requests.
+    pub errors: u64,
+    /// Peak in-flight requests observed.
+    pub peak_concurrency: Option<u64>,
+    /// The concurrency limit in force.
+    pub max_concurrency: Option<u64>,
+    /// Achieved request rate (open loop only), requests/s.
+    pub achieved_rate: Option<f64>,
+    /// Target request rate (open loop only), requests/s.
+    pub target_rate: Option<f64>,
+    /// Output tokens received / output tokens requested, over the trial.
+    pub output_token_ratio: Option<f64>,
+    /// Requests measured in the trial.
+    pub requests: u64,
+    /// Highest quantile reported for this trial (0.99 for a p99), if any.
+    pub reported_quantile: Option<f64>,
+    /// Spearman ρ of the metric against request order within the trial.
+    pub within_trial_trend: Option<Correlation>,
+}
+
+/// Everything known about one arm at one sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ArmEvidence {
+    /// Per-trial values of the metric, in run order.
+    pub trial_values: Vec<f64>,
+    /// Values of the metric (per-run summaries) from earlier runs with the same fingerprint;
+    /// empty when unknown. Used by `implausible`.
+    pub history: Vec<f64>,
+    /// Validity evidence per trial (may be empty).
+    pub trials: Vec<TrialCheck>,
+}
+
+impl ArmEvidence {
+    /// Evidence holding only trial values.
+    pub fn from_values(trial_values: Vec<f64>) -> Self {
+        ArmEvidence {
+            trial_values,
+            ..ArmEvidence::default()
+        }
+    }
+}
+
+/// One sweep point of one metric: both arms' evidence and, when there are enough trials, their
+/// comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointComparison {
+    /// How the point is named in messages (`"c=10"`).
+    pub label: String,
+    /// The sweep level (10.0), used to order the sweep.
+    pub level: f64,
+    /// `compare_arms` / `compare_arms_arithmetic` of the trial values; `None` when it could
+    /// not be computed (see `comparison_error`).
+    pub comparison: Option<ArmComparison>,
+    /// Why `comparison` is `None`.
+    pub comparison_error: Option<String>,
+    /// Baseline evidence.
+    pub baseline: ArmEvidence,
+    /// Candidate evidence.
+    pub candidate: ArmEvidence,
+}
+
+impl PointComparison {
+    /// Compare the arms' trial values by the metric's [`Analysis`] at `alpha` and keep the
+    /// evidence. A comparison that cannot be computed (too few trials, …) is recorded in
+    /// `comparison_error`, not returned as an error: the rules still need to see the point.
+    pub fn new(
+        label: impl Into<String>,
+        level: f64,
+        baseline: ArmEvidence,
+        candidate: ArmEvidence,
+        metric: &MetricSettings,
+        alpha: f64,
+    ) -> Self {
+        let result: Result<ArmComparison, StatsError> = match metric.analysis {
+            Analysis::Log { threshold } => compare_arms(
+                &baseline.trial_values,
+                &candidate.trial_values,
+                metric.direction,
+                threshold,
+                alpha,
+            ),
+            Analysis::Arithmetic { margin } => compare_arms_arithmetic(
+                &baseline.trial_values,
+                &candidate.trial_values,
+                metric.direction,
+                margin,
+                alpha,
+            ),
+        };
+        let (comparison, comparison_error) = match result {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        PointComparison {
+            label: label.into(),
+            level,
+            comparison,
+            comparison_error,
+            baseline,
+            candidate,
+        }
+    }
+}
+
+/// A labelled p-value, for the multiplicity rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedP {
+    /// What was tested (`"output_throughput c=10"`).
+    pub label: String,
+    /// Its p-value.
+    pub p: f64,
+}
+
+/// Thresholds of the rules; `Default` gives STATISTICS.md's values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RuleSettings {
+    /// Significance level α of the tests and intervals (0.05).
+    pub alpha: f64,
+    /// Fewer trials per arm than this: no CI, re-baseline (3).
+    pub min_trials: usize,
+    /// Fewer trials per arm than this: a warning (5).
+    pub warn_trials: usize,
+    /// `|ratio − 1|` above this is implausible (0.5).
+    pub implausible_change: f64,
+    /// Level of the prediction interval of earlier runs (0.99).
+    pub prediction_level: f64,
+    /// Cochran's Q p-value below which a sweep is heterogeneous (0.01).
+    pub sweep_q_p: f64,
+    /// Leave-one-out residual, in SEs, above which a level disagrees (3).
+    pub sweep_residual_se: f64,
+    /// Spearman p-value below which a trend is drift (0.01).
+    pub drift_p: f64,
+    /// Smallest |ρ| of a within-trial trend that counts as drift (0.3): with thousands of
+    /// requests a negligible trend is already significant.
+    pub within_trial_min_rho: f64,
+    /// Robust z above which a trial is an outlier (3.5).
+    pub outlier_z: f64,
+    /// Achieved/target rate below this is invalid (0.98, open loop).
+    pub min_rate_fraction: f64,
+    /// Output/requested tokens outside `[lo, hi]` is invalid (0.9, 1.1; MLPerf).
+    pub output_token_range: (f64, f64),
+    /// Confidence for "enough requests for the reported quantile" (0.99).
+    pub reportable_confidence: f64,
+}
+
+impl Default for RuleSettings {
+    fn default() -> Self {
+        RuleSettings {
+            alpha: 0.05,
+            min_trials: 3,
+            warn_trials: 5,
+            implausible_change: 0.5,
+            prediction_level: 0.99,
+            sweep_q_p: 0.01,
+            sweep_residual_se: 3.0,
+            drift_p: 0.01,
+            within_trial_min_rho: 0.3,
+            outlier_z: 3.5,
+            min_rate_fraction: 0.98,
+            output_token_range: (0.9, 1.1),
+            reportable_confidence: 0.99,
+        }
+    }
+}
