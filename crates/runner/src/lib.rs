@@ -1,1 +1,5 @@
 //! servebench-runner
+
+pub mod dataset;
+pub mod loadgen;
+pub mod metrics;

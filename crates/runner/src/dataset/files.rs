@@ -1,0 +1,234 @@
+//! Prompt files: JSONL (`{"prompt": …}` or `{"messages": […]}` per line, optional
+//! `max_tokens` or `output_tokens`) and ShareGPT (`[{"conversations": [{"from": "human",
+//! "value": …}, {"from": "gpt", "value": …}]}]`).
+//!
+//! Trial `t` at point `p` takes its prompts from one seeded permutation of the file
+//! (`prompt_seed(seed, t, p)`): measured prompts first, warm-up prompts next (disjoint when
+//! the file is large enough). The output length is, in order: the fixed length given, the
+//! entry's own `max_tokens`/`output_tokens`, or the token count of the reference answer
+//! (ShareGPT's `gpt` turn). Input lengths are counted with the dataset's counter (text
+//! prompts only: a chat template's tokens are the server's business).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+
+use super::DatasetError;
+use super::prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed};
+use super::tokenize::TokenCounter;
+
+/// One usable entry of a prompt file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub body: PromptBody,
+    /// `max_tokens`/`output_tokens` given by the file.
+    pub output_tokens: Option<u32>,
+    /// A reference answer whose token count gives the output length.
+    pub reference_output: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct JsonlLine {
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    messages: Option<Vec<ChatMessage>>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    output_tokens: Option<u32>,
+}
+
+/// Reads a JSONL prompt file; blank lines are skipped, any other bad line is an error with
+/// its line number.
+pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
+    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| DatasetError::io(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| DatasetError::Parse {
+            path: path.to_owned(),
+            line: i + 1,
+            message,
+        };
+        let l: JsonlLine = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let body = match (l.prompt, l.messages) {
+            (Some(p), None) => PromptBody::Text(p),
+            (None, Some(m)) if !m.is_empty() => PromptBody::Messages(m),
+            _ => {
+                return Err(bad(
+                    "expected exactly one of `prompt` or a non-empty `messages`".into(),
+                ));
+            }
+        };
+        out.push(FileEntry {
+            body,
+            output_tokens: l.max_tokens.or(l.output_tokens),
+            reference_output: None,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct ShareGptEntry {
+    #[serde(default)]
+    conversations: Vec<Turn>,
+}
+
+#[derive(Deserialize)]
+struct Turn {
+    from: String,
+    value: String,
+}
+
+/// Reads a ShareGPT file: the first human turn is the prompt, the turn after it (from
+/// `gpt`) is the reference answer. Entries without such a pair are skipped; the number
+/// skipped is returned too.
+pub fn load_sharegpt(path: &Path) -> Result<(Vec<FileEntry>, usize), DatasetError> {
+    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let entries: Vec<ShareGptEntry> = serde_json::from_reader(std::io::BufReader::new(file))
+        .map_err(|e| DatasetError::Parse {
+            path: path.to_owned(),
+            line: e.line(),
+            message: e.to_string(),
+        })?;
+    let total = entries.len();
+    let out: Vec<FileEntry> = entries
+        .into_iter()
+        .filter_map(|e| {
+            let i = e
+                .conversations
+                .iter()
+                .position(|t| t.from == "human" || t.from == "user")?;
+            let answer = e
+                .conversations
+                .get(i + 1)
+                .filter(|t| t.from == "gpt" || t.from == "assistant")?;
+            Some(FileEntry {
+                body: PromptBody::Text(e.conversations[i].value.clone()),
+                output_tokens: None,
+                reference_output: Some(answer.value.clone()),
+            })
+        })
+        .collect();
+    let skipped = total - out.len();
+    Ok((out, skipped))
+}
+
+/// Prompts drawn from a file's entries, with token counts cached per entry across trials.
+#[derive(Debug)]
+pub struct FileDataset<C> {
+    entries: Vec<FileEntry>,
+    /// Overrides every entry's output length.
+    fixed_output: Option<u32>,
+    counter: C,
+    /// entry index → (input tokens, reference output tokens)
+    counts: HashMap<usize, (Option<u32>, Option<u32>)>,
+}
+
+impl<C: TokenCounter> FileDataset<C> {
+    pub fn new(
+        entries: Vec<FileEntry>,
+        fixed_output: Option<u32>,
+        counter: C,
+    ) -> Result<Self, DatasetError> {
+        if entries.is_empty() {
+            return Err(DatasetError::Empty);
+        }
+        if fixed_output == Some(0) {
+            return Err(DatasetError::InvalidLength(
+                "fixed output length must be at least 1".into(),
+            ));
+        }
+        Ok(FileDataset {
+            entries,
+            fixed_output,
+            counter,
+            counts: HashMap::new(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The prompts of trial `trial` at sweep point `point`.
+    pub async fn trial_prompts(
+        &mut self,
+        measured: usize,
+        warmup: usize,
+        workload_seed: u64,
+        trial: u32,
+        point: u32,
+    ) -> Result<TrialPrompts, DatasetError> {
+        if measured > self.entries.len() {
+            return Err(DatasetError::NotEnoughEntries {
+                needed: measured,
+                available: self.entries.len(),
+            });
+        }
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.shuffle(&mut ChaCha8Rng::seed_from_u64(prompt_seed(
+            workload_seed,
+            trial,
+            point,
+        )));
+        let mut m = Vec::with_capacity(measured);
+        for &i in &order[..measured] {
+            m.push(self.prompt(i).await?);
+        }
+        let mut w = Vec::with_capacity(warmup);
+        for &i in order.iter().cycle().skip(measured).take(warmup) {
+            w.push(self.prompt(i).await?);
+        }
+        Ok(TrialPrompts {
+            measured: m,
+            warmup: w,
+        })
+    }
+
+    async fn prompt(&mut self, i: usize) -> Result<Prompt, DatasetError> {
+        let entry = &self.entries[i];
+        let (input, reference) = match self.counts.get(&i) {
+            Some(&c) => c,
+            None => {
+                let input = match &entry.body {
+                    PromptBody::Text(t) => Some(self.counter.count(t).await?),
+                    PromptBody::Messages(_) => None,
+                };
+                let need_ref = self.fixed_output.is_none() && entry.output_tokens.is_none();
+                let reference = match (&entry.reference_output, need_ref) {
+                    (Some(r), true) => Some(self.counter.count(r).await?),
+                    _ => None,
+                };
+                self.counts.insert(i, (input, reference));
+                (input, reference)
+            }
+        };
+        let max_tokens = self
+            .fixed_output
+            .or(entry.output_tokens)
+            .or(reference)
+            .ok_or(DatasetError::MissingOutputLength { entry: i })?
+            .max(1);
+        Ok(Prompt {
+            body: entry.body.clone(),
+            expected_input_tokens: input,
+            input_tokens_exact: input.is_some() && self.counter.is_exact(),
+            max_tokens,
+        })
+    }
+}

@@ -1,0 +1,64 @@
+//! Prompts for trials: random prompts fitted to an exact input length, JSONL and ShareGPT
+//! files, and the seeds that make them paired across variants and distinct across trials.
+//!
+//! Builders: [`RandomPromptBuilder`] (random, with a [`TokenCounter`]: the server's
+//! `/tokenize`, or approximate word counts) and [`FileDataset`] (entries from
+//! [`load_jsonl`] or [`load_sharegpt`]). Both give a [`TrialPrompts`] per
+//! `(workload seed, trial, sweep point)`, ready for `loadgen::run_trial`.
+
+pub mod files;
+pub mod lengths;
+pub mod prompt;
+pub mod random;
+pub mod tokenize;
+pub mod vocab;
+
+use std::path::{Path, PathBuf};
+
+pub use files::{FileDataset, FileEntry, load_jsonl, load_sharegpt};
+pub use lengths::LengthDist;
+pub use prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
+pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
+pub use tokenize::{
+    AnyCounter, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec, WordCount,
+};
+
+/// A dataset that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("invalid length distribution {0}")]
+    InvalidLength(String),
+    #[error("tokenizer: {0}")]
+    Tokenize(String),
+    #[error(
+        "local tokenizer files are not supported in this build ({path}); use the server's \
+         /tokenize (tokenizer: server) or no tokenizer (approximate lengths)"
+    )]
+    LocalTokenizerUnsupported { path: PathBuf },
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("the prompt file has no usable entry")]
+    Empty,
+    #[error("a trial needs {needed} prompts but the file has {available}")]
+    NotEnoughEntries { needed: usize, available: usize },
+    #[error("entry {entry} has no output length: give a fixed one or `max_tokens` per entry")]
+    MissingOutputLength { entry: usize },
+}
+
+impl DatasetError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        DatasetError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}

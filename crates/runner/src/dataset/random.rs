@@ -1,0 +1,315 @@
+//! Random prompts whose input length, as the server counts it, is the requested length.
+//!
+//! Prompt `i` of a trial is a prefix of an endless seeded word stream (ChaCha8, seed
+//! `prompt_seed(workload seed, trial, point)`, stream `i + 1`; lengths come from stream 0),
+//! so its text depends only on the seed and on how many words it takes. The number of words
+//! is fitted to the target token count by asking the counter: start from the word count that
+//! matched this length before (cached per length) or from the observed words-per-token ratio,
+//! then correct by the difference (secant steps, kept inside the bracket found so far).
+//! When no whole number of words gives the exact count (a word worth several tokens sits at
+//! the boundary), the words that fit are kept and padded with `a` words. A prompt that still
+//! misses keeps the server's exact count as its expected length and is counted in
+//! [`BuildStats::length_misses`]: never silently off.
+
+use std::collections::HashMap;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::DatasetError;
+use super::lengths::LengthDist;
+use super::prompt::{Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
+use super::tokenize::TokenCounter;
+use super::vocab::WORDS;
+
+/// The random workload: input and output length distributions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomDataset {
+    pub input_tokens: LengthDist,
+    pub output_tokens: LengthDist,
+}
+
+/// How fitting went, over the builder's life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    pub prompts: u64,
+    /// Tokenizer requests made.
+    pub round_trips: u64,
+    /// Prompts whose server count differs from the target (their exact count is kept).
+    pub length_misses: u64,
+}
+
+/// Builds random prompts for every trial of a workload, remembering per length how many
+/// words matched (so later prompts of the same length usually take one round trip).
+#[derive(Debug)]
+pub struct RandomPromptBuilder<C> {
+    spec: RandomDataset,
+    counter: C,
+    words_for_length: HashMap<u32, usize>,
+    /// Σ words and Σ tokens of fitted prompts: the words-per-token ratio for new lengths.
+    ratio: (u64, u64),
+    stats: BuildStats,
+}
+
+const MAX_ROUNDS: usize = 12;
+const PAD: &str = "a";
+
+impl<C: TokenCounter> RandomPromptBuilder<C> {
+    pub fn new(spec: RandomDataset, counter: C) -> Result<Self, DatasetError> {
+        spec.input_tokens.validate()?;
+        spec.output_tokens.validate()?;
+        Ok(RandomPromptBuilder {
+            spec,
+            counter,
+            words_for_length: HashMap::new(),
+            ratio: (0, 0),
+            stats: BuildStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> BuildStats {
+        BuildStats {
+            round_trips: self.counter.round_trips(),
+            ..self.stats
+        }
+    }
+
+    /// The prompts of trial `trial` at sweep point `point`: `measured` from
+    /// `prompt_seed(workload_seed, trial, point)`, `warmup` from the derived warm-up seed.
+    pub async fn trial_prompts(
+        &mut self,
+        measured: usize,
+        warmup: usize,
+        workload_seed: u64,
+        trial: u32,
+        point: u32,
+    ) -> Result<TrialPrompts, DatasetError> {
+        let seed = prompt_seed(workload_seed, trial, point);
+        Ok(TrialPrompts {
+            measured: self.prompts(measured, seed).await?,
+            warmup: self.prompts(warmup, warmup_seed(seed)).await?,
+        })
+    }
+
+    /// `n` prompts from `seed`.
+    pub async fn prompts(&mut self, n: usize, seed: u64) -> Result<Vec<Prompt>, DatasetError> {
+        let mut lengths = ChaCha8Rng::seed_from_u64(seed);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let input = self.spec.input_tokens.sample(&mut lengths);
+            let output = self.spec.output_tokens.sample(&mut lengths);
+            let mut words = ChaCha8Rng::seed_from_u64(seed);
+            words.set_stream(i as u64 + 1);
+            let (text, count) = self.fit(WordStream::new(words), input).await?;
+            let exact = self.counter.is_exact();
+            out.push(Prompt {
+                body: PromptBody::Text(text),
+                expected_input_tokens: Some(count),
+                input_tokens_exact: exact,
+                max_tokens: output,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn fit(
+        &mut self,
+        mut words: WordStream,
+        target: u32,
+    ) -> Result<(String, u32), DatasetError> {
+        self.stats.prompts += 1;
+        let t = i64::from(target);
+        let mut n = match self.words_for_length.get(&target) {
+            Some(&n) => n,
+            None if self.ratio.1 > 0 => {
+                ((t as f64) * self.ratio.0 as f64 / self.ratio.1 as f64).round() as usize
+            }
+            None => target as usize,
+        }
+        .max(1);
+        let mut lo: Option<(usize, i64)> = None; // most words known to give < target
+        let mut hi: Option<(usize, i64)> = None; // fewest words known to give > target
+        let mut best: Option<(String, i64)> = None;
+        for _ in 0..MAX_ROUNDS {
+            let text = words.text(n);
+            let c = i64::from(self.counter.count(&text).await?);
+            if c == t {
+                self.remember(target, n, c);
+                return Ok((text, target));
+            }
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| (c - t).abs() < (b - t).abs())
+            {
+                best = Some((text, c));
+            }
+            if c < t {
+                lo = lo.filter(|l| l.0 > n).or(Some((n, c)));
+            } else {
+                hi = hi.filter(|h| h.0 < n).or(Some((n, c)));
+            }
+            // Secant step from the words-per-token slope seen so far (≈1 for this vocabulary).
+            let slope = match (lo, hi) {
+                (Some(l), Some(h)) if h.1 > l.1 => (h.0 - l.0) as f64 / (h.1 - l.1) as f64,
+                _ => n as f64 / c.max(1) as f64,
+            };
+            let mut next = (n as f64 + (t - c) as f64 * slope).round().max(1.0) as usize;
+            if let (Some(l), Some(h)) = (lo, hi) {
+                if h.0 <= l.0 + 1 {
+                    break; // no whole word count gives exactly the target
+                }
+                if next <= l.0 || next >= h.0 {
+                    next = (l.0 + h.0) / 2;
+                }
+            }
+            if next == n {
+                next = if c < t {
+                    n + 1
+                } else {
+                    n.saturating_sub(1).max(1)
+                };
+            }
+            n = next;
+        }
+        // Pad the longest prefix that stays under the target with single-token words.
+        if let Some((ln, lc)) = lo {
+            let mut text = words.text(ln);
+            for _ in 0..(t - lc) {
+                text.push(' ');
+                text.push_str(PAD);
+            }
+            let c = i64::from(self.counter.count(&text).await?);
+            if c == t {
+                self.remember(target, ln, c);
+                return Ok((text, target));
+            }
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| (c - t).abs() < (b - t).abs())
+            {
+                best = Some((text, c));
+            }
+        }
+        self.stats.length_misses += 1;
+        let (text, c) = best.unwrap_or_default();
+        Ok((text, u32::try_from(c.max(0)).unwrap_or(u32::MAX)))
+    }
+
+    fn remember(&mut self, target: u32, words: usize, tokens: i64) {
+        self.words_for_length.insert(target, words);
+        self.ratio.0 += words as u64;
+        self.ratio.1 += tokens.max(0) as u64;
+    }
+}
+
+/// The endless word sequence of one prompt; words are drawn on demand and kept.
+struct WordStream {
+    rng: ChaCha8Rng,
+    words: Vec<&'static str>,
+}
+
+impl WordStream {
+    fn new(rng: ChaCha8Rng) -> Self {
+        WordStream {
+            rng,
+            words: Vec::new(),
+        }
+    }
+
+    /// The first `n` words, space-separated.
+    fn text(&mut self, n: usize) -> String {
+        while self.words.len() < n {
+            self.words
+                .push(WORDS[self.rng.random_range(0..WORDS.len())]);
+        }
+        let mut s = String::with_capacity(n * 6);
+        for (i, w) in self.words[..n].iter().enumerate() {
+            if i > 0 {
+                s.push(' ');
+            }
+            s.push_str(w);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::tokenize::WordCount;
+
+    /// Counts like a BPE tokenizer might: BOS + 1 per word, 2 for words longer than 6 bytes.
+    #[derive(Default)]
+    struct Lumpy {
+        calls: u64,
+    }
+
+    impl TokenCounter for Lumpy {
+        async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+            self.calls += 1;
+            Ok(1 + text
+                .split_whitespace()
+                .map(|w| if w.len() > 6 { 2 } else { 1 })
+                .sum::<u32>())
+        }
+        fn is_exact(&self) -> bool {
+            true
+        }
+        fn round_trips(&self) -> u64 {
+            self.calls
+        }
+    }
+
+    fn spec(input: LengthDist) -> RandomDataset {
+        RandomDataset {
+            input_tokens: input,
+            output_tokens: LengthDist::Fixed { tokens: 16 },
+        }
+    }
+
+    #[tokio::test]
+    async fn exact_lengths_with_a_lumpy_tokenizer_in_few_round_trips() {
+        let input = LengthDist::Uniform { min: 5, max: 600 };
+        let mut b = RandomPromptBuilder::new(spec(input), Lumpy::default()).expect("valid");
+        let p = b.trial_prompts(40, 2, 1, 1, 0).await.expect("builds");
+        let mut check = Lumpy::default();
+        for pr in p.measured.iter().chain(&p.warmup) {
+            let PromptBody::Text(t) = &pr.body else {
+                panic!("text prompts")
+            };
+            let c = check.count(t).await.expect("counts");
+            assert_eq!(Some(c), pr.expected_input_tokens);
+            assert!(pr.input_tokens_exact);
+            assert_eq!(pr.max_tokens, 16);
+        }
+        let s = b.stats();
+        assert_eq!(s.length_misses, 0, "{s:?}");
+        assert!(s.round_trips <= 4 * s.prompts, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn same_seed_same_prompts_other_trial_other_prompts() {
+        let input = LengthDist::Fixed { tokens: 32 };
+        let mut a = RandomPromptBuilder::new(spec(input), WordCount).expect("valid");
+        let mut b = RandomPromptBuilder::new(spec(input), WordCount).expect("valid");
+        let p1 = a.trial_prompts(5, 1, 9, 1, 2).await.expect("ok");
+        assert_eq!(
+            p1,
+            b.trial_prompts(5, 1, 9, 1, 2).await.expect("ok"),
+            "paired"
+        );
+        let p2 = a.trial_prompts(5, 1, 9, 2, 2).await.expect("ok");
+        assert_ne!(p1.measured, p2.measured, "trials differ");
+        assert_ne!(
+            p1.measured[0], p1.warmup[0],
+            "warm-up differs from measured"
+        );
+        assert!(
+            !p1.measured[0].input_tokens_exact,
+            "no tokenizer: approximate"
+        );
+        assert_eq!(p1.measured[0].expected_input_tokens, Some(32));
+        // Cached per length: the second trial needs no new fitting round.
+        assert_eq!(a.words_for_length.get(&32), Some(&32));
+    }
+}

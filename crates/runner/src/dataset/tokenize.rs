@@ -1,0 +1,264 @@
+//! Counting tokens the way the server does, before a trial.
+//!
+//! - [`ServerTokenizer`]: the server's own `/tokenize` endpoint. vLLM and SGLang take
+//!   `{"prompt": text}` and answer `{"tokens": [...], "count": n}`; llama.cpp takes
+//!   `{"content": text}` and answers `{"tokens": [...]}`. Both request and response shapes
+//!   are handled; with [`TokenizeStyle::Auto`] the first request tries `prompt` and falls
+//!   back to `content` on a 4xx, then keeps what worked.
+//! - A local `tokenizer.json` is not supported in this build ([`TokenizerSpec::Local`] gives
+//!   [`DatasetError::LocalTokenizerUnsupported`]).
+//! - [`WordCount`]: no tokenizer; whitespace-separated words, flagged approximate.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::DatasetError;
+
+/// Counts the tokens of a text.
+pub trait TokenCounter: Send {
+    fn count(&mut self, text: &str) -> impl Future<Output = Result<u32, DatasetError>> + Send;
+    /// Whether counts are the server's (or the model tokenizer's) own.
+    fn is_exact(&self) -> bool;
+    /// Requests made so far (0 for local counters).
+    fn round_trips(&self) -> u64 {
+        0
+    }
+}
+
+/// Which tokenizer a dataset uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenizerSpec {
+    /// The target server's `/tokenize` endpoint.
+    Server {
+        base_url: String,
+        path: String,
+        model: Option<String>,
+        api_key: Option<String>,
+    },
+    /// A local Hugging Face `tokenizer.json` (not supported in this build).
+    Local { path: PathBuf },
+    /// No tokenizer: approximate lengths (whitespace words), flagged as approximate.
+    None,
+}
+
+/// The request shape of a `/tokenize` endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenizeStyle {
+    /// Try `prompt`, fall back to `content` once on a 4xx.
+    Auto,
+    /// `{"prompt": text}` (vLLM, SGLang, the servebench simulator).
+    Prompt,
+    /// `{"content": text}` (llama.cpp).
+    Content,
+}
+
+/// Token counts from the server's `/tokenize`.
+pub struct ServerTokenizer {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    model: Option<String>,
+    auth: Option<HeaderValue>,
+    style: TokenizeStyle,
+    round_trips: u64,
+}
+
+impl std::fmt::Debug for ServerTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTokenizer")
+            .field("url", &self.url.as_str())
+            .field("style", &self.style)
+            .field("round_trips", &self.round_trips)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenizeResponse {
+    #[serde(default)]
+    count: Option<u32>,
+    #[serde(default)]
+    tokens: Option<Vec<IgnoredAny>>,
+}
+
+impl ServerTokenizer {
+    /// `base_url` + `path` (normally `/tokenize`).
+    pub fn new(
+        base_url: &str,
+        path: &str,
+        model: Option<String>,
+        api_key: Option<&str>,
+        style: TokenizeStyle,
+    ) -> Result<Self, DatasetError> {
+        let joined = format!(
+            "{}/{}",
+            base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        );
+        let url = reqwest::Url::parse(&joined)
+            .map_err(|e| DatasetError::Tokenize(format!("invalid URL `{joined}`: {e}")))?;
+        let auth = match api_key {
+            Some(k) => {
+                let mut v = HeaderValue::from_str(&format!("Bearer {k}"))
+                    .map_err(|_| DatasetError::Tokenize("API key is not a valid header".into()))?;
+                v.set_sensitive(true);
+                Some(v)
+            }
+            None => None,
+        };
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| DatasetError::Tokenize(format!("building HTTP client: {e}")))?;
+        Ok(ServerTokenizer {
+            http,
+            url,
+            model,
+            auth,
+            style,
+            round_trips: 0,
+        })
+    }
+
+    async fn request(&mut self, key: &str, text: &str) -> Result<Result<u32, u16>, DatasetError> {
+        let mut body = serde_json::Map::new();
+        body.insert(key.to_owned(), text.into());
+        if let Some(m) = &self.model {
+            body.insert("model".to_owned(), m.as_str().into());
+        }
+        let mut req = self.http.post(self.url.clone()).json(&body);
+        if let Some(a) = &self.auth {
+            req = req.header(AUTHORIZATION, a.clone());
+        }
+        self.round_trips += 1;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| DatasetError::Tokenize(format!("POST {}: {e}", self.url)))?;
+        let status = resp.status();
+        if status.is_client_error() {
+            return Ok(Err(status.as_u16()));
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| DatasetError::Tokenize(format!("reading /tokenize response: {e}")))?;
+        if !status.is_success() {
+            return Err(DatasetError::Tokenize(format!(
+                "POST {} answered {status}: {}",
+                self.url,
+                String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+            )));
+        }
+        let r: TokenizeResponse = serde_json::from_slice(&bytes)
+            .map_err(|e| DatasetError::Tokenize(format!("unexpected /tokenize response: {e}")))?;
+        match (r.count, r.tokens) {
+            (Some(c), _) => Ok(Ok(c)),
+            (None, Some(t)) => Ok(Ok(u32::try_from(t.len()).unwrap_or(u32::MAX))),
+            (None, None) => Err(DatasetError::Tokenize(
+                "/tokenize response has neither `count` nor `tokens`".into(),
+            )),
+        }
+    }
+}
+
+impl TokenCounter for ServerTokenizer {
+    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+        let keys: &[(&str, TokenizeStyle)] = match self.style {
+            TokenizeStyle::Prompt => &[("prompt", TokenizeStyle::Prompt)],
+            TokenizeStyle::Content => &[("content", TokenizeStyle::Content)],
+            TokenizeStyle::Auto => &[
+                ("prompt", TokenizeStyle::Prompt),
+                ("content", TokenizeStyle::Content),
+            ],
+        };
+        let mut last = 0;
+        for &(key, style) in keys {
+            match self.request(key, text).await? {
+                Ok(n) => {
+                    self.style = style;
+                    return Ok(n);
+                }
+                Err(status) => last = status,
+            }
+        }
+        Err(DatasetError::Tokenize(format!(
+            "POST {} answered HTTP {last}",
+            self.url
+        )))
+    }
+
+    fn is_exact(&self) -> bool {
+        true
+    }
+
+    fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+}
+
+/// Approximate counts without a tokenizer: whitespace-separated words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WordCount;
+
+impl TokenCounter for WordCount {
+    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+        Ok(u32::try_from(text.split_whitespace().count()).unwrap_or(u32::MAX))
+    }
+
+    fn is_exact(&self) -> bool {
+        false
+    }
+}
+
+/// A counter chosen at run time from a [`TokenizerSpec`].
+#[derive(Debug)]
+pub enum AnyCounter {
+    Server(Box<ServerTokenizer>),
+    Approximate(WordCount),
+}
+
+impl AnyCounter {
+    pub fn from_spec(spec: &TokenizerSpec) -> Result<Self, DatasetError> {
+        match spec {
+            TokenizerSpec::Server {
+                base_url,
+                path,
+                model,
+                api_key,
+            } => Ok(AnyCounter::Server(Box::new(ServerTokenizer::new(
+                base_url,
+                path,
+                model.clone(),
+                api_key.as_deref(),
+                TokenizeStyle::Auto,
+            )?))),
+            TokenizerSpec::Local { path } => {
+                Err(DatasetError::LocalTokenizerUnsupported { path: path.clone() })
+            }
+            TokenizerSpec::None => Ok(AnyCounter::Approximate(WordCount)),
+        }
+    }
+}
+
+impl TokenCounter for AnyCounter {
+    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+        match self {
+            AnyCounter::Server(s) => s.count(text).await,
+            AnyCounter::Approximate(w) => w.count(text).await,
+        }
+    }
+
+    fn is_exact(&self) -> bool {
+        matches!(self, AnyCounter::Server(_))
+    }
+
+    fn round_trips(&self) -> u64 {
+        match self {
+            AnyCounter::Server(s) => s.round_trips(),
+            AnyCounter::Approximate(_) => 0,
+        }
+    }
+}

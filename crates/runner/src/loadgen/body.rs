@@ -1,0 +1,179 @@
+//! Request bodies, serialised once before the trial starts (nothing is built on the send
+//! path but the HTTP request around these bytes).
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use super::config::{ApiKind, LoadConfig, MinTokens, Target};
+use crate::dataset::{ChatMessage, Prompt, PromptBody};
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    Prompt { prompt: &'a str },
+    Messages { messages: MessagesRef<'a> },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MessagesRef<'a> {
+    One([ChatMessageRef<'a>; 1]),
+    Many(&'a [ChatMessage]),
+}
+
+#[derive(Serialize)]
+struct ChatMessageRef<'a> {
+    role: &'a str,
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    #[serde(flatten)]
+    input: Input<'a>,
+    max_tokens: u32,
+    stream: bool,
+    stream_options: StreamOptions,
+    temperature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ignore_eos: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_tokens: Option<u32>,
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// A prompt the target's API cannot send.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    #[error("prompt {index} has chat messages but the target API is `completions`")]
+    MessagesToCompletions { index: usize },
+    #[error("prompt {index} asks for max_tokens = 0")]
+    ZeroMaxTokens { index: usize },
+    #[error("serialising request {index}: {message}")]
+    Serialise { index: usize, message: String },
+}
+
+/// The JSON body for `prompt` (position `index`, for error messages).
+pub fn build_body(
+    target: &Target,
+    cfg: &LoadConfig,
+    prompt: &Prompt,
+    index: usize,
+) -> Result<Bytes, BodyError> {
+    if prompt.max_tokens == 0 {
+        return Err(BodyError::ZeroMaxTokens { index });
+    }
+    let input = match (&prompt.body, target.api) {
+        (PromptBody::Text(t), ApiKind::Completions) => Input::Prompt { prompt: t },
+        (PromptBody::Text(t), ApiKind::Chat) => Input::Messages {
+            messages: MessagesRef::One([ChatMessageRef {
+                role: "user",
+                content: t,
+            }]),
+        },
+        (PromptBody::Messages(m), ApiKind::Chat) => Input::Messages {
+            messages: MessagesRef::Many(m),
+        },
+        (PromptBody::Messages(_), ApiKind::Completions) => {
+            return Err(BodyError::MessagesToCompletions { index });
+        }
+    };
+    let body = Body {
+        model: &target.model,
+        input,
+        max_tokens: prompt.max_tokens,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        temperature: cfg.temperature,
+        ignore_eos: cfg.ignore_eos.then_some(true),
+        min_tokens: match cfg.min_tokens {
+            MinTokens::Omit => None,
+            MinTokens::MatchMax => Some(prompt.max_tokens),
+            MinTokens::Value(v) => Some(v),
+        },
+        extra: &cfg.extra_body,
+    };
+    serde_json::to_vec(&body)
+        .map(Bytes::from)
+        .map_err(|e| BodyError::Serialise {
+            index,
+            message: e.to_string(),
+        })
+}
+
+/// The output length a request is meant to produce, when the configuration fixes it.
+pub fn output_target(cfg: &LoadConfig, prompt: &Prompt) -> Option<u32> {
+    match cfg.min_tokens {
+        _ if cfg.ignore_eos => Some(prompt.max_tokens),
+        MinTokens::MatchMax => Some(prompt.max_tokens),
+        MinTokens::Value(v) if v >= prompt.max_tokens => Some(prompt.max_tokens),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(api: ApiKind) -> Target {
+        Target {
+            base_url: "http://x".into(),
+            api,
+            model: "m".into(),
+            api_key: None,
+        }
+    }
+
+    #[test]
+    fn completions_body() {
+        let mut cfg = LoadConfig::new(1);
+        cfg.min_tokens = MinTokens::MatchMax;
+        cfg.extra_body.insert("top_k".into(), 1.into());
+        let b = build_body(
+            &target(ApiKind::Completions),
+            &cfg,
+            &Prompt::text("hi", 8),
+            0,
+        )
+        .expect("builds");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"model":"m","prompt":"hi","max_tokens":8,"stream":true,
+                "stream_options":{"include_usage":true},"temperature":0.0,"ignore_eos":true,
+                "min_tokens":8,"top_k":1})
+        );
+    }
+
+    #[test]
+    fn chat_body_wraps_text_and_rejects_messages_to_completions() {
+        let mut cfg = LoadConfig::new(1);
+        cfg.ignore_eos = false;
+        let b = build_body(&target(ApiKind::Chat), &cfg, &Prompt::text("hi", 4), 0).expect("ok");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role":"user","content":"hi"}])
+        );
+        assert!(v.get("ignore_eos").is_none());
+        let msgs = Prompt {
+            body: PromptBody::Messages(vec![ChatMessage {
+                role: "user".into(),
+                content: "x".into(),
+            }]),
+            ..Prompt::text("", 4)
+        };
+        let err = build_body(&target(ApiKind::Completions), &cfg, &msgs, 3).unwrap_err();
+        assert_eq!(err, BodyError::MessagesToCompletions { index: 3 });
+        assert!(output_target(&cfg, &msgs).is_none());
+    }
+}

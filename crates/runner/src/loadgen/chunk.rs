@@ -1,0 +1,265 @@
+//! The JSON of one streamed event, parsed narrowly.
+//!
+//! Only what the metrics need is read: whether any choice carries a token (non-empty
+//! `text`, `delta.content`, `delta.reasoning_content`/`reasoning`, or `delta.tool_calls`),
+//! `finish_reason`, `usage`, the server's `timings`, and `error`. Strings are not copied:
+//! the content fields are reduced to "non-empty?" while deserialising, and `finish_reason`
+//! borrows from the event (it is copied once per request, by the caller). Unknown fields
+//! (`id`, `model`, `logprobs`, …) are skipped without allocating.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::record::{ServerTimings, Usage};
+
+/// What one event said.
+#[derive(Debug, Default)]
+pub struct ChunkInfo<'a> {
+    /// At least one choice carried a token. A role-only delta (`{"role":"assistant"}` or
+    /// `"content": ""`) does not.
+    pub content: bool,
+    pub finish_reason: Option<Cow<'a, str>>,
+    pub usage: Option<Usage>,
+    pub timings: Option<ServerTimings>,
+    /// The `error` member, when present and not `null`.
+    pub error: Option<serde_json::Value>,
+}
+
+/// Parses one event's data.
+pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
+    let raw: RawChunk<'_> = serde_json::from_slice(data)?;
+    Ok(ChunkInfo {
+        content: raw.choices.content,
+        finish_reason: raw.choices.finish_reason,
+        usage: raw.usage,
+        timings: raw.timings.as_ref().and_then(timings_from_json),
+        error: raw.error.filter(|e| !e.is_null()),
+    })
+}
+
+#[derive(Deserialize)]
+struct RawChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Choices<'a>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    // Parsed leniently below (numbers may be ints or floats); sent once per request.
+    #[serde(default)]
+    timings: Option<serde_json::Value>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+/// The `choices` array folded into one summary without allocating a `Vec`.
+#[derive(Default)]
+struct Choices<'a> {
+    content: bool,
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    text: NonEmpty,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    #[serde(default)]
+    content: NonEmpty,
+    #[serde(default)]
+    reasoning_content: NonEmpty,
+    #[serde(default)]
+    reasoning: NonEmpty,
+    #[serde(default)]
+    tool_calls: NonEmpty,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Choices<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of choices")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Choices::default())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Choices::default();
+                while let Some(c) = seq.next_element::<Choice<'a>>()? {
+                    let delta = c.delta.unwrap_or_default();
+                    out.content |= c.text.0
+                        || delta.content.0
+                        || delta.reasoning_content.0
+                        || delta.reasoning.0
+                        || delta.tool_calls.0;
+                    if c.finish_reason.is_some() {
+                        out.finish_reason = c.finish_reason;
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// A field reduced to "does it carry anything": a non-empty string, array or object.
+/// `null`, `""`, `[]`, numbers and booleans do not.
+#[derive(Default)]
+struct NonEmpty(bool);
+
+impl<'de> Deserialize<'de> for NonEmpty {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NonEmpty;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, array, object or null")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(!s.is_empty()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<NonEmpty, E> {
+                Ok(NonEmpty(false))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NonEmpty, A::Error> {
+                let mut any = false;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    any = true;
+                }
+                Ok(NonEmpty(any))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NonEmpty, A::Error> {
+                let mut any = false;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+                    any = true;
+                }
+                Ok(NonEmpty(any))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Reads llama.cpp-style and simulator `timings`, accepting ints or floats for every field.
+fn timings_from_json(v: &serde_json::Value) -> Option<ServerTimings> {
+    let obj = v.as_object()?;
+    let f = |k: &str| obj.get(k).and_then(serde_json::Value::as_f64);
+    let n = |k: &str| f(k).filter(|x| *x >= 0.0).map(|x| x.round() as u64);
+    Some(ServerTimings {
+        prompt_n: n("prompt_n"),
+        prompt_ms: f("prompt_ms"),
+        predicted_n: n("predicted_n"),
+        predicted_ms: f("predicted_ms"),
+        predicted_per_token_ms: f("predicted_per_token_ms"),
+        queue_ms: f("queue_ms"),
+        ttft_ms: f("ttft_ms"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_text_and_finish_reason() {
+        let c = parse_chunk(br#"{"id":"x","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}],"usage":null}"#).expect("ok");
+        assert!(c.content);
+        assert!(c.finish_reason.is_none() && c.usage.is_none());
+        let c = parse_chunk(br#"{"choices":[{"text":"","finish_reason":"length"}]}"#).expect("ok");
+        assert!(!c.content);
+        assert_eq!(c.finish_reason.as_deref(), Some("length"));
+    }
+
+    #[test]
+    fn role_only_and_empty_content_do_not_count() {
+        for s in [
+            &br#"{"choices":[{"delta":{"role":"assistant"}}]}"#[..],
+            br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+            br#"{"choices":[{"delta":{"content":null,"tool_calls":[]}}]}"#,
+            br#"{"choices":[]}"#,
+            br#"{"choices":null}"#,
+        ] {
+            assert!(
+                !parse_chunk(s).expect("parses").content,
+                "{}",
+                String::from_utf8_lossy(s)
+            );
+        }
+    }
+
+    #[test]
+    fn content_reasoning_and_tool_calls_count() {
+        for s in [
+            &br#"{"choices":[{"delta":{"content":"a\nb \u00e9"}}]}"#[..],
+            br#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+            br#"{"choices":[{"delta":{"reasoning":"think"}}]}"#,
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#,
+        ] {
+            assert!(
+                parse_chunk(s).expect("parses").content,
+                "{}",
+                String::from_utf8_lossy(s)
+            );
+        }
+    }
+
+    #[test]
+    fn usage_timings_and_errors() {
+        let c = parse_chunk(br#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":null},"timings":{"prompt_n":5,"prompt_ms":1.5,"predicted_n":7,"predicted_per_token_ms":10,"queue_ms":0.25}}"#).expect("ok");
+        assert_eq!(
+            c.usage,
+            Some(Usage {
+                prompt_tokens: 5,
+                completion_tokens: 7
+            })
+        );
+        let t = c.timings.expect("timings");
+        assert_eq!((t.prompt_n, t.predicted_n), (Some(5), Some(7)));
+        assert_eq!(
+            (t.predicted_per_token_ms, t.queue_ms),
+            (Some(10.0), Some(0.25))
+        );
+        let c = parse_chunk(br#"{"error":{"message":"overloaded","code":503}}"#).expect("ok");
+        assert!(c.error.is_some());
+        assert!(
+            parse_chunk(br#"{"error":null,"choices":[]}"#)
+                .expect("ok")
+                .error
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_an_error() {
+        assert!(parse_chunk(b"{\"choices\":[{\"text\":").is_err());
+        assert!(parse_chunk(b"not json").is_err());
+        assert!(parse_chunk(br#"{"choices":{"text":"x"}}"#).is_err());
+    }
+}

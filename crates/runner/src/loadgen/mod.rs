@@ -1,0 +1,27 @@
+//! The load generator: a streaming OpenAI-compatible client driven on a precomputed arrival
+//! schedule under a hard concurrency limit.
+//!
+//! One trial is [`run_trial`]`(&Target, &LoadConfig, &TrialPrompts) -> TrialOutcome`: raw
+//! per-request [`RequestRecord`]s (instants as nanosecond offsets, token events, usage,
+//! server timings, a typed [`ErrorKind`] on failure) and the [`crate::metrics::TrialSummary`]
+//! derived from them.
+//!
+//! Modules, one responsibility each: [`config`] (inputs and their validation), [`schedule`]
+//! (arrival offsets), [`sse`] (event-stream framing), [`chunk`] (the JSON of one event),
+//! [`stream`] (bytes → record), [`body`] (request bodies), [`client`] (HTTP), [`trial`]
+//! (warm-up, gate, deadlines), [`record`] (what is stored).
+
+pub mod body;
+pub mod chunk;
+pub mod client;
+pub mod config;
+pub mod record;
+pub mod schedule;
+pub mod sse;
+pub mod stream;
+pub mod trial;
+
+pub use client::{ClientError, Clock, Executor, HttpClient};
+pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target};
+pub use record::{ErrorKind, RequestRecord, ServerTimings, TokenEvent, Usage};
+pub use trial::{LoadError, TrialOutcome, run_trial, run_trial_with};

@@ -1,0 +1,303 @@
+//! The per-request record: raw instants and what the server said, nothing derived.
+//!
+//! Every instant is a nanosecond offset from the start of the trial's phase (measured
+//! requests: the instant the arrival schedule counts from). Metrics (TTFT, ITL, …) are
+//! derived from these records in [`crate::metrics`] only.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Why a request failed, or a non-fatal flag on it. Failures are data: they are counted by
+/// kind (`BTreeMap<ErrorKind, usize>`), never folded into a bool.
+///
+/// Serialised as a short string: `connect`, `timeout`, `http_503`, …
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorKind {
+    /// The TCP connection could not be opened.
+    Connect,
+    /// The request did not finish within `request_timeout` (a stalled stream is cut).
+    Timeout,
+    /// Cut by the whole-trial deadline while in flight.
+    TrialDeadline,
+    /// Never sent: the trial deadline passed before its turn.
+    NotSent,
+    /// The server answered with a non-2xx status.
+    Http { status: u16 },
+    /// Another transport error before the response headers (reset, protocol error).
+    Transport,
+    /// The body ended or broke before `[DONE]` or a `finish_reason`.
+    StreamDisconnected,
+    /// An event's data is not the JSON expected, or the body is not SSE.
+    MalformedEvent,
+    /// The stream carried an error (`data: {"error": …}` or `event: error`), or a 2xx
+    /// response was a JSON error body.
+    ServerErrorEvent,
+    /// The stream finished normally but carried no token.
+    NoContent,
+    /// Internal: the request task did not complete (a bug; reported, never hidden).
+    Internal,
+    // ---- non-fatal flags (derived by `metrics`, the request still counts as successful) ----
+    /// The server sent no `usage`; N_out falls back to the client's event count (flagged),
+    /// never to the requested length.
+    NoUsage,
+    /// N_out below 90% of the requested output length.
+    ShortOutput,
+    /// N_out above 110% of the requested output length.
+    LongOutput,
+    /// The server's `usage.prompt_tokens` differs from the prompt's exact expected count.
+    InputLengthMismatch,
+}
+
+impl ErrorKind {
+    /// Fatal kinds make a request failed (excluded from latency metrics, counted in
+    /// `error_rate`); flags do not.
+    pub fn is_failure(self) -> bool {
+        !matches!(
+            self,
+            ErrorKind::NoUsage
+                | ErrorKind::ShortOutput
+                | ErrorKind::LongOutput
+                | ErrorKind::InputLengthMismatch
+        )
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::TrialDeadline => "trial_deadline",
+            ErrorKind::NotSent => "not_sent",
+            ErrorKind::Http { status } => return write!(f, "http_{status}"),
+            ErrorKind::Transport => "transport",
+            ErrorKind::StreamDisconnected => "stream_disconnected",
+            ErrorKind::MalformedEvent => "malformed_event",
+            ErrorKind::ServerErrorEvent => "server_error_event",
+            ErrorKind::NoContent => "no_content",
+            ErrorKind::Internal => "internal",
+            ErrorKind::NoUsage => "no_usage",
+            ErrorKind::ShortOutput => "short_output",
+            ErrorKind::LongOutput => "long_output",
+            ErrorKind::InputLengthMismatch => "input_length_mismatch",
+        };
+        f.write_str(s)
+    }
+}
+
+/// An unknown error-kind name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error kind `{0}`")]
+pub struct UnknownErrorKind(pub String);
+
+impl FromStr for ErrorKind {
+    type Err = UnknownErrorKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "connect" => ErrorKind::Connect,
+            "timeout" => ErrorKind::Timeout,
+            "trial_deadline" => ErrorKind::TrialDeadline,
+            "not_sent" => ErrorKind::NotSent,
+            "transport" => ErrorKind::Transport,
+            "stream_disconnected" => ErrorKind::StreamDisconnected,
+            "malformed_event" => ErrorKind::MalformedEvent,
+            "server_error_event" => ErrorKind::ServerErrorEvent,
+            "no_content" => ErrorKind::NoContent,
+            "internal" => ErrorKind::Internal,
+            "no_usage" => ErrorKind::NoUsage,
+            "short_output" => ErrorKind::ShortOutput,
+            "long_output" => ErrorKind::LongOutput,
+            "input_length_mismatch" => ErrorKind::InputLengthMismatch,
+            other => match other.strip_prefix("http_").map(str::parse::<u16>) {
+                Some(Ok(status)) => ErrorKind::Http { status },
+                _ => return Err(UnknownErrorKind(other.to_owned())),
+            },
+        })
+    }
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One token-bearing SSE event: when its network chunk was read, and how many tokens it
+/// carried. Serialised as `[t_ns, tokens]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "(u64, u32)", into = "(u64, u32)")]
+pub struct TokenEvent {
+    pub t_ns: u64,
+    /// Tokens in this event: the `usage.completion_tokens` delta when the server streams
+    /// usage with every chunk, else 1 (see [`RequestRecord::chunk_tokens_from_usage`]).
+    pub tokens: u32,
+}
+
+impl From<(u64, u32)> for TokenEvent {
+    fn from((t_ns, tokens): (u64, u32)) -> Self {
+        TokenEvent { t_ns, tokens }
+    }
+}
+
+impl From<TokenEvent> for (u64, u32) {
+    fn from(e: TokenEvent) -> Self {
+        (e.t_ns, e.tokens)
+    }
+}
+
+/// The server's `usage` object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u32,
+    #[serde(default)]
+    pub completion_tokens: u32,
+}
+
+/// Per-request timings reported by the server itself (llama.cpp's and the simulator's
+/// `timings` object). Unknown fields are ignored; absent ones stay `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerTimings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_per_token_ms: Option<f64>,
+    /// Time the request waited in the server's queue before being scheduled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ms: Option<f64>,
+    /// The server's own time to first token (receipt of the request → first token sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+}
+
+/// Everything observed about one request. Fields are raw; see the module docs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Position in the trial's request sequence (0-based).
+    pub index: u32,
+    /// Which prompt of the trial's prompt list was sent.
+    pub prompt_index: u32,
+    /// Scheduled arrival.
+    pub intended_ns: u64,
+    /// Just before the request was written, after the concurrency gate. `None`: never sent.
+    pub send_ns: Option<u64>,
+    /// Response headers received.
+    pub headers_ns: Option<u64>,
+    /// Token-bearing events (non-empty text, content, reasoning or tool call), in order.
+    /// Role-only, usage-only and `[DONE]` events are not here.
+    pub events: Vec<TokenEvent>,
+    /// The response fully consumed, or the request failed.
+    pub end_ns: Option<u64>,
+    /// `max_tokens` sent.
+    pub max_tokens: u32,
+    /// The output length this request is meant to produce (set when `ignore_eos` or
+    /// `min_tokens` fixes it); checked against N_out at 90–110%.
+    pub output_target: Option<u32>,
+    /// The prompt's input length as known to the dataset, and whether that count is the
+    /// server's own (exact) or an approximation.
+    pub expected_input_tokens: Option<u32>,
+    pub input_tokens_exact: bool,
+    /// The server's final `usage`, if it sent one.
+    pub usage: Option<Usage>,
+    /// True when `usage` arrived with token-bearing chunks (continuous usage stats), so the
+    /// per-event token counts are the server's deltas rather than 1 per event.
+    pub chunk_tokens_from_usage: bool,
+    pub finish_reason: Option<String>,
+    /// A fatal error, if the request failed.
+    pub error: Option<ErrorKind>,
+    /// What the server or transport said about the error (truncated).
+    pub error_detail: Option<String>,
+    pub server_timings: Option<ServerTimings>,
+}
+
+impl RequestRecord {
+    /// Output tokens counted by the client: the sum of per-event token counts.
+    pub fn client_output_tokens(&self) -> u64 {
+        self.events.iter().map(|e| u64::from(e.tokens)).sum()
+    }
+
+    pub(crate) fn fail(&mut self, kind: ErrorKind, detail: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(kind);
+            let mut d: String = detail.into();
+            truncate_utf8(&mut d, MAX_DETAIL);
+            if !d.is_empty() {
+                self.error_detail = Some(d);
+            }
+        }
+    }
+}
+
+/// Longest error detail kept per request.
+pub(crate) const MAX_DETAIL: usize = 512;
+
+pub(crate) fn truncate_utf8(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds_round_trip_as_strings() {
+        let kinds = [
+            ErrorKind::Connect,
+            ErrorKind::Http { status: 503 },
+            ErrorKind::NoUsage,
+            ErrorKind::StreamDisconnected,
+        ];
+        for k in kinds {
+            let s = serde_json::to_string(&k).expect("serialises");
+            let back: ErrorKind = serde_json::from_str(&s).expect("parses");
+            assert_eq!(back, k, "{s}");
+        }
+        assert_eq!(ErrorKind::Http { status: 429 }.to_string(), "http_429");
+        assert!("http_x".parse::<ErrorKind>().is_err());
+        let map: std::collections::BTreeMap<ErrorKind, usize> = [
+            (ErrorKind::Http { status: 500 }, 2),
+            (ErrorKind::Timeout, 1),
+        ]
+        .into();
+        let json = serde_json::to_string(&map).expect("map keys are strings");
+        assert_eq!(json, r#"{"timeout":1,"http_500":2}"#);
+    }
+
+    #[test]
+    fn detail_is_truncated_on_a_char_boundary() {
+        let mut r = RequestRecord::default();
+        r.fail(ErrorKind::Transport, "é".repeat(600));
+        let d = r.error_detail.clone().expect("kept");
+        assert!(d.len() <= MAX_DETAIL);
+        r.fail(ErrorKind::Timeout, "second");
+        assert_eq!(r.error, Some(ErrorKind::Transport), "first error wins");
+    }
+
+    #[test]
+    fn token_events_serialise_as_pairs() {
+        let e = TokenEvent { t_ns: 5, tokens: 2 };
+        assert_eq!(serde_json::to_string(&e).expect("ok"), "[5,2]");
+    }
+}

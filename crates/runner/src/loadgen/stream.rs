@@ -1,0 +1,235 @@
+//! Turns the bytes of one streamed response into a [`RequestRecord`]: pure, no I/O, fed
+//! network chunks with the instant each was read.
+//!
+//! Tokens per event: when the server streams `usage` with every chunk (vLLM's
+//! `continuous_usage_stats`), an event's token count is the increase of
+//! `usage.completion_tokens`; otherwise each token-bearing event counts 1. The final
+//! `usage` is kept as sent; when it disagrees with the per-event sum, the events are left as
+//! observed and the metrics layer reconciles (see `metrics::derive`).
+
+use super::chunk::parse_chunk;
+use super::record::{ErrorKind, RequestRecord, TokenEvent, truncate_utf8};
+use super::sse::{EventType, SseParser};
+
+/// Whether to keep reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// A fatal error was recorded: stop reading and drop the connection.
+    Stop,
+}
+
+/// State of one response stream.
+#[derive(Debug, Default)]
+pub struct StreamConsumer {
+    sse: SseParser,
+    st: EventState,
+    /// The first bytes of the body, kept until an event is seen, to explain a non-SSE body.
+    head: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+struct EventState {
+    done: bool,
+    finish_seen: bool,
+    events_seen: u64,
+    last_usage_out: Option<u32>,
+}
+
+const HEAD_BYTES: usize = 512;
+
+impl StreamConsumer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one network chunk read at `t_ns`.
+    pub fn on_chunk(&mut self, t_ns: u64, chunk: &[u8], rec: &mut RequestRecord) -> Flow {
+        if self.st.events_seen == 0 && self.head.len() < HEAD_BYTES {
+            let take = (HEAD_BYTES - self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+        }
+        let st = &mut self.st;
+        self.sse
+            .feed(chunk, |ev| st.on_event(t_ns, ev.kind, ev.data, rec));
+        if rec.error.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// The body ended cleanly at `t_ns`: decides success or the failure kind.
+    pub fn on_eof(&mut self, t_ns: u64, rec: &mut RequestRecord) {
+        let st = &mut self.st;
+        self.sse
+            .finish(|ev| st.on_event(t_ns, ev.kind, ev.data, rec));
+        rec.end_ns = Some(t_ns);
+        if rec.error.is_some() {
+            return;
+        }
+        if self.st.events_seen == 0 {
+            let mut head = String::from_utf8_lossy(&self.head).into_owned();
+            truncate_utf8(&mut head, HEAD_BYTES);
+            let kind = if head.contains("\"error\"") {
+                ErrorKind::ServerErrorEvent
+            } else if head.trim().is_empty() {
+                ErrorKind::NoContent
+            } else {
+                ErrorKind::MalformedEvent
+            };
+            rec.fail(
+                kind,
+                format!("response body is not an event stream: {head}"),
+            );
+        } else if !self.st.done && !self.st.finish_seen {
+            rec.fail(
+                ErrorKind::StreamDisconnected,
+                "stream ended before [DONE] or finish_reason",
+            );
+        } else if rec.events.is_empty() {
+            rec.fail(ErrorKind::NoContent, "stream finished without any token");
+        }
+    }
+}
+
+impl EventState {
+    fn on_event(&mut self, t_ns: u64, kind: EventType, data: &[u8], rec: &mut RequestRecord) {
+        self.events_seen += 1;
+        if rec.error.is_some() {
+            return;
+        }
+        match kind {
+            EventType::Message => {}
+            EventType::Error => {
+                rec.fail(ErrorKind::ServerErrorEvent, String::from_utf8_lossy(data));
+                return;
+            }
+            EventType::Other => return,
+        }
+        if data.trim_ascii() == b"[DONE]" {
+            self.done = true;
+            return;
+        }
+        let chunk = match parse_chunk(data) {
+            Ok(c) => c,
+            Err(e) => {
+                let mut d = format!("{e}: ");
+                d.push_str(&String::from_utf8_lossy(data));
+                rec.fail(ErrorKind::MalformedEvent, d);
+                return;
+            }
+        };
+        if let Some(err) = chunk.error {
+            rec.fail(ErrorKind::ServerErrorEvent, err.to_string());
+            return;
+        }
+        if chunk.content {
+            let tokens = match chunk.usage {
+                Some(u) => {
+                    rec.chunk_tokens_from_usage = true;
+                    let prev = self.last_usage_out.unwrap_or(0);
+                    u.completion_tokens.saturating_sub(prev).max(1)
+                }
+                None => 1,
+            };
+            rec.events.push(TokenEvent { t_ns, tokens });
+        }
+        if let Some(u) = chunk.usage {
+            self.last_usage_out = Some(u.completion_tokens);
+            rec.usage = Some(u);
+        }
+        if let Some(fr) = chunk.finish_reason {
+            self.finish_seen = true;
+            if rec.finish_reason.as_deref() != Some(&*fr) {
+                rec.finish_reason = Some(fr.into_owned());
+            }
+        }
+        if chunk.timings.is_some() {
+            rec.server_timings = chunk.timings;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::record::Usage;
+
+    fn run(chunks: &[&[u8]]) -> RequestRecord {
+        let mut rec = RequestRecord::default();
+        let mut c = StreamConsumer::new();
+        for (i, ch) in chunks.iter().enumerate() {
+            if c.on_chunk(i as u64 * 10, ch, &mut rec) == Flow::Stop {
+                rec.end_ns = Some(i as u64 * 10);
+                return rec;
+            }
+        }
+        c.on_eof(chunks.len() as u64 * 10, &mut rec);
+        rec
+    }
+
+    const ROLE: &[u8] =
+        b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
+    const TOK: &[u8] = b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n";
+    const FIN: &[u8] = b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n";
+    const USAGE: &[u8] =
+        b"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n";
+    const DONE: &[u8] = b"data: [DONE]\n\n";
+
+    #[test]
+    fn a_normal_chat_stream() {
+        let rec = run(&[ROLE, TOK, b": ping\n\n", TOK, FIN, USAGE, DONE]);
+        assert_eq!(rec.error, None, "{:?}", rec.error_detail);
+        let times: Vec<u64> = rec.events.iter().map(|e| e.t_ns).collect();
+        assert_eq!(times, [10, 30], "role-only chunk does not count");
+        assert_eq!(
+            rec.usage,
+            Some(Usage {
+                prompt_tokens: 3,
+                completion_tokens: 2
+            })
+        );
+        assert_eq!(rec.finish_reason.as_deref(), Some("length"));
+        assert!(!rec.chunk_tokens_from_usage);
+        assert_eq!(rec.end_ns, Some(70));
+    }
+
+    #[test]
+    fn continuous_usage_gives_tokens_per_chunk() {
+        let a = b"data: {\"choices\":[{\"text\":\"ab\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}\n\n";
+        let b = b"data: {\"choices\":[{\"text\":\"c\",\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":5}}\n\n";
+        let rec = run(&[a, b, DONE]);
+        assert!(rec.chunk_tokens_from_usage);
+        let toks: Vec<u32> = rec.events.iter().map(|e| e.tokens).collect();
+        assert_eq!(toks, [2, 3]);
+        assert_eq!(rec.client_output_tokens(), 5);
+    }
+
+    #[test]
+    fn failures_are_typed() {
+        let rec = run(&[TOK, b"data: {\"choices\":[{\"delta\":\n\n"]);
+        assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+        let rec = run(&[TOK, b"data: {\"error\":{\"message\":\"oom\"}}\n\n"]);
+        assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
+        assert!(rec.error_detail.as_deref().unwrap_or("").contains("oom"));
+        let rec = run(&[TOK, b"event: error\ndata: boom\n\n"]);
+        assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
+        let rec = run(&[TOK, TOK]);
+        assert_eq!(rec.error, Some(ErrorKind::StreamDisconnected));
+        let rec = run(&[ROLE, FIN, DONE]);
+        assert_eq!(rec.error, Some(ErrorKind::NoContent));
+        let rec = run(&[b"{\"error\":{\"message\":\"bad model\"}}"]);
+        assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
+        let rec = run(&[b"<html>oops</html>"]);
+        assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+    }
+
+    #[test]
+    fn missing_usage_is_not_an_error_here() {
+        let rec = run(&[TOK, FIN, DONE]);
+        assert_eq!(rec.error, None);
+        assert_eq!(rec.usage, None, "never filled from the requested length");
+        assert_eq!(rec.client_output_tokens(), 1);
+    }
+}

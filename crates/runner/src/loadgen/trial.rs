@@ -1,0 +1,280 @@
+//! One trial: warm-up, then the measured requests on their arrival schedule, all under one
+//! hard concurrency limit, each request bounded by its timeout and the trial's deadline.
+//!
+//! The limit is a semaphore. A request takes a permit *before* its send instant is recorded
+//! and gives it back only after its response has been fully consumed or has failed (the
+//! response is dropped first), so the number of requests in flight — on the client and on
+//! the server — never exceeds `max_concurrency`, warm-up included.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use time::OffsetDateTime;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, sleep_until, timeout_at};
+
+use super::body::{BodyError, build_body, output_target};
+use super::client::{ClientError, Clock, Executor, HttpClient};
+use super::config::{ConfigError, LoadConfig, Target};
+use super::record::{ErrorKind, RequestRecord};
+use super::schedule::arrival_offsets;
+use crate::dataset::{Prompt, TrialPrompts};
+use crate::metrics::{SummaryOptions, TrialSummary, summarize};
+
+/// What a trial produced: raw records (measured and warm-up) and the summary derived from
+/// the measured ones.
+#[derive(Debug, Clone)]
+pub struct TrialOutcome {
+    /// Measured requests, in send order (`index`), instants relative to the measured
+    /// phase's start.
+    pub records: Vec<RequestRecord>,
+    /// Warm-up requests, instants relative to the warm-up's start; excluded from metrics.
+    pub warmup_records: Vec<RequestRecord>,
+    pub summary: TrialSummary,
+    /// Wall-clock start and end of the measured phase (UTC).
+    pub started_at: OffsetDateTime,
+    pub ended_at: OffsetDateTime,
+}
+
+/// A trial that could not be run (request failures are not errors: they are data in the
+/// records).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("the trial needs {needed} prompts but was given {got}")]
+    NotEnoughPrompts { needed: usize, got: usize },
+    #[error("{needed} warm-up requests were asked for but no warm-up prompt was given")]
+    NoWarmupPrompts { needed: usize },
+}
+
+/// Runs one trial against `target` over HTTP and summarises it.
+pub async fn run_trial(
+    target: &Target,
+    cfg: &LoadConfig,
+    prompts: &TrialPrompts,
+) -> Result<TrialOutcome, LoadError> {
+    let client = Arc::new(HttpClient::new(target)?);
+    run_trial_with(client, target, cfg, prompts).await
+}
+
+/// [`run_trial`] through any [`Executor`] (tests use scripted ones).
+pub async fn run_trial_with<E: Executor>(
+    exec: Arc<E>,
+    target: &Target,
+    cfg: &LoadConfig,
+    prompts: &TrialPrompts,
+) -> Result<TrialOutcome, LoadError> {
+    cfg.validate()?;
+    if prompts.measured.len() < cfg.requests {
+        return Err(LoadError::NotEnoughPrompts {
+            needed: cfg.requests,
+            got: prompts.measured.len(),
+        });
+    }
+    if cfg.warmup_requests > 0 && prompts.warmup.is_empty() {
+        return Err(LoadError::NoWarmupPrompts {
+            needed: cfg.warmup_requests,
+        });
+    }
+    let measured = prepare(target, cfg, prompts.measured.iter().take(cfg.requests))?;
+    let warmup = prepare(
+        target,
+        cfg,
+        prompts.warmup.iter().cycle().take(cfg.warmup_requests),
+    )?;
+    let offsets = arrival_offsets(&cfg.arrival, cfg.requests, cfg.seed)?;
+
+    let permits = cfg
+        .max_concurrency
+        .unwrap_or(Semaphore::MAX_PERMITS)
+        .min(Semaphore::MAX_PERMITS);
+    let gate = Arc::new(Semaphore::new(permits));
+    let deadline = cfg.trial_deadline.map(|d| Instant::now() + d);
+    let phase = Phase {
+        gate,
+        deadline,
+        request_timeout: cfg.request_timeout,
+    };
+
+    let warmup_records = phase
+        .run(&exec, warmup, &vec![0; cfg.warmup_requests])
+        .await;
+    let started_at = OffsetDateTime::now_utc();
+    let records = phase.run(&exec, measured, &offsets).await;
+    let ended_at = OffsetDateTime::now_utc();
+    let summary = summarize(
+        &records,
+        &SummaryOptions {
+            max_concurrency: cfg.max_concurrency,
+            slo: cfg.slo,
+        },
+    );
+    Ok(TrialOutcome {
+        records,
+        warmup_records,
+        summary,
+        started_at,
+        ended_at,
+    })
+}
+
+/// A request ready to send: its body and the record fields known in advance.
+struct Prepared {
+    body: Bytes,
+    template: RequestRecord,
+}
+
+fn prepare<'a>(
+    target: &Target,
+    cfg: &LoadConfig,
+    prompts: impl Iterator<Item = &'a Prompt>,
+) -> Result<Vec<Prepared>, BodyError> {
+    prompts
+        .enumerate()
+        .map(|(i, p)| {
+            let body = build_body(target, cfg, p, i)?;
+            let template = RequestRecord {
+                index: i as u32,
+                prompt_index: i as u32,
+                max_tokens: p.max_tokens,
+                output_target: output_target(cfg, p),
+                expected_input_tokens: p.expected_input_tokens,
+                input_tokens_exact: p.input_tokens_exact,
+                ..RequestRecord::default()
+            };
+            Ok(Prepared { body, template })
+        })
+        .collect()
+}
+
+struct Phase {
+    gate: Arc<Semaphore>,
+    deadline: Option<Instant>,
+    request_timeout: Duration,
+}
+
+impl Phase {
+    /// Sends `reqs` at `offsets` (ns from the phase start) and waits for all of them.
+    async fn run<E: Executor>(
+        &self,
+        exec: &Arc<E>,
+        reqs: Vec<Prepared>,
+        offsets: &[u64],
+    ) -> Vec<RequestRecord> {
+        let clock = Clock::start();
+        let mut handles = Vec::with_capacity(reqs.len());
+        let mut unsent = Vec::new();
+        let mut reqs = reqs.into_iter().zip(offsets);
+        for (req, &offset) in reqs.by_ref() {
+            let mut rec = req.template;
+            rec.intended_ns = offset;
+            let due = clock.origin() + Duration::from_nanos(offset);
+            let Some(permit) = self.admit(due).await else {
+                rec.fail(
+                    ErrorKind::NotSent,
+                    "trial deadline passed before the request's turn",
+                );
+                unsent.push(rec);
+                break;
+            };
+            let task = request_task(exec.clone(), req.body, rec, clock, self.limits(), permit);
+            handles.push((offset, tokio::spawn(task)));
+        }
+        for (req, &offset) in reqs {
+            let mut rec = req.template;
+            rec.intended_ns = offset;
+            rec.fail(
+                ErrorKind::NotSent,
+                "trial deadline passed before the request's turn",
+            );
+            unsent.push(rec);
+        }
+        let mut out = Vec::with_capacity(handles.len() + unsent.len());
+        for (i, (offset, h)) in handles.into_iter().enumerate() {
+            out.push(h.await.unwrap_or_else(|e| {
+                let mut rec = RequestRecord {
+                    index: i as u32,
+                    prompt_index: i as u32,
+                    ..Default::default()
+                };
+                rec.intended_ns = offset;
+                rec.fail(ErrorKind::Internal, format!("request task failed: {e}"));
+                rec
+            }));
+        }
+        out.extend(unsent);
+        out
+    }
+
+    /// Waits for the request's due instant, then for a permit; `None` if the trial deadline
+    /// passes first.
+    async fn admit(&self, due: Instant) -> Option<OwnedSemaphorePermit> {
+        let gate = async {
+            if Instant::now() < due {
+                sleep_until(due).await;
+            }
+            self.gate.clone().acquire_owned().await.ok()
+        };
+        match self.deadline {
+            Some(d) => timeout_at(d, gate).await.ok().flatten(),
+            None => gate.await,
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.request_timeout,
+            trial_deadline: self.deadline,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Limits {
+    timeout: Duration,
+    trial_deadline: Option<Instant>,
+}
+
+async fn request_task<E: Executor>(
+    exec: Arc<E>,
+    body: Bytes,
+    mut rec: RequestRecord,
+    clock: Clock,
+    limits: Limits,
+    permit: OwnedSemaphorePermit,
+) -> RequestRecord {
+    let own = Instant::now() + limits.timeout;
+    let (deadline, kind) = match limits.trial_deadline {
+        Some(d) if d < own => (d, ErrorKind::TrialDeadline),
+        _ => (own, ErrorKind::Timeout),
+    };
+    // Room for every token event, reserved before the send so the token path never grows
+    // the vector (capped: a huge max_tokens must not reserve memory for all requests).
+    rec.events
+        .reserve(rec.max_tokens.min(MAX_EVENT_RESERVE) as usize + 1);
+    let finished = timeout_at(deadline, exec.execute(body, &mut rec, clock))
+        .await
+        .is_ok();
+    // The request future (and with it the response and its connection) is dropped here,
+    // before the permit.
+    if !finished {
+        rec.end_ns = Some(clock.now_ns());
+        let msg = match kind {
+            ErrorKind::TrialDeadline => "cut by the trial deadline".to_owned(),
+            _ => format!("no complete response within {:?}", limits.timeout),
+        };
+        rec.fail(kind, msg);
+    }
+    drop(permit);
+    rec.events.shrink_to_fit();
+    rec
+}
+
+/// Largest per-request reservation of token events.
+const MAX_EVENT_RESERVE: u32 = 8192;

@@ -1,0 +1,170 @@
+//! In-flight requests over time, from the `[send, end)` interval of every sent request:
+//! peak concurrency (sweep line), time-averaged concurrency, and the steady-state window.
+//!
+//! Steady state. The ramp ends at the first of: the send that brings the in-flight count
+//! to the concurrency limit, or the first completion (with no limit, or a limit the load
+//! never reaches, in-flight stops only rising when the first request ends). Requests sent
+//! before that point are *ramp* requests; requests that end after the last send are *tail*
+//! requests (the load was draining around them). Every other sent request is *steady*. The
+//! steady window is `[ramp end, last send]`.
+
+use crate::loadgen::RequestRecord;
+
+/// Where each request sits relative to the steady window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    NotSent,
+    Ramp,
+    Steady,
+    Tail,
+}
+
+/// The result of one sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    /// Largest number of requests in flight at once.
+    pub peak: usize,
+    /// One entry per record, in the records' order.
+    pub phases: Vec<Phase>,
+    /// `[ramp end, last send]` in ns, when non-empty.
+    pub steady_window: Option<(u64, u64)>,
+}
+
+/// The `[send, end)` interval of a sent request (`end` defaults to `send` if missing).
+pub fn interval(r: &RequestRecord) -> Option<(u64, u64)> {
+    let s = r.send_ns?;
+    Some((s, r.end_ns.unwrap_or(s).max(s)))
+}
+
+/// Sweeps the records' intervals. At equal instants ends are processed before starts
+/// (intervals are half-open), and starts in record order.
+pub fn sweep(records: &[RequestRecord], limit: Option<usize>) -> Sweep {
+    // (t, kind: 0 = end, 1 = start, record position)
+    let mut events: Vec<(u64, u8, usize)> = Vec::with_capacity(records.len() * 2);
+    for (i, r) in records.iter().enumerate() {
+        if let Some((s, e)) = interval(r) {
+            events.push((s, 1, i));
+            events.push((e, 0, i));
+        }
+    }
+    events.sort_unstable();
+    let mut phases = vec![Phase::NotSent; records.len()];
+    let (mut count, mut peak) = (0usize, 0usize);
+    let mut ramp_end: Option<u64> = None;
+    for &(t, kind, i) in &events {
+        if kind == 1 {
+            count += 1;
+            peak = peak.max(count);
+            if ramp_end.is_none() && limit.is_some_and(|l| count >= l) {
+                ramp_end = Some(t);
+            }
+            phases[i] = if ramp_end.is_some() {
+                Phase::Steady
+            } else {
+                Phase::Ramp
+            };
+        } else {
+            count -= 1;
+            if ramp_end.is_none() {
+                ramp_end = Some(t);
+            }
+        }
+    }
+    let last_send = records.iter().filter_map(|r| r.send_ns).max();
+    if let Some(ls) = last_send {
+        for (p, r) in phases.iter_mut().zip(records) {
+            if *p == Phase::Steady && r.end_ns.is_some_and(|e| e > ls) {
+                *p = Phase::Tail;
+            }
+        }
+    }
+    let steady_window = match (ramp_end, last_send) {
+        (Some(a), Some(b)) if b > a => Some((a, b)),
+        _ => None,
+    };
+    Sweep {
+        peak,
+        phases,
+        steady_window,
+    }
+}
+
+/// Time-averaged number of requests in flight over `[a, b)`: the total overlap of the
+/// intervals with the window divided by its length (over the whole trial this is
+/// ΣE2E/duration, with E2E measured send → end).
+pub fn mean_in_flight(records: &[RequestRecord], (a, b): (u64, u64)) -> Option<f64> {
+    if b <= a {
+        return None;
+    }
+    let busy: u128 = records
+        .iter()
+        .filter_map(interval)
+        .map(|(s, e)| u128::from(e.min(b).saturating_sub(s.max(a))))
+        .sum();
+    Some(busy as f64 / (b - a) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(send: u64, end: u64) -> RequestRecord {
+        RequestRecord {
+            send_ns: Some(send),
+            end_ns: Some(end),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn half_open_intervals_do_not_overlap_at_the_boundary() {
+        let r = [rec(0, 10), rec(10, 20), rec(20, 30)];
+        assert_eq!(sweep(&r, Some(1)).peak, 1);
+        let r = [rec(0, 10), rec(5, 20), rec(6, 7)];
+        assert_eq!(sweep(&r, None).peak, 3);
+    }
+
+    #[test]
+    fn closed_loop_ramp_steady_tail() {
+        // Limit 2: two at once, each replaced when it ends.
+        let r = [
+            rec(0, 10),
+            rec(1, 12),
+            rec(10, 20),
+            rec(12, 22),
+            rec(20, 30),
+            rec(22, 32),
+        ];
+        let s = sweep(&r, Some(2));
+        use Phase::*;
+        assert_eq!(s.phases, [Ramp, Steady, Steady, Steady, Tail, Tail]);
+        assert_eq!(s.steady_window, Some((1, 22)));
+        assert_eq!(s.peak, 2);
+    }
+
+    #[test]
+    fn open_loop_ramp_ends_at_first_completion() {
+        let r = [
+            rec(0, 50),
+            rec(10, 60),
+            rec(20, 70),
+            rec(55, 80),
+            rec(90, 95),
+        ];
+        let s = sweep(&r, None);
+        use Phase::*;
+        assert_eq!(s.phases, [Ramp, Ramp, Ramp, Steady, Tail]);
+        assert_eq!(s.steady_window, Some((50, 90)));
+    }
+
+    #[test]
+    fn unsent_and_mean() {
+        let mut r = vec![rec(0, 10), rec(0, 10)];
+        r.push(RequestRecord::default());
+        let s = sweep(&r, Some(2));
+        assert_eq!(s.phases[2], Phase::NotSent);
+        assert_eq!(mean_in_flight(&r, (0, 10)), Some(2.0));
+        assert_eq!(mean_in_flight(&r, (5, 20)), Some(10.0 / 15.0));
+        assert_eq!(mean_in_flight(&r, (5, 5)), None);
+    }
+}

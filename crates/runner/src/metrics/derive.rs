@@ -1,0 +1,228 @@
+//! Per-request metrics, derived from one [`RequestRecord`]. The definitions (DESIGN.md,
+//! "Metric definitions"; docs/metrics.md):
+//!
+//! - queue time = `send − intended` (client-side: waiting for the concurrency gate or the
+//!   dispatcher);
+//! - TTFT = first token-bearing event − send (a role-only chunk carries no token);
+//! - E2E = last token-bearing event − send (usage-only chunk and `[DONE]` excluded);
+//! - TPOT = (E2E − TTFT) / (N_out − 1), only for N_out ≥ 2;
+//! - ITL = each gap between consecutive token-bearing events; ITL per token = the gap divided
+//!   by the tokens of the later event.
+//!
+//! N_out is the server's `usage.completion_tokens`. When the server sent no usage, N_out is
+//! the client's count of token events and the request is flagged `no_usage` (never the
+//! requested length). Tokens per event are the server's usage deltas when it streams usage
+//! with every chunk, else 1; if the final usage then disagrees with the event count (a server
+//! that packs several tokens into one event), per-token ITL uses the mean tokens per event,
+//! N_out / events, and the request is counted as reconciled.
+//!
+//! Only successful requests get latencies; failed ones count by error kind.
+
+use crate::loadgen::{ErrorKind, RequestRecord};
+
+/// Metrics of one request, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestMetrics {
+    /// The fatal error, if the request failed.
+    pub failure: Option<ErrorKind>,
+    /// Non-fatal flags: `no_usage`, `short_output`, `long_output`, `input_length_mismatch`.
+    pub flags: Vec<ErrorKind>,
+    pub queue_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub itl_ms: Vec<f64>,
+    pub itl_per_token_ms: Vec<f64>,
+    /// Output tokens (usage, else the client count).
+    pub n_out: Option<u64>,
+    /// Input tokens from usage.
+    pub n_in: Option<u64>,
+    /// Per-event token counts disagreed with usage and were reconciled.
+    pub reconciled: bool,
+    /// The server's own TTFT (`timings.ttft_ms`, else `queue_ms + prompt_ms`), and the
+    /// client's TTFT minus it: what the client and the network add.
+    pub server_ttft_ms: Option<f64>,
+    pub ttft_overhead_ms: Option<f64>,
+}
+
+const NS_PER_MS: f64 = 1e6;
+
+fn ms(a: u64, b: u64) -> f64 {
+    (b as f64 - a as f64) / NS_PER_MS
+}
+
+/// Derives the metrics of one record.
+pub fn derive(r: &RequestRecord) -> RequestMetrics {
+    let mut m = RequestMetrics {
+        queue_ms: r.send_ns.map(|s| ms(r.intended_ns, s.max(r.intended_ns))),
+        ..Default::default()
+    };
+    if let Some(e) = r.error {
+        m.failure = Some(e);
+        return m;
+    }
+    let (Some(send), Some(first), Some(last)) = (r.send_ns, r.events.first(), r.events.last())
+    else {
+        // A record without error always has a send and an event (the client enforces it);
+        // anything else is reported, not guessed.
+        m.failure = Some(ErrorKind::Internal);
+        return m;
+    };
+    let ttft = ms(send, first.t_ns);
+    let e2e = ms(send, last.t_ns);
+    m.ttft_ms = Some(ttft);
+    m.e2e_ms = Some(e2e);
+
+    let client_out = r.client_output_tokens();
+    let n_out = match r.usage {
+        Some(u) => u64::from(u.completion_tokens),
+        None => {
+            m.flags.push(ErrorKind::NoUsage);
+            client_out
+        }
+    };
+    m.n_out = Some(n_out);
+    m.n_in = r.usage.map(|u| u64::from(u.prompt_tokens));
+    if n_out >= 2 {
+        m.tpot_ms = Some((e2e - ttft) / (n_out - 1) as f64);
+    }
+
+    // Tokens per event: as observed, or the mean when usage says otherwise.
+    let mean_per_event = if r.usage.is_some() && n_out != client_out && n_out > 0 {
+        m.reconciled = true;
+        Some(n_out as f64 / r.events.len() as f64)
+    } else {
+        None
+    };
+    m.itl_ms.reserve(r.events.len().saturating_sub(1));
+    m.itl_per_token_ms.reserve(r.events.len().saturating_sub(1));
+    for w in r.events.windows(2) {
+        let gap = ms(w[0].t_ns, w[1].t_ns);
+        let tokens = mean_per_event.unwrap_or(f64::from(w[1].tokens.max(1)));
+        m.itl_ms.push(gap);
+        m.itl_per_token_ms.push(gap / tokens);
+    }
+
+    if let Some(target) = r.output_target {
+        let t = f64::from(target);
+        let n = n_out as f64;
+        if n < 0.9 * t {
+            m.flags.push(ErrorKind::ShortOutput);
+        } else if n > 1.1 * t {
+            m.flags.push(ErrorKind::LongOutput);
+        }
+    }
+    let input_differs = r
+        .expected_input_tokens
+        .zip(r.usage)
+        .is_some_and(|(exp, u)| exp != u.prompt_tokens);
+    if r.input_tokens_exact && input_differs {
+        m.flags.push(ErrorKind::InputLengthMismatch);
+    }
+    if let Some(t) = &r.server_timings {
+        let server = t.ttft_ms.or(match (t.prompt_ms, t.queue_ms) {
+            (Some(p), q) => Some(p + q.unwrap_or(0.0)),
+            _ => None,
+        });
+        m.server_ttft_ms = server;
+        m.ttft_overhead_ms = server.map(|s| ttft - s);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::{ServerTimings, TokenEvent, Usage};
+
+    fn ok_record(times_ms: &[u64], usage: Option<(u32, u32)>) -> RequestRecord {
+        RequestRecord {
+            intended_ns: 0,
+            send_ns: Some(2_000_000),
+            events: times_ms
+                .iter()
+                .map(|&t| TokenEvent {
+                    t_ns: t * 1_000_000,
+                    tokens: 1,
+                })
+                .collect(),
+            end_ns: Some(times_ms.last().copied().unwrap_or(0) * 1_000_000 + 1),
+            usage: usage.map(|(i, o)| Usage {
+                prompt_tokens: i,
+                completion_tokens: o,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reference_values() {
+        // send at 2 ms; tokens at 12, 14, 17, 22 ms; usage says 4 tokens.
+        let m = derive(&ok_record(&[12, 14, 17, 22], Some((10, 4))));
+        assert_eq!(m.queue_ms, Some(2.0));
+        assert_eq!(m.ttft_ms, Some(10.0));
+        assert_eq!(m.e2e_ms, Some(20.0));
+        assert_eq!(m.tpot_ms, Some(10.0 / 3.0));
+        assert_eq!(m.itl_ms, [2.0, 3.0, 5.0]);
+        assert_eq!(m.itl_per_token_ms, [2.0, 3.0, 5.0]);
+        assert!(m.flags.is_empty() && !m.reconciled);
+        assert_eq!((m.n_in, m.n_out), (Some(10), Some(4)));
+    }
+
+    #[test]
+    fn one_token_has_no_tpot_and_no_usage_is_flagged() {
+        let m = derive(&ok_record(&[12], None));
+        assert_eq!(m.tpot_ms, None);
+        assert_eq!(m.flags, [ErrorKind::NoUsage]);
+        assert_eq!(m.n_out, Some(1), "client count, not the requested length");
+        assert_eq!(m.n_in, None);
+    }
+
+    #[test]
+    fn packed_events_are_reconciled_with_usage() {
+        // 3 events, usage says 6 tokens: 2 tokens per event on average.
+        let m = derive(&ok_record(&[10, 14, 18], Some((1, 6))));
+        assert!(m.reconciled);
+        assert_eq!(m.itl_per_token_ms, [2.0, 2.0]);
+        assert_eq!(m.tpot_ms, Some(8.0 / 5.0));
+    }
+
+    #[test]
+    fn output_and_input_length_checks() {
+        let mut r = ok_record(&[10, 11], Some((5, 8)));
+        r.output_target = Some(10);
+        r.expected_input_tokens = Some(4);
+        r.input_tokens_exact = true;
+        let m = derive(&r);
+        assert_eq!(
+            m.flags,
+            [ErrorKind::ShortOutput, ErrorKind::InputLengthMismatch]
+        );
+        r.usage = Some(Usage {
+            prompt_tokens: 4,
+            completion_tokens: 9,
+        });
+        assert!(derive(&r).flags.is_empty(), "9 of 10 is inside 90–110%");
+        r.usage = Some(Usage {
+            prompt_tokens: 4,
+            completion_tokens: 12,
+        });
+        assert_eq!(derive(&r).flags, [ErrorKind::LongOutput]);
+    }
+
+    #[test]
+    fn failures_have_no_latency_and_server_overhead_is_derived() {
+        let mut r = ok_record(&[12], Some((1, 1)));
+        r.server_timings = Some(ServerTimings {
+            ttft_ms: Some(9.5),
+            ..Default::default()
+        });
+        let m = derive(&r);
+        assert_eq!(m.ttft_overhead_ms, Some(0.5));
+        r.error = Some(ErrorKind::Timeout);
+        let m = derive(&r);
+        assert_eq!(m.failure, Some(ErrorKind::Timeout));
+        assert_eq!(m.ttft_ms, None);
+        assert_eq!(m.queue_ms, Some(2.0));
+    }
+}

@@ -1,0 +1,22 @@
+//! Every metric of a trial, derived from its raw [`crate::loadgen::RequestRecord`]s in this
+//! one place (STYLE rule 4: store instants, derive metrics).
+//!
+//! [`derive`] gives each request's TTFT, TPOT, ITL, E2E, queue time and flags;
+//! [`concurrency`] the peak and mean in-flight counts and the steady window; [`summary`] the
+//! [`TrialSummary`] with the catalogue's metric names; [`histograms`] the HDR histograms.
+
+pub mod concurrency;
+pub mod derive;
+pub mod histograms;
+pub mod latency;
+pub mod summary;
+
+pub use derive::{RequestMetrics, derive};
+pub use histograms::LatencyHistograms;
+pub use latency::LatencyStats;
+pub use summary::{
+    Slo, SummaryOptions, TokenAccounting, TrialSummary, WindowSummary, metric_names, summarize,
+};
+
+#[cfg(test)]
+mod tests;

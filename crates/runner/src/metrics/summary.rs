@@ -1,0 +1,346 @@
+//! The summary of one trial, derived from its records in one pass: every metric of the
+//! catalogue, for all requests and for the steady window, failures by kind, flags, and the
+//! latency histograms.
+//!
+//! Throughputs over a window `[a, b]` count what happened inside it: output tokens by the
+//! instant of their event, input tokens at the request's first token (prefill is done by
+//! then), requests at their end. Over the whole trial (`a` = first send, `b` = last end) this
+//! is simply the totals divided by the duration. Goodput counts the successful requests
+//! that meet every given SLO (ttft, tpot, e2e ≤ threshold; a request with one output token
+//! has no TPOT and meets the TPOT objective) per second.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::concurrency::{Phase, interval, mean_in_flight, sweep};
+use super::derive::{RequestMetrics, derive};
+use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
+use super::latency::{LatencyStats, STAT_NAMES};
+use crate::loadgen::{ErrorKind, RequestRecord};
+
+/// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+/// What summarising needs besides the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SummaryOptions {
+    pub max_concurrency: Option<usize>,
+    pub slo: Option<Slo>,
+}
+
+/// Metrics over one window of a trial. Latencies in ms, throughputs per second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowSummary {
+    /// `[start, end]` of the window in ns from the trial start.
+    pub window_ns: Option<(u64, u64)>,
+    pub duration_s: Option<f64>,
+    /// Requests belonging to the window (all: every request, sent or not).
+    pub requests: usize,
+    pub completed: usize,
+    pub failed: usize,
+    /// Output and input tokens counted inside the window.
+    pub output_tokens: u64,
+    pub input_tokens: u64,
+    pub output_throughput: Option<f64>,
+    pub total_throughput: Option<f64>,
+    pub request_throughput: Option<f64>,
+    pub goodput: Option<f64>,
+    pub error_rate: Option<f64>,
+    pub peak_concurrency: usize,
+    pub mean_concurrency: Option<f64>,
+    pub ttft: Option<LatencyStats>,
+    pub tpot: Option<LatencyStats>,
+    pub itl: Option<LatencyStats>,
+    pub itl_per_token: Option<LatencyStats>,
+    pub e2e: Option<LatencyStats>,
+    pub queue_time: Option<LatencyStats>,
+}
+
+/// Token counts and their sources over the measured requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenAccounting {
+    /// Σ `usage.completion_tokens` of successful requests that had usage.
+    pub usage_output_tokens: u64,
+    /// Σ of the client's per-event counts over the same requests (the discrepancy with
+    /// `usage_output_tokens` is the client-side check).
+    pub client_output_tokens_with_usage: u64,
+    /// Σ client counts of successful requests without usage (used for their N_out).
+    pub client_output_tokens_without_usage: u64,
+    pub requests_without_usage: usize,
+    /// Requests whose per-event counts were reconciled with usage (mean tokens per event).
+    pub reconciled_requests: usize,
+    /// Requests whose output length was checked against a fixed target (90–110%).
+    pub output_length_checked: usize,
+}
+
+/// The summary of one trial (measured requests only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialSummary {
+    pub all: WindowSummary,
+    /// Requests neither in the ramp-up nor in the drain (see `metrics::concurrency`).
+    pub steady: WindowSummary,
+    pub max_concurrency: Option<usize>,
+    /// Peak in-flight above the limit. Always false unless the load generator has a bug.
+    pub concurrency_limit_exceeded: bool,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<ErrorKind, usize>,
+    /// Non-fatal flags by kind (`no_usage`, `short_output`, `long_output`,
+    /// `input_length_mismatch`); the requests still count as completed.
+    pub flags: BTreeMap<ErrorKind, usize>,
+    pub tokens: TokenAccounting,
+    /// Client TTFT minus the server's own TTFT, where the server reports one.
+    pub ttft_overhead: Option<LatencyStats>,
+    pub histograms: LatencyHistograms,
+    pub percentile_method: String,
+}
+
+/// Names accepted by [`TrialSummary::metric`] (the catalogue's).
+pub fn metric_names() -> Vec<String> {
+    let mut v: Vec<String> = SCALARS.iter().map(|s| (*s).to_owned()).collect();
+    for fam in FAMILIES {
+        for st in STAT_NAMES {
+            v.push(format!("{fam}_{st}"));
+        }
+    }
+    v
+}
+
+const SCALARS: [&str; 7] = [
+    "output_throughput",
+    "total_throughput",
+    "request_throughput",
+    "goodput",
+    "error_rate",
+    "peak_concurrency",
+    "mean_concurrency",
+];
+const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
+
+impl WindowSummary {
+    /// A metric by catalogue name (`output_throughput`, `ttft_p50`, `itl_per_token_p99`,
+    /// …); `None` for an unknown name or a metric with no value in this window.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "output_throughput" => self.output_throughput,
+            "total_throughput" => self.total_throughput,
+            "request_throughput" => self.request_throughput,
+            "goodput" => self.goodput,
+            "error_rate" => self.error_rate,
+            "peak_concurrency" => Some(self.peak_concurrency as f64),
+            "mean_concurrency" => self.mean_concurrency,
+            _ => {
+                let (family, stat) = name.rsplit_once('_')?;
+                let stats = match family {
+                    "ttft" => self.ttft,
+                    "tpot" => self.tpot,
+                    "itl" => self.itl,
+                    "itl_per_token" => self.itl_per_token,
+                    "e2e" => self.e2e,
+                    "queue_time" => self.queue_time,
+                    _ => return None,
+                };
+                stats?.get(stat)
+            }
+        }
+    }
+}
+
+impl TrialSummary {
+    /// A metric over all measured requests, by catalogue name.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.all.metric(name)
+    }
+
+    /// A metric over the steady window, by catalogue name.
+    pub fn steady_metric(&self, name: &str) -> Option<f64> {
+        self.steady.metric(name)
+    }
+}
+
+/// Summarises the measured records of one trial.
+pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSummary {
+    let metrics: Vec<RequestMetrics> = records.iter().map(derive).collect();
+    let sw = sweep(records, opts.max_concurrency);
+
+    let mut errors = BTreeMap::new();
+    let mut flags = BTreeMap::new();
+    let mut tokens = TokenAccounting::default();
+    let mut hist = HistogramSet::default();
+    let mut overhead = Vec::new();
+    for (r, m) in records.iter().zip(&metrics) {
+        if let Some(e) = m.failure {
+            *errors.entry(e).or_insert(0) += 1;
+            continue;
+        }
+        for f in &m.flags {
+            *flags.entry(*f).or_insert(0) += 1;
+        }
+        let client = r.client_output_tokens();
+        match r.usage {
+            Some(u) => {
+                tokens.usage_output_tokens += u64::from(u.completion_tokens);
+                tokens.client_output_tokens_with_usage += client;
+            }
+            None => {
+                tokens.requests_without_usage += 1;
+                tokens.client_output_tokens_without_usage += client;
+            }
+        }
+        tokens.reconciled_requests += usize::from(m.reconciled);
+        tokens.output_length_checked += usize::from(r.output_target.is_some());
+        let hs = [
+            (&mut hist.ttft, m.ttft_ms),
+            (&mut hist.tpot, m.tpot_ms),
+            (&mut hist.e2e, m.e2e_ms),
+        ];
+        for (h, v) in hs {
+            if let Some(v) = v {
+                record_ms(h, v);
+            }
+        }
+        for &v in &m.itl_ms {
+            record_ms(&mut hist.itl, v);
+        }
+        overhead.extend(m.ttft_overhead_ms);
+    }
+
+    let first_send = records.iter().filter_map(|r| r.send_ns).min();
+    let last_end = records
+        .iter()
+        .filter_map(|r| interval(r).map(|i| i.1))
+        .max();
+    let all_bounds = first_send.zip(last_end).filter(|(a, b)| b > a);
+    let ctx = Ctx {
+        records,
+        metrics: &metrics,
+        slo: opts.slo,
+    };
+    let mut all = ctx.window(|_| true, all_bounds);
+    all.peak_concurrency = sw.peak;
+    let mut steady = ctx.window(|i| sw.phases[i] == Phase::Steady, sw.steady_window);
+    steady.peak_concurrency = match sw.steady_window {
+        Some(w) => peak_within(records, w),
+        None => 0,
+    };
+
+    TrialSummary {
+        all,
+        steady,
+        max_concurrency: opts.max_concurrency,
+        concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
+        errors,
+        flags,
+        tokens,
+        ttft_overhead: LatencyStats::from_values(overhead),
+        histograms: hist.encode(),
+        percentile_method: "linear interpolation (Hyndman-Fan 7, numpy default) over exact values"
+            .to_owned(),
+    }
+}
+
+struct Ctx<'a> {
+    records: &'a [RequestRecord],
+    metrics: &'a [RequestMetrics],
+    slo: Option<Slo>,
+}
+
+impl Ctx<'_> {
+    fn window(&self, member: impl Fn(usize) -> bool, bounds: Option<(u64, u64)>) -> WindowSummary {
+        let mut s = WindowSummary {
+            window_ns: bounds,
+            ..Default::default()
+        };
+        let (mut ttft, mut tpot, mut e2e, mut queue) = (vec![], vec![], vec![], vec![]);
+        let (mut itl, mut itl_tok) = (vec![], vec![]);
+        let members = self.metrics.iter().enumerate().filter(|(i, _)| member(*i));
+        for (_, m) in members {
+            s.requests += 1;
+            queue.extend(m.queue_ms);
+            if m.failure.is_some() {
+                s.failed += 1;
+                continue;
+            }
+            s.completed += 1;
+            ttft.extend(m.ttft_ms);
+            tpot.extend(m.tpot_ms);
+            e2e.extend(m.e2e_ms);
+            itl.extend_from_slice(&m.itl_ms);
+            itl_tok.extend_from_slice(&m.itl_per_token_ms);
+        }
+        s.ttft = LatencyStats::from_values(ttft);
+        s.tpot = LatencyStats::from_values(tpot);
+        s.e2e = LatencyStats::from_values(e2e);
+        s.queue_time = LatencyStats::from_values(queue);
+        s.itl = LatencyStats::from_values(itl);
+        s.itl_per_token = LatencyStats::from_values(itl_tok);
+        s.error_rate = (s.requests > 0).then(|| s.failed as f64 / s.requests as f64);
+
+        let Some((a, b)) = bounds else { return s };
+        let dur = (b - a) as f64 / 1e9;
+        s.duration_s = Some(dur);
+        let inside = |t: u64| a <= t && t <= b;
+        let (mut out_tok, mut in_tok, mut done, mut good) = (0.0_f64, 0u64, 0usize, 0usize);
+        for (r, m) in self.records.iter().zip(self.metrics) {
+            if m.failure.is_some() {
+                continue;
+            }
+            let per_event = m
+                .reconciled
+                .then(|| m.n_out.unwrap_or(0) as f64 / r.events.len() as f64);
+            for e in r.events.iter().filter(|e| inside(e.t_ns)) {
+                out_tok += per_event.unwrap_or(f64::from(e.tokens));
+            }
+            if r.events.first().is_some_and(|e| inside(e.t_ns)) {
+                in_tok += m.n_in.unwrap_or(0);
+            }
+            if r.end_ns.is_some_and(inside) {
+                done += 1;
+                good += usize::from(self.slo.is_some_and(|slo| meets(m, &slo)));
+            }
+        }
+        s.output_tokens = out_tok.round() as u64;
+        s.input_tokens = in_tok;
+        s.output_throughput = Some(out_tok / dur);
+        s.total_throughput = Some((out_tok + in_tok as f64) / dur);
+        s.request_throughput = Some(done as f64 / dur);
+        s.goodput = self.slo.map(|_| good as f64 / dur);
+        s.mean_concurrency = mean_in_flight(self.records, (a, b));
+        s
+    }
+}
+
+fn meets(m: &RequestMetrics, slo: &Slo) -> bool {
+    let ok = |v: Option<f64>, limit: Option<f64>| match (v, limit) {
+        (_, None) | (None, Some(_)) => true,
+        (Some(v), Some(l)) => v <= l,
+    };
+    m.ttft_ms.is_some()
+        && ok(m.ttft_ms, slo.ttft_ms)
+        && ok(m.tpot_ms, slo.tpot_ms)
+        && ok(m.e2e_ms, slo.e2e_ms)
+}
+
+/// Largest in-flight count inside `[a, b)`.
+fn peak_within(records: &[RequestRecord], (a, b): (u64, u64)) -> usize {
+    let mut ev: Vec<(u64, i8)> = Vec::new();
+    for (s, e) in records.iter().filter_map(interval) {
+        let (s, e) = (s.max(a), e.min(b));
+        if s < e {
+            ev.push((s, 1));
+            ev.push((e, -1));
+        }
+    }
+    ev.sort_unstable();
+    let (mut c, mut peak) = (0i64, 0i64);
+    for (_, d) in ev {
+        c += i64::from(d);
+        peak = peak.max(c);
+    }
+    peak as usize
+}

@@ -1,0 +1,155 @@
+//! Summaries of hand-built records with known answers.
+
+use super::*;
+use crate::loadgen::{ErrorKind, RequestRecord, TokenEvent, Usage};
+
+const MS: u64 = 1_000_000;
+
+/// A successful request: sent at `send` ms, `n` tokens every `gap` ms after `ttft` ms.
+fn req(index: u32, send: u64, ttft: u64, gap: u64, n: u32) -> RequestRecord {
+    let events: Vec<TokenEvent> = (0..u64::from(n))
+        .map(|k| TokenEvent {
+            t_ns: (send + ttft + k * gap) * MS,
+            tokens: 1,
+        })
+        .collect();
+    let end = events.last().map_or(send * MS, |e| e.t_ns);
+    RequestRecord {
+        index,
+        intended_ns: send * MS,
+        send_ns: Some(send * MS),
+        events,
+        end_ns: Some(end),
+        max_tokens: n,
+        output_target: Some(n),
+        usage: Some(Usage {
+            prompt_tokens: 100,
+            completion_tokens: n,
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn closed_loop_trial_with_known_answers() {
+    // Limit 2; each request: TTFT 10 ms, 5 tokens 5 ms apart → E2E 30 ms, TPOT 5 ms.
+    // Pairs: [0,30) [0,30) [30,60) [30,60) [60,90) [60,90).
+    let recs: Vec<RequestRecord> = (0..6)
+        .map(|i| req(i, 30 * u64::from(i / 2), 10, 5, 5))
+        .collect();
+    let s = summarize(
+        &recs,
+        &SummaryOptions {
+            max_concurrency: Some(2),
+            slo: None,
+        },
+    );
+    let a = &s.all;
+    assert_eq!((a.requests, a.completed, a.failed), (6, 6, 0));
+    assert_eq!(a.duration_s, Some(0.09));
+    assert_eq!(a.output_tokens, 30);
+    assert_eq!(a.input_tokens, 600);
+    assert!((s.metric("output_throughput").expect("set") - 30.0 / 0.09).abs() < 1e-9);
+    assert!((s.metric("total_throughput").expect("set") - 630.0 / 0.09).abs() < 1e-9);
+    assert!((s.metric("request_throughput").expect("set") - 6.0 / 0.09).abs() < 1e-9);
+    assert_eq!(s.metric("ttft_p50"), Some(10.0));
+    assert_eq!(s.metric("e2e_mean"), Some(30.0));
+    assert_eq!(s.metric("tpot_p99"), Some(5.0));
+    assert_eq!(s.metric("itl_max"), Some(5.0));
+    assert_eq!(s.metric("itl_per_token_min"), Some(5.0));
+    assert_eq!(s.metric("queue_time_max"), Some(0.0));
+    assert_eq!(s.metric("peak_concurrency"), Some(2.0));
+    assert!((s.metric("mean_concurrency").expect("set") - 2.0).abs() < 1e-12);
+    assert_eq!(s.metric("error_rate"), Some(0.0));
+    assert_eq!(s.metric("goodput"), None, "no SLO given");
+    assert_eq!(s.metric("nonsense"), None);
+    assert_eq!(s.metric("ttft_p95"), None);
+    assert!(!s.concurrency_limit_exceeded);
+    assert!(s.errors.is_empty() && s.flags.is_empty());
+    assert_eq!(s.tokens.output_length_checked, 6);
+    // Ramp: request 0; tail: requests 4 and 5 (end after the last send at 60 ms).
+    assert_eq!(s.steady.requests, 3);
+    assert_eq!(s.steady.window_ns, Some((0, 60 * MS)));
+    let h = LatencyHistograms::decode(&s.histograms.itl).expect("decodes");
+    assert_eq!(h.len(), 24);
+    for name in metric_names() {
+        // Every catalogue name resolves on a populated summary (goodput needs an SLO).
+        assert!(s.metric(&name).is_some() || name == "goodput", "{name}");
+    }
+}
+
+#[test]
+fn failures_flags_and_goodput() {
+    let mut recs = vec![
+        req(0, 0, 10, 5, 5),
+        req(1, 0, 50, 5, 5),
+        req(2, 0, 10, 5, 3),
+    ];
+    let mut failed = req(3, 0, 10, 5, 5);
+    failed.error = Some(ErrorKind::Http { status: 503 });
+    failed.events.clear();
+    recs.push(failed);
+    let unsent = RequestRecord {
+        index: 4,
+        error: Some(ErrorKind::NotSent),
+        ..Default::default()
+    };
+    recs.push(unsent);
+    recs[2].output_target = Some(5); // 3 of 5 requested: short
+    recs[0].usage = None; // client count used, flagged
+    let slo = Slo {
+        ttft_ms: Some(20.0),
+        tpot_ms: None,
+        e2e_ms: None,
+    };
+    let s = summarize(
+        &recs,
+        &SummaryOptions {
+            max_concurrency: None,
+            slo: Some(slo),
+        },
+    );
+    assert_eq!(s.errors.get(&ErrorKind::Http { status: 503 }), Some(&1));
+    assert_eq!(s.errors.get(&ErrorKind::NotSent), Some(&1));
+    assert_eq!(s.flags.get(&ErrorKind::ShortOutput), Some(&1));
+    assert_eq!(s.flags.get(&ErrorKind::NoUsage), Some(&1));
+    assert_eq!(s.all.error_rate, Some(2.0 / 5.0));
+    assert_eq!(s.tokens.requests_without_usage, 1);
+    assert_eq!(s.all.output_tokens, 13, "5 (client count) + 5 + 3");
+    // Two of three completed requests meet TTFT ≤ 20 ms; duration = 0 → 70 ms.
+    let d = s.all.duration_s.expect("duration");
+    assert!((d - 0.07).abs() < 1e-12);
+    assert!((s.metric("goodput").expect("slo given") - 2.0 / d).abs() < 1e-9);
+    assert_eq!(s.all.ttft.expect("ttft").count, 3);
+}
+
+#[test]
+fn empty_and_unsent_trials_do_not_produce_nan() {
+    let r = RequestRecord {
+        error: Some(ErrorKind::NotSent),
+        ..Default::default()
+    };
+    let s = summarize(&[r], &SummaryOptions::default());
+    assert_eq!(s.all.duration_s, None);
+    assert_eq!(s.all.output_throughput, None);
+    assert_eq!(s.all.error_rate, Some(1.0));
+    let json = serde_json::to_string(&s).expect("serialises");
+    assert!(!json.contains("NaN") && !json.contains("Infinity"));
+    let s = summarize(&[], &SummaryOptions::default());
+    assert_eq!(s.all.error_rate, None);
+}
+
+#[test]
+fn summary_round_trips_through_json() {
+    let recs: Vec<RequestRecord> = (0..4).map(|i| req(i, u64::from(i), 10, 5, 4)).collect();
+    let s = summarize(
+        &recs,
+        &SummaryOptions {
+            max_concurrency: Some(4),
+            slo: None,
+        },
+    );
+    let json = serde_json::to_string(&s).expect("serialises");
+    let back: TrialSummary = serde_json::from_str(&json).expect("parses");
+    assert_eq!(back, s);
+}
