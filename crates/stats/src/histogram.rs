@@ -13,7 +13,9 @@
 use hdrhistogram::Histogram;
 
 use crate::error::StatsError;
+use crate::order_stat::{REPORTABLE_CONFIDENCE, min_requests_for_quantile};
 use crate::percentile::type7_by_rank;
+use crate::summary::{QuantileValue, Summary};
 
 /// Significant digits servebench records with unless told otherwise.
 pub const DEFAULT_SIGFIG: u8 = 3;
@@ -114,6 +116,59 @@ pub fn histogram_mean(h: &Histogram<u64>) -> Option<f64> {
     )
 }
 
+/// Summarise one trial recorded in a histogram, like `summary::summarize` for exact values:
+/// count, mean and sample SD over bucket midpoints, min and max (bucket midpoints of the
+/// extremes), and the quantiles `qs` by type 7, each marked `reportable` by the same
+/// minimum-count rule. Statistics are within [`relative_error_bound`] of the exact ones.
+pub fn summarize_histogram(h: &Histogram<u64>, qs: &[f64]) -> Result<Summary, StatsError> {
+    if h.is_empty() {
+        return Err(StatsError::TooFewSamples {
+            what: "histogram summary",
+            n: 0,
+            required: 1,
+        });
+    }
+    let reader = RankReader::new(h);
+    let n = h.len();
+    let mean = histogram_mean(h).unwrap_or(f64::NAN);
+    let ss: f64 = h
+        .iter_recorded()
+        .map(|v| {
+            let d = representative(h, v.value_iterated_to()) as f64 - mean;
+            d * d * v.count_at_value() as f64
+        })
+        .sum();
+    let std_dev = if n > 1 {
+        (ss / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let mut quantiles = Vec::with_capacity(qs.len());
+    for &q in qs {
+        let value = type7_by_rank(n, q, |k| reader.at(k)).ok_or(StatsError::InvalidParameter {
+            name: "q",
+            value: q,
+            why: "a quantile must lie in [0, 1]",
+        })?;
+        let reportable = min_requests_for_quantile(q, REPORTABLE_CONFIDENCE)
+            .map(|need| n >= need)
+            .unwrap_or(true);
+        quantiles.push(QuantileValue {
+            q,
+            value,
+            reportable,
+        });
+    }
+    Ok(Summary {
+        count: n,
+        mean,
+        std_dev,
+        min: reader.at(0),
+        max: reader.at(n - 1),
+        quantiles,
+    })
+}
+
 /// Merge histograms into one (the union of their recorded values). All must share the same
 /// significant digits, otherwise merging would claim a precision one of them lacks.
 /// Method: HdrHistogram `add` (bucket-wise count sums).
@@ -178,6 +233,26 @@ mod tests {
             let a = histogram_percentile(&h, q).expect("non-empty");
             assert!((a - e).abs() <= bound * e, "q={q}: {a} vs {e}");
         }
+    }
+
+    #[test]
+    fn summary_matches_exact_summary_for_small_integers() {
+        let values: Vec<u64> = (1..=500).map(|i| (i * 37) % 1000 + 1).collect();
+        let h = histogram_from_values(&values, 3).expect("valid");
+        let exact: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+        let qs = [0.5, 0.9, 0.99];
+        let a = summarize_histogram(&h, &qs).expect("valid");
+        let b = crate::summary::summarize(&exact, &qs).expect("valid");
+        assert_eq!(a.count, b.count);
+        assert_eq!((a.min, a.max), (b.min, b.max));
+        assert!((a.mean - b.mean).abs() < 1e-9);
+        assert!((a.std_dev - b.std_dev).abs() < 1e-9);
+        assert_eq!(a.quantiles, b.quantiles);
+        assert!(
+            a.quantiles[2].reportable,
+            "500 requests support a p99 (459 needed)"
+        );
+        assert!(summarize_histogram(&new_histogram(3).expect("valid"), &qs).is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub struct QuantileValue {
     pub value: f64,
     /// Whether the trial has at least `ln(1 − c)/ln q` values at `c = 0.99`
     /// ([`REPORTABLE_CONFIDENCE`]), the count STATISTICS.md requires to report this quantile.
+    /// The extremes (q = 0 and q = 1) are always reportable as the trial's own min and max.
     pub reportable: bool,
 }
 
@@ -152,8 +153,13 @@ mod tests {
         assert!((s.std_dev - (5.0f64 / 3.0).sqrt()).abs() < 1e-15);
         assert_eq!((s.min, s.max), (1.0, 4.0));
         assert_eq!(s.quantiles[0].value, 2.5);
-        // 4 values cannot support a p99 (459 needed), but a median needs only 7 … also not.
+        // 4 values support neither a median (7 needed at c = 0.99) nor a p99 (459).
+        assert!(!s.quantiles[0].reportable);
         assert!(!s.quantiles[1].reportable);
+        let many: Vec<f64> = (0..459).map(f64::from).collect();
+        let s = summarize(&many, &[0.5, 0.99, 0.999]).expect("valid");
+        let flags: Vec<bool> = s.quantiles.iter().map(|q| q.reportable).collect();
+        assert_eq!(flags, vec![true, true, false]);
         assert!(summarize(&[], &[0.5]).is_err());
         assert!(summarize(&[1.0, f64::NAN], &[0.5]).is_err());
     }
