@@ -23,7 +23,8 @@ use crate::engine::{Arrival, Emission, Engine, Inputs, SeqId};
 const RESYNC_AFTER: Duration = Duration::from_millis(50);
 /// Zero-delay steps run between two yields to the runtime.
 const ZERO_DELAY_STEPS_PER_YIELD: u32 = 16;
-/// In zero-delay mode, how often (in steps) to look for streams whose client left.
+/// In zero-delay mode, how often (in steps, a power of two) to look for streams whose
+/// client left.
 const ZERO_DELAY_SWEEP_EVERY: u64 = 64;
 
 /// A generation request handed to the engine.
@@ -170,7 +171,7 @@ async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: 
             }
         }
         let zero = step.is_some_and(|d| d.is_zero());
-        if !zero || engine.steps() % ZERO_DELAY_SWEEP_EVERY == 0 {
+        if !zero || engine.steps() & (ZERO_DELAY_SWEEP_EVERY - 1) == 0 {
             for (&id, tx) in &senders {
                 if tx.is_closed() {
                     inputs.cancellations.push(id);

@@ -93,10 +93,8 @@ fn word_id(word: &str) -> u32 {
         for &c in b {
             n = n * 26 + u64::from(c - b'a') + 1;
         }
-        if let Ok(v) = u32::try_from(n - 1) {
-            if v < VOCAB_SIZE {
-                return v;
-            }
+        if let Some(v) = u32::try_from(n - 1).ok().filter(|&v| v < VOCAB_SIZE) {
+            return v;
         }
     }
     // FNV-1a, folded into the vocabulary.
