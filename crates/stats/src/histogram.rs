@@ -41,6 +41,8 @@ pub fn histogram_from_values(values: &[u64], sigfig: u8) -> Result<Histogram<u64
 /// Worst relative error of [`histogram_percentile`] and [`histogram_mean`] against the same
 /// statistic of the exact values, for a histogram with `sigfig` significant digits: half a
 /// bucket relative to its lowest value, `1 / 2^⌈log₂(2·10^sigfig)⌉` (≤ `0.5·10^−sigfig`).
+/// Holds for histograms whose lowest discernible value is 1 (as [`new_histogram`] makes them)
+/// recording integers; a coarser lowest discernible value `L` adds up to `L/2` absolute error.
 pub fn relative_error_bound(sigfig: u8) -> f64 {
     let largest_single_unit = 2.0 * 10f64.powi(i32::from(sigfig));
     let sub_bucket_count = largest_single_unit.log2().ceil().exp2();
