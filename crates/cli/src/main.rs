@@ -1,1 +1,59 @@
-fn main() {}
+//! `servebench`: reproducible LLM-serving benchmarks from a committed spec.
+//!
+//! Exit codes (every command): 0 success (warnings are printed, not fatal); 1 the thing
+//! checked failed (invalid spec, failed run, a `--fail-on` gate); 2 usage or I/O error;
+//! 130 interrupted (partial results kept).
+
+mod cmd;
+mod exit;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::Exit;
+
+/// Reproducible LLM-serving benchmarks: a spec you commit, a runner that carries it out, and
+/// statistics that say whether a difference is real.
+#[derive(Debug, Parser)]
+#[command(name = "servebench", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check spec files: YAML syntax, the JSON Schema and semantic rules; print every problem.
+    Validate(cmd::validate::Args),
+    /// Print the JSON Schema of the spec format.
+    Schema(cmd::schema::Args),
+    /// Print the trials of a spec in the order they will run, with server starts and the hash.
+    Plan(cmd::plan::Args),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            let _ = e.print();
+            std::process::exit(code as i32);
+        }
+    };
+    let result = match cli.command {
+        Command::Validate(a) => cmd::validate::run(a),
+        Command::Schema(a) => cmd::schema::run(a),
+        Command::Plan(a) => cmd::plan::run(a),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            Exit::Usage
+        }
+    };
+    std::process::exit(code as i32);
+}

@@ -1,1 +1,27 @@
-//! servebench-spec
+//! servebench-spec: the experiment spec format (`servebench/v1alpha1`): types, YAML parsing
+//! with locations, JSON Schema, semantic validation, plan expansion and the canonical hash.
+//!
+//! Entry points: [`load`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
+//! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
+//! [`metrics::catalogue`] lists every metric.
+
+pub mod diagnostics;
+pub mod duration;
+pub mod hash;
+pub mod load;
+pub mod metrics;
+pub mod plan;
+pub mod position;
+pub mod rate;
+pub mod reference;
+pub mod schema;
+mod semantic;
+pub mod substitute;
+pub mod types;
+
+pub use diagnostics::{Diagnostic, Severity, SpecErrors};
+pub use duration::HumanDuration;
+pub use load::{LoadError, Spec, load, parse_str};
+pub use rate::Rate;
+pub use semantic::is_secret_name;
+pub use types::*;

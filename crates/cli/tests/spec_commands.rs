@@ -1,0 +1,132 @@
+//! Black-box tests of `validate`, `schema` and `plan`, with the exit codes of DESIGN.md.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn sb() -> Command {
+    let mut c = Command::cargo_bin("servebench").expect("binary built");
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+#[test]
+fn validate_accepts_every_committed_spec() {
+    sb().args([
+        "validate",
+        "specs/sim-ab.yaml",
+        "specs/glm5-moe-runner-cutlass-vs-cutedsl.yaml",
+    ])
+    .assert()
+    .code(0)
+    .stdout(predicate::str::contains("specs/sim-ab.yaml: valid"));
+}
+
+#[test]
+fn validate_rejects_minus_one_rate_with_location_and_exit_1() {
+    sb().args([
+        "validate",
+        "crates/spec/tests/fixtures/invalid/01-request-rate-minus-one.yaml",
+    ])
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains(
+        "01-request-rate-minus-one.yaml:24:5: error",
+    ))
+    .stderr(predicate::str::contains("request_rate: inf"));
+}
+
+#[test]
+fn validate_reports_every_file_and_the_worst_status() {
+    let out = sb()
+        .args([
+            "validate",
+            "specs/sim-ab.yaml",
+            "crates/spec/tests/fixtures/invalid/09-duplicate-variant.yaml",
+            "crates/spec/tests/fixtures/invalid/04-unknown-key-typo.yaml",
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("used twice"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `max_concurrency`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn validate_missing_file_is_an_io_error_exit_2() {
+    sb().args(["validate", "specs/does-not-exist.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read spec file"));
+}
+
+#[test]
+fn unknown_subcommand_is_a_usage_error_exit_2() {
+    sb().arg("frobnicate").assert().code(2);
+}
+
+#[test]
+fn validate_json_lists_diagnostics() {
+    let out = sb()
+        .args([
+            "validate",
+            "--json",
+            "crates/spec/tests/fixtures/invalid/07-no-baseline.yaml",
+        ])
+        .assert()
+        .code(1);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(v[0]["valid"], false);
+    assert_eq!(v[0]["diagnostics"][0]["path"], "spec.variants");
+    assert_eq!(v[0]["diagnostics"][0]["pos"]["line"], 13);
+}
+
+#[test]
+fn schema_prints_the_committed_schema() {
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schemas/spec.schema.json"
+    ))
+    .expect("committed schema");
+    sb().arg("schema").assert().code(0).stdout(committed);
+}
+
+#[test]
+fn plan_of_the_seed_spec_lists_fifty_trials_in_ten_blocks() {
+    let out = sb()
+        .args([
+            "plan",
+            "--json",
+            "specs/glm5-moe-runner-cutlass-vs-cutedsl.yaml",
+        ])
+        .assert()
+        .code(0);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(v["trial_count"], 50);
+    assert_eq!(v["server_starts"], 10);
+    assert_eq!(v["blocks"].as_array().map(Vec::len), Some(10));
+    assert!(
+        v["spec_hash"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("sha256:"))
+    );
+    sb().args(["plan", "specs/glm5-moe-runner-cutlass-vs-cutedsl.yaml"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "50 trials in 10 blocks, 10 server starts",
+        ))
+        .stdout(predicate::str::contains("spec hash: sha256:"));
+}
+
+#[test]
+fn plan_of_an_invalid_spec_exits_1() {
+    sb().args([
+        "plan",
+        "crates/spec/tests/fixtures/invalid/02-request-rate-zero.yaml",
+    ])
+    .assert()
+    .code(1);
+}

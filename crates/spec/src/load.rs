@@ -1,0 +1,173 @@
+//! Reading a spec: YAML syntax → JSON Schema → typed value → semantic checks, each problem
+//! located at file:line:column.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::diagnostics::{Diagnostic, Severity, SpecErrors, sort};
+use crate::position::{KeyPath, Pos, PositionIndex};
+use crate::types::SpecFile;
+use crate::{schema, semantic};
+
+/// A spec that passed every check, with its non-fatal warnings.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The typed spec, defaults filled in.
+    pub file: SpecFile,
+    /// Where it was read from, if from a file.
+    pub path: Option<PathBuf>,
+    /// The source text.
+    pub source: String,
+    /// Warnings (the spec is usable).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Why a spec file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read spec file {path}: {source}")]
+    Io {
+        /// The path given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The spec has errors.
+    #[error("{0}")]
+    Invalid(SpecErrors),
+}
+
+/// Read and check a spec file.
+pub fn load(path: &Path) -> Result<Spec, LoadError> {
+    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut spec = parse_str(&source, &path.display().to_string()).map_err(LoadError::Invalid)?;
+    spec.path = Some(path.to_owned());
+    Ok(spec)
+}
+
+/// Check a spec given as text; `file` labels the diagnostics.
+pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
+    let fail = |mut diagnostics: Vec<Diagnostic>| {
+        sort(&mut diagnostics);
+        SpecErrors {
+            file: file.to_owned(),
+            diagnostics,
+        }
+    };
+    if let Some(d) = syntax_error(source) {
+        return Err(fail(vec![d]));
+    }
+    let index = PositionIndex::build(source);
+    let mut diags: Vec<Diagnostic> = index
+        .duplicates()
+        .iter()
+        .map(|(path, pos)| {
+            Diagnostic::error(path.clone(), format!("key `{path}` is written twice"))
+                .with_hint("YAML keeps only one of them silently: delete one")
+                .at(Some(*pos))
+        })
+        .collect();
+    let doc: Value = match serde_yaml::from_str(source) {
+        Ok(v) => v,
+        Err(e) => {
+            let pos = e.location().map(|l| Pos {
+                line: l.line(),
+                col: l.column(),
+            });
+            diags.push(
+                Diagnostic::error(KeyPath::root(), format!("cannot read the YAML: {e}")).at(pos),
+            );
+            return Err(fail(diags));
+        }
+    };
+    if !doc.is_object() {
+        diags.push(
+            Diagnostic::error(
+                KeyPath::root(),
+                "the spec must be a mapping with apiVersion, kind, metadata and spec",
+            )
+            .with_hint("start from specs/sim-ab.yaml or see docs/spec.md")
+            .at(Some(Pos { line: 1, col: 1 })),
+        );
+        return Err(fail(diags));
+    }
+    diags.extend(schema::check(&doc, &index));
+    if !diags.is_empty() {
+        return Err(fail(diags));
+    }
+    let file_spec: SpecFile = match serde_json::from_value(doc) {
+        Ok(s) => s,
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(KeyPath::root(), e.to_string()).at(Some(Pos { line: 1, col: 1 })),
+            );
+            return Err(fail(diags));
+        }
+    };
+    let mut found = semantic::check(&file_spec, &index);
+    for d in &mut found {
+        if d.pos.is_none() {
+            d.pos = index.locate(&d.path);
+        }
+    }
+    if found.iter().any(|d| d.severity == Severity::Error) {
+        return Err(fail(found));
+    }
+    sort(&mut found);
+    Ok(Spec {
+        file: file_spec,
+        path: None,
+        source: source.to_owned(),
+        warnings: found,
+    })
+}
+
+fn syntax_error(source: &str) -> Option<Diagnostic> {
+    match yaml_rust2::YamlLoader::load_from_str(source) {
+        Err(e) if e.info().contains("duplicated key") => {
+            let m = e.marker();
+            let key = e.info().split('"').nth(1).unwrap_or("?").to_owned();
+            Some(
+                Diagnostic::error(
+                    KeyPath::root(),
+                    format!("key `{key}` is written twice in one mapping"),
+                )
+                .with_hint("YAML allows each key once: delete one of them")
+                .at(Some(Pos {
+                    line: m.line(),
+                    col: m.col() + 1,
+                })),
+            )
+        }
+        Err(e) => {
+            let m = e.marker();
+            Some(
+                Diagnostic::error(KeyPath::root(), format!("YAML syntax error: {}", e.info()))
+                    .with_hint("check indentation (spaces, not tabs), colons after keys and closing brackets and quotes")
+                    .at(Some(Pos { line: m.line(), col: m.col() + 1 })),
+            )
+        }
+        Ok(docs) if docs.is_empty() => Some(
+            Diagnostic::error(KeyPath::root(), "the file is empty")
+                .with_hint("start from specs/sim-ab.yaml or see docs/spec.md")
+                .at(Some(Pos { line: 1, col: 1 })),
+        ),
+        Ok(docs) if docs.len() > 1 => Some(
+            Diagnostic::error(
+                KeyPath::root(),
+                format!(
+                    "the file holds {} YAML documents; a spec is one",
+                    docs.len()
+                ),
+            )
+            .with_hint("put each experiment in its own file")
+            .at(Some(Pos { line: 1, col: 1 })),
+        ),
+        Ok(_) => None,
+    }
+}

@@ -1,0 +1,320 @@
+//! Plan expansion: sweep points, blocks and trials in the exact order they will run.
+//!
+//! Words (DESIGN.md): a *cell* is one (variant, sweep point); a *trial* is one measured
+//! load run of one cell; a *block* is one server start of one variant.
+
+use std::fmt;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::hash::spec_hash;
+use crate::rate::Rate;
+use crate::types::{ServerRestart, SpecFile, SweepPointSpec, TokenCount, TrialOrder};
+
+/// One resolved sweep point: the workload values that vary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Concurrency limit (`None`: unlimited).
+    pub max_concurrency: Option<u32>,
+    /// Request rate.
+    pub request_rate: Rate,
+    /// Input length (`None` for prompt files).
+    pub input_tokens: Option<TokenCount>,
+    /// Output length (`None`: from the prompt file).
+    pub output_tokens: Option<TokenCount>,
+}
+
+impl SweepPoint {
+    /// Whether every key set in `p` has this point's value.
+    pub fn matches(&self, p: &SweepPointSpec) -> bool {
+        p.max_concurrency
+            .is_none_or(|c| self.max_concurrency == Some(c))
+            && p.request_rate.is_none_or(|r| r == self.request_rate)
+            && p.input_tokens
+                .is_none_or(|n| self.input_tokens == Some(TokenCount::Fixed(n)))
+            && p.output_tokens
+                .is_none_or(|n| self.output_tokens == Some(TokenCount::Fixed(n)))
+    }
+}
+
+impl fmt::Display for SweepPoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.max_concurrency {
+            Some(c) => write!(f, "c={c}")?,
+            None => write!(f, "c=unlimited")?,
+        }
+        write!(f, " rate={}", self.request_rate)?;
+        let tok = |t: Option<TokenCount>| match t {
+            Some(TokenCount::Fixed(n)) => n.to_string(),
+            Some(TokenCount::Range(r)) => format!("{}..{}", r.min, r.max),
+            None => "file".into(),
+        };
+        write!(
+            f,
+            " in={} out={}",
+            tok(self.input_tokens),
+            tok(self.output_tokens)
+        )
+    }
+}
+
+/// The full matrix of sweep points, before `exclude` and `include`. Keys vary with
+/// `max_concurrency` outermost, then `request_rate`, `input_tokens`, `output_tokens`.
+pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
+    let w = &spec.spec.workload;
+    let sw = &spec.spec.sweep;
+    let conc: Vec<Option<u32>> = match &sw.max_concurrency {
+        Some(v) => v.iter().map(|c| Some(*c)).collect(),
+        None => vec![w.max_concurrency],
+    };
+    let rates: Vec<Rate> = sw
+        .request_rate
+        .clone()
+        .unwrap_or_else(|| vec![w.request_rate]);
+    let ins: Vec<Option<TokenCount>> = match &sw.input_tokens {
+        Some(v) => v.iter().map(|n| Some(TokenCount::Fixed(*n))).collect(),
+        None => vec![w.dataset.input_tokens],
+    };
+    let outs: Vec<Option<TokenCount>> = match &sw.output_tokens {
+        Some(v) => v.iter().map(|n| Some(TokenCount::Fixed(*n))).collect(),
+        None => vec![w.dataset.output_tokens],
+    };
+    let mut points = Vec::new();
+    for c in &conc {
+        for r in &rates {
+            for i in &ins {
+                for o in &outs {
+                    points.push(SweepPoint {
+                        max_concurrency: *c,
+                        request_rate: *r,
+                        input_tokens: *i,
+                        output_tokens: *o,
+                    });
+                }
+            }
+        }
+    }
+    points
+}
+
+/// The sweep points that run, in order: the matrix less `exclude`, then `include`.
+pub fn sweep_points(spec: &SpecFile) -> Vec<SweepPoint> {
+    let w = &spec.spec.workload;
+    let sw = &spec.spec.sweep;
+    let mut points: Vec<SweepPoint> = matrix_points(spec)
+        .into_iter()
+        .filter(|p| !sw.exclude.iter().any(|e| p.matches(e)))
+        .collect();
+    for inc in &sw.include {
+        let p = SweepPoint {
+            max_concurrency: inc.max_concurrency.or(w.max_concurrency),
+            request_rate: inc.request_rate.unwrap_or(w.request_rate),
+            input_tokens: inc
+                .input_tokens
+                .map(TokenCount::Fixed)
+                .or(w.dataset.input_tokens),
+            output_tokens: inc
+                .output_tokens
+                .map(TokenCount::Fixed)
+                .or(w.dataset.output_tokens),
+        };
+        if !points.contains(&p) {
+            points.push(p);
+        }
+    }
+    points
+}
+
+/// Seed of the prompts of trial `trial` (1-based) at sweep point `point` (0-based): the same
+/// for every variant (paired), different across trials and points. SplitMix64 over the
+/// three numbers (Steele, Lea & Flood, OOPSLA 2014).
+pub fn prompt_seed(workload_seed: u64, trial: u32, point: usize) -> u64 {
+    let mut x = splitmix(workload_seed ^ 0x5345_5256_4542_4e43);
+    x = splitmix(x ^ u64::from(trial));
+    splitmix(x ^ point as u64)
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One planned trial.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedTrial {
+    /// Position in the run, from 0.
+    pub seq: usize,
+    /// Variant name.
+    pub variant: String,
+    /// Repetition index t, from 1.
+    pub trial: u32,
+    /// Sweep point index, from 0.
+    pub point: usize,
+    /// Seed of this trial's prompts.
+    pub prompt_seed: u64,
+}
+
+/// One server start of one variant and the trials measured during it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Block {
+    /// Position in the run, from 0.
+    pub index: usize,
+    /// Variant name.
+    pub variant: String,
+    /// Whether a server is started before and stopped after this block.
+    pub server_start: bool,
+    /// The trials, in order.
+    pub trials: Vec<PlannedTrial>,
+}
+
+/// The whole run, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// The spec's name.
+    pub name: String,
+    /// Canonical spec hash.
+    pub spec_hash: String,
+    /// Sweep points, indexed by `PlannedTrial::point`.
+    pub points: Vec<SweepPoint>,
+    /// Blocks in run order.
+    pub blocks: Vec<Block>,
+    /// Number of trials in all.
+    pub trial_count: usize,
+    /// Number of server starts (0 without a `server` block).
+    pub server_starts: usize,
+}
+
+/// Expand a spec into its run order.
+pub fn plan(spec: &SpecFile) -> Plan {
+    let s = &spec.spec;
+    let points = sweep_points(spec);
+    let count = s.trials.count;
+    let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    let seed = s.workload.seed;
+    // Groups of (variant, [(t, point)]) — one group per server start.
+    let mut groups: Vec<(&str, Vec<(u32, usize)>)> = Vec::new();
+    match s.trials.server_restart {
+        ServerRestart::Once => {
+            for v in &variants {
+                let trials = (1..=count)
+                    .flat_map(|t| (0..points.len()).map(move |p| (t, p)))
+                    .collect();
+                groups.push((v, trials));
+            }
+        }
+        ServerRestart::PerBlock | ServerRestart::PerTrial => {
+            let mut pairs: Vec<(u32, &str)> = Vec::new();
+            match s.trials.order {
+                TrialOrder::Interleaved | TrialOrder::Random => {
+                    for t in 1..=count {
+                        for v in &variants {
+                            pairs.push((t, v));
+                        }
+                    }
+                }
+                TrialOrder::Blocked => {
+                    for v in &variants {
+                        for t in 1..=count {
+                            pairs.push((t, v));
+                        }
+                    }
+                }
+            }
+            if s.trials.order == TrialOrder::Random {
+                let mut rng = ChaCha8Rng::seed_from_u64(s.trials.seed.unwrap_or(seed));
+                pairs.shuffle(&mut rng);
+            }
+            for (t, v) in pairs {
+                if s.trials.server_restart == ServerRestart::PerTrial {
+                    for p in 0..points.len() {
+                        groups.push((v, vec![(t, p)]));
+                    }
+                } else {
+                    groups.push((v, (0..points.len()).map(|p| (t, p)).collect()));
+                }
+            }
+        }
+    }
+    let has_server = s.server.is_some();
+    let mut seq = 0;
+    let blocks: Vec<Block> = groups
+        .into_iter()
+        .enumerate()
+        .map(|(index, (variant, trials))| Block {
+            index,
+            variant: variant.to_owned(),
+            server_start: has_server,
+            trials: trials
+                .into_iter()
+                .map(|(t, p)| {
+                    let pt = PlannedTrial {
+                        seq,
+                        variant: variant.to_owned(),
+                        trial: t,
+                        point: p,
+                        prompt_seed: prompt_seed(seed, t, p),
+                    };
+                    seq += 1;
+                    pt
+                })
+                .collect(),
+        })
+        .collect();
+    Plan {
+        name: spec.metadata.name.clone(),
+        spec_hash: spec_hash(spec),
+        points,
+        trial_count: seq,
+        server_starts: if has_server { blocks.len() } else { 0 },
+        blocks,
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "plan for {}", self.name)?;
+        writeln!(f, "spec hash: {}", self.spec_hash)?;
+        writeln!(f, "sweep points:")?;
+        for (i, p) in self.points.iter().enumerate() {
+            writeln!(f, "  [{i}] {p}")?;
+        }
+        writeln!(
+            f,
+            "{} trials in {} blocks, {} server starts",
+            self.trial_count,
+            self.blocks.len(),
+            self.server_starts
+        )?;
+        for b in &self.blocks {
+            writeln!(f)?;
+            writeln!(f, "block {} — variant {}", b.index + 1, b.variant)?;
+            if b.server_start {
+                writeln!(f, "  ▶ start server ({})", b.variant)?;
+            }
+            for t in &b.trials {
+                writeln!(
+                    f,
+                    "  #{:<4} trial {} of {:<10} point [{}] {:<40} prompt seed {:016x}",
+                    t.seq + 1,
+                    t.trial,
+                    t.variant,
+                    t.point,
+                    self.points
+                        .get(t.point)
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    t.prompt_seed
+                )?;
+            }
+            if b.server_start {
+                writeln!(f, "  ■ stop server ({})", b.variant)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,24 @@
+//! Checks beyond the schema: what a careful reviewer of a spec would catch.
+
+mod refs;
+pub(crate) mod variants;
+mod workload;
+
+use crate::diagnostics::Diagnostic;
+use crate::position::{KeyPath, PositionIndex};
+use crate::types::SpecFile;
+
+/// Every semantic problem of a schema-valid spec: errors and warnings.
+pub fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    variants::check(spec, &mut out);
+    refs::check(spec, &mut out);
+    workload::check(spec, index, &mut out);
+    out
+}
+
+/// `spec.<rest>` as a key path.
+pub(crate) fn at(rest: &str) -> KeyPath {
+    KeyPath::parse(&format!("spec.{rest}"))
+}
+pub use variants::is_secret_name;

@@ -1,0 +1,195 @@
+//! `${…}` references: every one must resolve.
+
+use super::at;
+use crate::diagnostics::{Diagnostic, did_you_mean};
+use crate::position::KeyPath;
+use crate::substitute::{Reference, references};
+use crate::types::SpecFile;
+
+/// Where a string sits, for which references it may hold.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    /// Server launch and verify rules: all four kinds.
+    Server,
+    /// Target URL: `${port}`, `${variant.*}` and `${env.*}`.
+    Target,
+    /// Provenance commands and files: no variant, no port.
+    Provenance,
+}
+
+pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    let mut strings: Vec<(KeyPath, &str, Scope)> = Vec::new();
+    if let Some(server) = &s.server {
+        for (i, c) in server.command.iter().enumerate() {
+            strings.push((at(&format!("server.command[{i}]")), c, Scope::Server));
+        }
+        for (i, c) in server.args.iter().enumerate() {
+            strings.push((at(&format!("server.args[{i}]")), c, Scope::Server));
+        }
+        for (k, v) in &server.env {
+            strings.push((at(&format!("server.env.{k}")), v, Scope::Server));
+        }
+        if let Some(w) = &server.working_dir {
+            strings.push((at("server.working_dir"), w, Scope::Server));
+        }
+        strings.push((
+            at("server.readiness.http.path"),
+            &server.readiness.http.path,
+            Scope::Server,
+        ));
+        for (i, r) in server.verify.iter().enumerate() {
+            if let Some(t) = &r.log_contains {
+                strings.push((
+                    at(&format!("server.verify[{i}].log_contains")),
+                    t,
+                    Scope::Server,
+                ));
+            }
+            if let Some(j) = &r.json {
+                strings.push((
+                    at(&format!("server.verify[{i}].json.path")),
+                    &j.path,
+                    Scope::Server,
+                ));
+                if let Some(e) = j.equals.as_str() {
+                    strings.push((
+                        at(&format!("server.verify[{i}].json.equals")),
+                        e,
+                        Scope::Server,
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(u) = &s.target.base_url {
+        strings.push((at("target.base_url"), u, Scope::Target));
+    }
+    for (i, v) in s.variants.iter().enumerate() {
+        for (j, a) in v.server.args.iter().enumerate() {
+            strings.push((
+                at(&format!("variants[{i}].server.args[{j}]")),
+                a,
+                Scope::Server,
+            ));
+        }
+        for (k, val) in &v.server.env {
+            strings.push((
+                at(&format!("variants[{i}].server.env.{k}")),
+                val,
+                Scope::Server,
+            ));
+        }
+        if let Some(u) = &v.base_url {
+            strings.push((at(&format!("variants[{i}].base_url")), u, Scope::Target));
+        }
+    }
+    for (i, c) in s.provenance.commands.iter().enumerate() {
+        strings.push((
+            at(&format!("provenance.commands[{i}]")),
+            c,
+            Scope::Provenance,
+        ));
+    }
+    for (i, c) in s.provenance.files.iter().enumerate() {
+        strings.push((at(&format!("provenance.files[{i}]")), c, Scope::Provenance));
+    }
+
+    let var_names: Vec<String> = s
+        .variants
+        .iter()
+        .flat_map(|v| v.vars.keys().map(|k| format!("variant.{k}")))
+        .collect();
+    let mut port_used = false;
+    let errors_before = out.len();
+    for (path, text, scope) in strings {
+        let refs = match references(text) {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(
+                    Diagnostic::error(path, format!("`{text}`: {e}"))
+                        .with_hint("close it with `}`, or write `$$` for a literal `$`"),
+                );
+                continue;
+            }
+        };
+        for r in refs {
+            match r {
+                Reference::Unknown(name) => {
+                    let mut known: Vec<String> = vec!["port".into(), "servebench".into()];
+                    known.extend(var_names.iter().cloned());
+                    let d =
+                        Diagnostic::error(path.clone(), format!("unknown reference `${{{name}}}`"));
+                    let hint = match did_you_mean(&name, known.iter().map(String::as_str)) {
+                        Some(s) => format!("did you mean `${{{s}}}`?"),
+                        None => "references are `${port}`, `${servebench}`, `${variant.NAME}` and `${env.NAME}`; `$$` is a literal `$`".into(),
+                    };
+                    out.push(d.with_hint(hint));
+                }
+                Reference::Port => {
+                    if s.server.is_none() {
+                        out.push(
+                            Diagnostic::error(
+                                path.clone(),
+                                "`${port}` is only defined when servebench launches the server",
+                            )
+                            .with_hint("write the port of the running server in the URL"),
+                        );
+                    } else if scope == Scope::Provenance {
+                        out.push(Diagnostic::error(
+                            path.clone(),
+                            "`${port}` is not defined in provenance commands",
+                        ));
+                    } else if scope == Scope::Server {
+                        port_used = true;
+                    }
+                }
+                Reference::Servebench => {
+                    if scope != Scope::Server {
+                        out.push(Diagnostic::error(
+                            path.clone(),
+                            "`${servebench}` is only defined in the server block",
+                        ));
+                    }
+                }
+                Reference::Variant(name) => {
+                    if scope == Scope::Provenance {
+                        out.push(Diagnostic::error(path.clone(), format!("`${{variant.{name}}}` is not defined in provenance: it is recorded once per run, not per variant")));
+                        continue;
+                    }
+                    let missing: Vec<&str> = s
+                        .variants
+                        .iter()
+                        .filter(|v| !v.vars.contains_key(&name))
+                        .map(|v| v.name.as_str())
+                        .collect();
+                    if !missing.is_empty() {
+                        out.push(
+                            Diagnostic::error(
+                                path.clone(),
+                                format!(
+                                    "`${{variant.{name}}}` is not defined for variant{} {}",
+                                    if missing.len() == 1 { "" } else { "s" },
+                                    missing
+                                        .iter()
+                                        .map(|m| format!("`{m}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            )
+                            .with_hint(format!("add `vars: {{{name}: …}}` to every variant")),
+                        );
+                    }
+                }
+                Reference::Env(_) => {}
+            }
+        }
+    }
+    if s.server.is_some() && !port_used && s.target.base_url.is_none() && out.len() == errors_before
+    {
+        out.push(
+                Diagnostic::error(at("server.args"), "the server is never told its port: `${port}` appears nowhere in the command, args or env")
+                    .with_hint("servebench picks a free port and probes it: add e.g. `--port, ${port}` to `server.args`"),
+            );
+    }
+}

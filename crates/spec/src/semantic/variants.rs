@@ -1,0 +1,285 @@
+//! Variants, the server block, the target and verify rules.
+
+use std::collections::BTreeSet;
+
+use super::at;
+use crate::diagnostics::Diagnostic;
+use crate::types::{HttpMethod, SpecFile, StopSignal, TokenizerSource};
+
+pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    let baselines: Vec<usize> = s
+        .variants
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.baseline)
+        .map(|(i, _)| i)
+        .collect();
+    match baselines.as_slice() {
+        [] => out.push(
+            Diagnostic::error(at("variants"), "no variant is the baseline").with_hint(format!(
+                "add `baseline: true` to the variant every other is compared against, e.g. `{}`",
+                s.variants.first().map(|v| v.name.as_str()).unwrap_or("?")
+            )),
+        ),
+        [_] => {}
+        [first, rest @ ..] => {
+            for i in rest {
+                out.push(
+                    Diagnostic::error(
+                        at(&format!("variants[{i}].baseline")),
+                        format!(
+                            "variant `{}` is a second baseline (`{}` is one already); exactly one variant is the baseline",
+                            s.variants[*i].name, s.variants[*first].name
+                        ),
+                    )
+                    .with_hint("remove `baseline: true` from all but one variant"),
+                );
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (i, v) in s.variants.iter().enumerate() {
+        if !seen.insert(v.name.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    at(&format!("variants[{i}].name")),
+                    format!("variant name `{}` is used twice", v.name),
+                )
+                .with_hint(
+                    "give every variant its own name: results and comparisons are keyed by it",
+                ),
+            );
+        }
+    }
+    if s.variants.len() == 1 {
+        out.push(Diagnostic::warning(
+            at("variants"),
+            "only one variant: the run measures it, but there is nothing to compare it with",
+        ));
+    }
+    for (i, a) in s.variants.iter().enumerate() {
+        for b in s.variants.iter().skip(i + 1) {
+            if a.server == b.server && a.base_url == b.base_url && a.name != b.name {
+                out.push(Diagnostic::warning(
+                    at("variants"),
+                    format!(
+                        "variants `{}` and `{}` launch identical servers: this is an A/A comparison",
+                        a.name, b.name
+                    ),
+                ));
+            }
+        }
+    }
+
+    match &s.server {
+        None => {
+            let all_have_url = s.variants.iter().all(|v| v.base_url.is_some());
+            if s.target.base_url.is_none() && !all_have_url {
+                out.push(
+                    Diagnostic::error(at("target"), "there is no `server` block and no `target.base_url`: nothing to send load to")
+                        .with_hint("add `server:` to launch one, or `target.base_url: http://HOST:PORT` for a running server"),
+                );
+            }
+            for (i, v) in s.variants.iter().enumerate() {
+                if v.server != Default::default() {
+                    out.push(
+                        Diagnostic::error(
+                            at(&format!("variants[{i}].server")),
+                            format!("variant `{}` patches the server launch, but the spec has no `server` block", v.name),
+                        )
+                        .with_hint("add a `server:` block, or remove the variant's `server:`"),
+                    );
+                }
+            }
+        }
+        Some(server) => {
+            for (i, v) in s.variants.iter().enumerate() {
+                if v.base_url.is_some() {
+                    out.push(
+                        Diagnostic::error(
+                            at(&format!("variants[{i}].base_url")),
+                            "a variant's `base_url` is for specs without a `server` block: the launched server is reached on its own port",
+                        )
+                        .with_hint("remove `base_url` from the variant"),
+                    );
+                }
+            }
+            if s.target.base_url.is_some() {
+                out.push(Diagnostic::warning(
+                    at("target.base_url"),
+                    "`target.base_url` is set although servebench launches the server: load goes to this URL, not to the launched server's port",
+                ));
+            }
+            let r = &server.readiness;
+            if r.interval.is_zero() {
+                out.push(
+                    Diagnostic::error(
+                        at("server.readiness.interval"),
+                        "the readiness interval must be greater than 0",
+                    )
+                    .with_hint("e.g. `interval: 1s`"),
+                );
+            }
+            if r.timeout.is_zero() {
+                out.push(
+                    Diagnostic::error(
+                        at("server.readiness.timeout"),
+                        "the readiness timeout must be greater than 0",
+                    )
+                    .with_hint("e.g. `timeout: 600s`: large models take minutes to load"),
+                );
+            } else if r.timeout < r.interval {
+                out.push(Diagnostic::error(
+                    at("server.readiness.timeout"),
+                    format!("the readiness timeout ({}) is shorter than the interval ({}): the server would be polled at most once", r.timeout, r.interval),
+                ));
+            }
+            if !r.http.path.starts_with('/') {
+                out.push(
+                    Diagnostic::error(
+                        at("server.readiness.http.path"),
+                        format!("the probe path `{}` must start with `/`", r.http.path),
+                    )
+                    .with_hint(format!("write `/{}`", r.http.path)),
+                );
+            }
+            if r.http.body.is_some() && r.http.method != HttpMethod::Post {
+                out.push(
+                    Diagnostic::error(
+                        at("server.readiness.http.body"),
+                        "a probe body is sent only with `method: POST`",
+                    )
+                    .with_hint("add `method: POST` to the probe"),
+                );
+            }
+            if server.stop.signal == StopSignal::SIGKILL && !server.stop.grace.is_zero() {
+                out.push(Diagnostic::warning(at("server.stop.grace"), "`grace` has no effect with `signal: SIGKILL`: the server gets no chance to shut down cleanly"));
+            }
+            for (i, rule) in server.verify.iter().enumerate() {
+                let p = at(&format!("server.verify[{i}]"));
+                match (&rule.log_contains, &rule.json) {
+                    (None, None) => out.push(
+                        Diagnostic::error(p, "a verify rule needs one check").with_hint(
+                            "write `log_contains: TEXT` or `json: {path, pointer, equals}`",
+                        ),
+                    ),
+                    (Some(_), Some(_)) => out.push(
+                        Diagnostic::error(p, "a verify rule has one check, this one has two")
+                            .with_hint("split it into two rules"),
+                    ),
+                    (Some(t), None) if t.trim().is_empty() => out.push(Diagnostic::error(
+                        p.key("log_contains"),
+                        "`log_contains` is empty: it would match any log",
+                    )),
+                    (None, Some(j)) => {
+                        if !j.path.starts_with('/') {
+                            out.push(Diagnostic::error(
+                                p.key("json").key("path"),
+                                format!("the endpoint path `{}` must start with `/`", j.path),
+                            ));
+                        }
+                        if !j.pointer.is_empty() && !j.pointer.starts_with('/') {
+                            out.push(
+                                Diagnostic::error(
+                                    p.key("json").key("pointer"),
+                                    format!("`{}` is not a JSON pointer", j.pointer),
+                                )
+                                .with_hint(format!(
+                                    "JSON pointers start with `/`, e.g. `/{}`",
+                                    j.pointer.replace('.', "/")
+                                )),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if server.verify.is_empty() && s.variants.len() > 1 {
+                out.push(Diagnostic::warning(
+                    at("server.verify"),
+                    "no verify rule: nothing proves that each variant's change is really in effect",
+                ).with_hint("add e.g. `verify: [{log_contains: \"backend='${variant.backend}'\"}]`"));
+            }
+            for (k, val) in &server.env {
+                if is_secret_name(k) && !val.contains("${env.") {
+                    out.push(
+                        Diagnostic::warning(
+                            at(&format!("server.env.{k}")),
+                            format!("`{k}` looks like a secret written into the spec"),
+                        )
+                        .with_hint(format!("read it from the environment: `{k}: ${{env.{k}}}`")),
+                    );
+                }
+            }
+        }
+    }
+
+    let t = &s.target;
+    if t.model.trim().is_empty() {
+        out.push(
+            Diagnostic::error(at("target.model"), "`model` is empty")
+                .with_hint("write the model name the server expects in requests"),
+        );
+    }
+    match (t.tokenizer, &t.tokenizer_path) {
+        (TokenizerSource::Local, None) => out.push(
+            Diagnostic::error(
+                at("target.tokenizer"),
+                "`tokenizer: local` needs `tokenizer_path`",
+            )
+            .with_hint("add `tokenizer_path: path/to/tokenizer.json`"),
+        ),
+        (TokenizerSource::Server | TokenizerSource::None, Some(_)) => out.push(
+            Diagnostic::error(
+                at("target.tokenizer_path"),
+                "`tokenizer_path` is only read with `tokenizer: local`",
+            )
+            .with_hint("add `tokenizer: local` or remove `tokenizer_path`"),
+        ),
+        (TokenizerSource::None, None) => out.push(Diagnostic::warning(
+            at("target.tokenizer"),
+            "`tokenizer: none`: input lengths are approximate and results will say so",
+        )),
+        _ => {}
+    }
+    if let Some(name) = &t.api_key_env {
+        let looks_like_key = name.starts_with("sk-") || name.len() > 40 || !is_env_name(name);
+        if looks_like_key {
+            out.push(
+                Diagnostic::error(
+                    at("target.api_key_env"),
+                    "`api_key_env` must be the NAME of an environment variable, not a key",
+                )
+                .with_hint(
+                    "e.g. `api_key_env: OPENAI_API_KEY`, and export the key in that variable",
+                ),
+            );
+        }
+    }
+    if let Some(u) = &t.base_url
+        && !(u.starts_with("http://") || u.starts_with("https://"))
+    {
+        out.push(
+            Diagnostic::error(
+                at("target.base_url"),
+                format!("`{u}` is not an http(s) URL"),
+            )
+            .with_hint("e.g. `http://127.0.0.1:8000`"),
+        );
+    }
+}
+
+/// Names that hold secrets: their values are redacted everywhere.
+pub fn is_secret_name(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH"]
+        .iter()
+        .any(|w| up.contains(w))
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}

@@ -1,0 +1,216 @@
+//! Variants, sweep, trials, comparison settings and SLOs.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::duration::HumanDuration;
+use crate::rate::Rate;
+
+/// One arm of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    /// Unique name: letters, digits, `.`, `_`, `-`.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
+    pub name: String,
+    /// The arm every other variant is compared against; exactly one variant has it.
+    #[serde(default)]
+    pub baseline: bool,
+    /// What this variant changes in the server launch.
+    #[serde(default)]
+    pub server: ServerPatch,
+    /// Base URL of this variant's already running server (specs without a `server` block
+    /// that compare two endpoints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Values read as `${variant.NAME}` in the server block and verify rules.
+    #[serde(default)]
+    pub vars: BTreeMap<String, String>,
+}
+
+/// Arguments appended to and environment merged over `server`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerPatch {
+    /// Appended after `server.args`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Merged over `server.env`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// Workload keys to sweep over. Each listed key multiplies the sweep points; points are
+/// ordered with `max_concurrency` outermost, then `request_rate`, `input_tokens`,
+/// `output_tokens`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Values of `workload.max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<Vec<u32>>,
+    /// Values of `workload.request_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<Vec<Rate>>,
+    /// Fixed values of `workload.dataset.input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<Vec<u32>>,
+    /// Fixed values of `workload.dataset.output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<Vec<u32>>,
+    /// Extra points added after the matrix (keys not given take the workload's value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<SweepPointSpec>,
+    /// Matrix points removed (a point matches when every key given here matches).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<SweepPointSpec>,
+}
+
+/// A (partial) sweep point in `include` / `exclude`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepPointSpec {
+    /// `workload.max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// `workload.request_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<Rate>,
+    /// `workload.dataset.input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u32>,
+    /// `workload.dataset.output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u32>,
+}
+
+/// Repetitions and their order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Trials {
+    /// Trials per cell (variant × sweep point). Fewer than 3 gives no interval; fewer than 5
+    /// is warned about.
+    #[serde(default = "default_trial_count")]
+    #[schemars(range(min = 1))]
+    pub count: u32,
+    /// `interleaved` (A, B, A, B…; drift hits both arms alike), `blocked` (all of A, then
+    /// B) or `random` (blocks shuffled with `seed`).
+    #[serde(default)]
+    pub order: TrialOrder,
+    /// Seed of the `random` order (default: `workload.seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// When the server is restarted: `per_block` (each block of one sweep), `per_trial`, or
+    /// `once` per variant.
+    #[serde(default)]
+    pub server_restart: ServerRestart,
+    /// Pause after every server start (before warm-up) and between trials.
+    #[serde(default = "default_cooldown")]
+    pub cooldown: HumanDuration,
+}
+
+fn default_trial_count() -> u32 {
+    5
+}
+fn default_cooldown() -> HumanDuration {
+    HumanDuration::from_secs(0)
+}
+
+impl Default for Trials {
+    fn default() -> Self {
+        Self {
+            count: default_trial_count(),
+            order: TrialOrder::default(),
+            seed: None,
+            server_restart: ServerRestart::default(),
+            cooldown: default_cooldown(),
+        }
+    }
+}
+
+/// Order of blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialOrder {
+    /// For each trial index, one block of every variant.
+    #[default]
+    Interleaved,
+    /// All blocks of the first variant, then the next (drift-prone).
+    Blocked,
+    /// Blocks shuffled with a seed.
+    Random,
+}
+
+/// When the server is restarted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerRestart {
+    /// One start per block (one trial of every sweep point).
+    #[default]
+    PerBlock,
+    /// One start per trial.
+    PerTrial,
+    /// One start per variant for all its trials (between-start variance not captured).
+    Once,
+}
+
+/// Settings of `servebench compare`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSettings {
+    /// Metric names from the catalogue (`servebench schema` lists them; docs/metrics.md).
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    /// Practical threshold θ: a relative change smaller than this does not matter.
+    #[serde(default = "default_threshold")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub threshold: f64,
+    /// Per-metric thresholds overriding `threshold`, e.g. `{ttft_p99: 0.05}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thresholds: BTreeMap<String, f64>,
+    /// Significance level α.
+    #[serde(default = "default_alpha")]
+    #[schemars(range(min = 0.0, max = 0.5))]
+    pub alpha: f64,
+}
+
+fn default_metrics() -> Vec<String> {
+    ["output_throughput", "ttft_p50", "tpot_p50", "e2e_mean"]
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+fn default_threshold() -> f64 {
+    0.02
+}
+fn default_alpha() -> f64 {
+    0.05
+}
+
+impl Default for CompareSettings {
+    fn default() -> Self {
+        Self {
+            metrics: default_metrics(),
+            threshold: default_threshold(),
+            thresholds: BTreeMap::new(),
+            alpha: default_alpha(),
+        }
+    }
+}
+
+/// Service-level objectives: a request counts toward goodput when it meets every one set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    /// Time to first token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft: Option<HumanDuration>,
+    /// Time per output token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot: Option<HumanDuration>,
+    /// End-to-end latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e: Option<HumanDuration>,
+}

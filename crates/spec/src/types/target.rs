@@ -1,0 +1,53 @@
+//! `spec.target`: where the load goes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The API the load generator talks to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// Base URL when no server is launched, e.g. `http://10.0.0.5:8000`. With a `server`
+    /// block the default is `http://127.0.0.1:${port}`. Host-specific: not part of the hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// `openai-completions` (`/v1/completions`) or `openai-chat` (`/v1/chat/completions`).
+    #[serde(default)]
+    pub api: ApiKind,
+    /// The model name sent in every request.
+    pub model: String,
+    /// Where input lengths are counted: `server` (its `/tokenize`), `local`
+    /// (`tokenizer_path`, a tokenizer.json) or `none` (approximate lengths, flagged).
+    #[serde(default)]
+    pub tokenizer: TokenizerSource,
+    /// Path of a local tokenizer.json, with `tokenizer: local`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer_path: Option<String>,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
+/// Which OpenAI-compatible API is used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiKind {
+    /// `POST /v1/completions` with a `prompt`.
+    #[default]
+    OpenaiCompletions,
+    /// `POST /v1/chat/completions` with `messages`.
+    OpenaiChat,
+}
+
+/// Where token counts of prompts come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TokenizerSource {
+    /// The server's own `/tokenize` endpoint (vLLM, SGLang, llama.cpp, the simulator).
+    #[default]
+    Server,
+    /// A local tokenizer.json at `tokenizer_path`.
+    Local,
+    /// No tokenizer: prompt lengths are approximate and results say so.
+    None,
+}
