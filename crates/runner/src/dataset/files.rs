@@ -6,8 +6,9 @@
 //! (`prompt_seed(seed, t, p)`): measured prompts first, warm-up prompts next (disjoint when
 //! the file is large enough). The output length is, in order: the fixed length given, the
 //! entry's own `max_tokens`/`output_tokens`, or the token count of the reference answer
-//! (ShareGPT's `gpt` turn). Input lengths are counted with the dataset's counter (text
-//! prompts only: a chat template's tokens are the server's business).
+//! (ShareGPT's `gpt` turn). Input lengths are counted with the dataset's counter: text
+//! prompts as text, chat prompts rendered by the server (template included) where the
+//! server can tokenize chat messages, else unknown.
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -207,7 +208,7 @@ impl<C: TokenCounter> FileDataset<C> {
             None => {
                 let input = match &entry.body {
                     PromptBody::Text(t) => Some(self.counter.count(t).await?),
-                    PromptBody::Messages(_) => None,
+                    PromptBody::Messages(m) => self.counter.count_chat(m).await?,
                 };
                 let need_ref = self.fixed_output.is_none() && entry.output_tokens.is_none();
                 let reference = match (&entry.reference_output, need_ref) {

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::DatasetError;
 use super::lengths::LengthDist;
-use super::prompt::{Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
+use super::prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
 use super::tokenize::TokenCounter;
 use super::vocab::WORDS;
 
@@ -27,6 +27,11 @@ use super::vocab::WORDS;
 pub struct RandomDataset {
     pub input_tokens: LengthDist,
     pub output_tokens: LengthDist,
+    /// Prompts go to the chat API (as one user message): the length fitted is the server's
+    /// count of the rendered chat prompt, template tokens included, which is what its
+    /// `usage.prompt_tokens` reports. Needs a counter that can count chat prompts; with one
+    /// that cannot (no tokenizer), the raw text is fitted and lengths are approximate.
+    pub chat: bool,
 }
 
 /// How fitting went, over the builder's life.
@@ -49,6 +54,8 @@ pub struct RandomPromptBuilder<C> {
     /// Σ words and Σ tokens of fitted prompts: the words-per-token ratio for new lengths.
     ratio: (u64, u64),
     stats: BuildStats,
+    /// Chat prompts were fitted on their raw text (the counter cannot count chat prompts).
+    chat_approximate: bool,
 }
 
 const MAX_ROUNDS: usize = 12;
@@ -64,6 +71,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             words_for_length: HashMap::new(),
             ratio: (0, 0),
             stats: BuildStats::default(),
+            chat_approximate: false,
         })
     }
 
@@ -101,7 +109,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             let mut words = ChaCha8Rng::seed_from_u64(seed);
             words.set_stream(i as u64 + 1);
             let (text, count) = self.fit(WordStream::new(words), input).await?;
-            let exact = self.counter.is_exact();
+            let exact = self.counter.is_exact() && !self.chat_approximate;
             out.push(Prompt {
                 body: PromptBody::Text(text),
                 expected_input_tokens: Some(count),
@@ -132,7 +140,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         let mut best: Option<(String, i64)> = None;
         for _ in 0..MAX_ROUNDS {
             let text = words.text(n);
-            let c = i64::from(self.counter.count(&text).await?);
+            let c = self.count(&text).await?;
             if c == t {
                 self.remember(target, n, c);
                 return Ok((text, target));
@@ -178,7 +186,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
                 text.push(' ');
                 text.push_str(PAD);
             }
-            let c = i64::from(self.counter.count(&text).await?);
+            let c = self.count(&text).await?;
             if c == t {
                 self.remember(target, ln, c);
                 return Ok((text, target));
@@ -193,6 +201,21 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         self.stats.length_misses += 1;
         let (text, c) = best.unwrap_or_default();
         Ok((text, u32::try_from(c.max(0)).unwrap_or(u32::MAX)))
+    }
+
+    /// The server's count of `text` as it will be sent.
+    async fn count(&mut self, text: &str) -> Result<i64, DatasetError> {
+        if self.spec.chat {
+            let msg = [ChatMessage {
+                role: "user".into(),
+                content: text.to_owned(),
+            }];
+            if let Some(n) = self.counter.count_chat(&msg).await? {
+                return Ok(i64::from(n));
+            }
+            self.chat_approximate = true;
+        }
+        Ok(i64::from(self.counter.count(text).await?))
     }
 
     fn remember(&mut self, target: u32, words: usize, tokens: i64) {
@@ -252,6 +275,10 @@ mod tests {
                 .map(|w| if w.len() > 6 { 2 } else { 1 })
                 .sum::<u32>())
         }
+        async fn count_chat(&mut self, m: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+            // A template of 3 tokens around one message.
+            Ok(Some(self.count(&m[0].content).await? + 3))
+        }
         fn is_exact(&self) -> bool {
             true
         }
@@ -264,6 +291,7 @@ mod tests {
         RandomDataset {
             input_tokens: input,
             output_tokens: LengthDist::Fixed { tokens: 16 },
+            chat: false,
         }
     }
 
@@ -285,6 +313,31 @@ mod tests {
         let s = b.stats();
         assert_eq!(s.length_misses, 0, "{s:?}");
         assert!(s.round_trips <= 4 * s.prompts, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn chat_prompts_are_fitted_with_their_template() {
+        let mut sp = spec(LengthDist::Uniform { min: 8, max: 200 });
+        sp.chat = true;
+        let mut b = RandomPromptBuilder::new(sp, Lumpy::default()).expect("valid");
+        let p = b.prompts(20, 3).await.expect("builds");
+        let mut check = Lumpy::default();
+        for pr in &p {
+            let PromptBody::Text(t) = &pr.body else {
+                panic!("text prompts")
+            };
+            let msg = [ChatMessage {
+                role: "user".into(),
+                content: t.clone(),
+            }];
+            let c = check.count_chat(&msg).await.expect("counts");
+            assert_eq!(c, pr.expected_input_tokens);
+            assert!(pr.input_tokens_exact);
+        }
+        assert_eq!(b.stats().length_misses, 0);
+        // Without a tokenizer, chat lengths are approximate.
+        let mut b = RandomPromptBuilder::new(sp, WordCount).expect("valid");
+        assert!(!b.prompts(1, 3).await.expect("builds")[0].input_tokens_exact);
     }
 
     #[tokio::test]

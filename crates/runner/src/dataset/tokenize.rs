@@ -17,10 +17,17 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::DatasetError;
+use super::prompt::ChatMessage;
 
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send {
     fn count(&mut self, text: &str) -> impl Future<Output = Result<u32, DatasetError>> + Send;
+    /// Tokens of a chat prompt as the server renders it (template included); `None` when
+    /// this counter cannot tell (no tokenizer, or a server without chat tokenization).
+    fn count_chat(
+        &mut self,
+        messages: &[ChatMessage],
+    ) -> impl Future<Output = Result<Option<u32>, DatasetError>> + Send;
     /// Whether counts are the server's (or the model tokenizer's) own.
     fn is_exact(&self) -> bool;
     /// Requests made so far (0 for local counters).
@@ -122,9 +129,13 @@ impl ServerTokenizer {
         })
     }
 
-    async fn request(&mut self, key: &str, text: &str) -> Result<Result<u32, u16>, DatasetError> {
+    async fn request(
+        &mut self,
+        key: &str,
+        value: serde_json::Value,
+    ) -> Result<Result<u32, u16>, DatasetError> {
         let mut body = serde_json::Map::new();
-        body.insert(key.to_owned(), text.into());
+        body.insert(key.to_owned(), value);
         if let Some(m) = &self.model {
             body.insert("model".to_owned(), m.as_str().into());
         }
@@ -176,7 +187,7 @@ impl TokenCounter for ServerTokenizer {
         };
         let mut last = 0;
         for &(key, style) in keys {
-            match self.request(key, text).await? {
+            match self.request(key, text.into()).await? {
                 Ok(n) => {
                     self.style = style;
                     return Ok(n);
@@ -188,6 +199,14 @@ impl TokenCounter for ServerTokenizer {
             "POST {} answered HTTP {last}",
             self.url
         )))
+    }
+
+    /// `{"messages": [...]}` (vLLM, the simulator); a 4xx (llama.cpp has no chat
+    /// tokenization) gives `None`.
+    async fn count_chat(&mut self, messages: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+        let v = serde_json::to_value(messages)
+            .map_err(|e| DatasetError::Tokenize(format!("serialising messages: {e}")))?;
+        Ok(self.request("messages", v).await?.ok())
     }
 
     fn is_exact(&self) -> bool {
@@ -206,6 +225,10 @@ pub struct WordCount;
 impl TokenCounter for WordCount {
     async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
         Ok(u32::try_from(text.split_whitespace().count()).unwrap_or(u32::MAX))
+    }
+
+    async fn count_chat(&mut self, _: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+        Ok(None)
     }
 
     fn is_exact(&self) -> bool {
@@ -248,6 +271,13 @@ impl TokenCounter for AnyCounter {
         match self {
             AnyCounter::Server(s) => s.count(text).await,
             AnyCounter::Approximate(w) => w.count(text).await,
+        }
+    }
+
+    async fn count_chat(&mut self, messages: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+        match self {
+            AnyCounter::Server(s) => s.count_chat(messages).await,
+            AnyCounter::Approximate(w) => w.count_chat(messages).await,
         }
     }
 

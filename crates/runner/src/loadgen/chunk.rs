@@ -180,6 +180,7 @@ fn timings_from_json(v: &serde_json::Value) -> Option<ServerTimings> {
         predicted_per_token_ms: f("predicted_per_token_ms"),
         queue_ms: f("queue_ms"),
         ttft_ms: f("ttft_ms"),
+        e2e_ms: f("e2e_ms"),
     })
 }
 

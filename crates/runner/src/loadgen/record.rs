@@ -181,9 +181,12 @@ pub struct ServerTimings {
     /// Time the request waited in the server's queue before being scheduled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ms: Option<f64>,
-    /// The server's own time to first token (receipt of the request → first token sent).
+    /// The server's own time to first token (receipt of the request → first token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
+    /// The server's own end-to-end time (receipt of the request → last token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
 }
 
 /// Everything observed about one request. Fields are raw; see the module docs.
