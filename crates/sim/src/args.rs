@@ -25,7 +25,7 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = Preset::Default)]
     pub preset: Preset,
     /// Seed of jitter, speed factor, EOS positions, generated text and faults.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, env = "SERVEBENCH_BLOCK_SEED")]
     pub seed: u64,
     /// Milliseconds a graceful shutdown (SIGTERM/SIGINT) waits for in-flight responses.
     #[arg(long, default_value_t = 5000)]

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::EngineParams;
 use crate::engine::{Arrival, Emission, Engine, Inputs, SeqId};
+use crate::feed::{Feed, FeedTx, feed};
 
 /// Lateness beyond which the virtual clock jumps to the wall clock.
 const RESYNC_AFTER: Duration = Duration::from_millis(50);
@@ -41,7 +42,7 @@ struct Submission {
     id: SeqId,
     at: Instant,
     job: Job,
-    tx: UnboundedSender<Emission>,
+    tx: FeedTx,
 }
 
 /// The request side of a running engine; cheap to share.
@@ -52,21 +53,22 @@ pub(crate) struct EngineHandle {
 }
 
 impl EngineHandle {
-    /// Queues a request; its tokens arrive on the returned receiver, the last one carrying
-    /// the finish. The receiver closing without a finish means the engine stopped.
-    pub(crate) fn submit(&self, job: Job) -> UnboundedReceiver<Emission> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    /// Queues a request; its tokens arrive on the returned feed, the last one carrying the
+    /// finish. The feed ending without a finish means the engine stopped.
+    pub(crate) fn submit(&self, job: Job) -> Feed {
+        let (tx, rx) = feed();
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // A send error means the engine stopped; the dropped sender then closes `rx`,
-        // which the caller reports as an aborted response.
-        let _ = self.tx.send(Submission {
+        let submission = Submission {
             id,
             at: Instant::now(),
             job,
             tx,
-        });
+        };
+        if let Err(mpsc::error::SendError(s)) = self.tx.send(submission) {
+            s.tx.abort();
+        }
         rx
     }
 }
@@ -110,7 +112,18 @@ impl Hasher for IdHasher {
     }
 }
 
-type Senders = HashMap<SeqId, UnboundedSender<Emission>, BuildHasherDefault<IdHasher>>;
+/// The live sequences' feeds. Whatever way the loop ends (return, or the task dropped), the
+/// feeds left are aborted, so their responses end instead of waiting forever.
+#[derive(Debug, Default)]
+struct Senders(HashMap<SeqId, FeedTx, BuildHasherDefault<IdHasher>>);
+
+impl Drop for Senders {
+    fn drop(&mut self) {
+        for tx in self.0.values() {
+            tx.abort();
+        }
+    }
+}
 
 async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: CancellationToken) {
     let epoch = Instant::now();
@@ -172,25 +185,23 @@ async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: 
         }
         let zero = step.is_some_and(|d| d.is_zero());
         if !zero || engine.steps() & (ZERO_DELAY_SWEEP_EVERY - 1) == 0 {
-            for (&id, tx) in &senders {
+            for (&id, tx) in &senders.0 {
                 if tx.is_closed() {
                     inputs.cancellations.push(id);
                 }
             }
             for id in &inputs.cancellations {
-                senders.remove(id);
+                senders.0.remove(id);
             }
         }
         step = engine.advance(now, &mut inputs, &mut out);
         for e in &out {
-            let Some(tx) = senders.get(&e.seq) else {
+            let Some(tx) = senders.0.get(&e.seq) else {
                 continue;
             };
-            if tx.send(*e).is_err() {
-                inputs.cancellations.push(e.seq);
-                senders.remove(&e.seq);
-            } else if e.finish.is_some() {
-                senders.remove(&e.seq);
+            tx.publish(e);
+            if e.finish.is_some() {
+                senders.0.remove(&e.seq);
             }
         }
     }
@@ -205,7 +216,7 @@ fn accept(s: Submission, epoch: Instant, senders: &mut Senders, inputs: &mut Inp
         min_tokens: s.job.min_tokens,
         ignore_eos: s.job.ignore_eos,
     });
-    senders.insert(s.id, s.tx);
+    senders.0.insert(s.id, s.tx);
 }
 
 #[cfg(test)]
@@ -228,10 +239,11 @@ mod tests {
             ignore_eos: true,
         });
         let mut times = Vec::new();
-        while let Some(e) = rx.recv().await {
+        while let Some(e) = rx.next().await {
             times.push(t0.elapsed());
             if let Some(f) = e.finish {
                 assert_eq!(f.timings.predicted_n, 4);
+                break;
             }
         }
         // Prefill: 5 + 10 × 0.5 = 10 ms; decodes: 5 + 1 = 6 ms.
@@ -251,10 +263,10 @@ mod tests {
             min_tokens: 0,
             ignore_eos: true,
         });
-        assert!(rx.recv().await.is_some());
+        assert!(rx.next().await.is_some());
         kill.cancel();
         let mut last = None;
-        while let Some(e) = rx.recv().await {
+        while let Some(e) = rx.next().await {
             last = Some(e);
         }
         assert!(

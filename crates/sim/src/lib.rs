@@ -15,6 +15,7 @@ mod config;
 mod driver;
 pub mod engine;
 mod error;
+mod feed;
 mod rlimit;
 mod rng;
 mod server;

@@ -145,12 +145,12 @@ fn job(r: &GenRequest) -> Job {
 async fn whole(
     st: Arc<AppState>,
     enc: Encoder,
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<crate::engine::Emission>,
+    mut rx: crate::feed::Feed,
     plan: FaultPlan,
 ) -> Response {
     let mut text = String::new();
     let finish = loop {
-        match rx.recv().await {
+        match rx.next().await {
             Some(e) => {
                 enc.push_token_text(e.index, &mut text);
                 if let Some(f) = e.finish {

@@ -10,7 +10,6 @@ use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use futures_util::Stream;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Sleep;
 
 use super::AppState;
@@ -18,30 +17,34 @@ use super::encode::{DONE_EVENT, Encoder};
 use super::faults::{FaultPlan, fires};
 use super::stats::{InFlight, bump};
 use super::wire::Api;
-use crate::engine::Emission;
+use crate::feed::Feed;
 
-/// One streamed response. Every token is its own event; nothing is coalesced here (the HTTP
-/// layer may put several ready events in one write, as it does for any server).
+/// One streamed response. Every token is its own SSE event, and every event is flushed on
+/// its own: after yielding an event the stream answers `Pending` once (waking itself), which
+/// makes hyper write out what it holds before asking for the next event. Without that, hyper
+/// gathers up to 16 ready frames into one write, and a client would see tokens that the
+/// engine produced in separate steps arrive in one read.
 #[derive(Debug)]
 pub(crate) struct TokenStream {
-    rx: UnboundedReceiver<Emission>,
+    rx: Feed,
     enc: Encoder,
     plan: FaultPlan,
     chat: bool,
     include_usage: bool,
     role_sent: bool,
     pending: VecDeque<Bytes>,
-    held: Option<Emission>,
+    held: Option<crate::engine::Emission>,
     stall: Option<Pin<Box<Sleep>>>,
     finished: bool,
     counted: bool,
+    flush: bool,
     state: Arc<AppState>,
     _in_flight: InFlight,
 }
 
 impl TokenStream {
     pub(crate) fn new(
-        rx: UnboundedReceiver<Emission>,
+        rx: Feed,
         enc: Encoder,
         api: Api,
         plan: FaultPlan,
@@ -61,6 +64,7 @@ impl TokenStream {
             stall: None,
             finished: false,
             counted: false,
+            flush: false,
             state,
             _in_flight: in_flight,
         }
@@ -79,8 +83,15 @@ impl Stream for TokenStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        if this.flush {
+            // A flush point between two events (see the type's documentation).
+            this.flush = false;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         loop {
             if let Some(b) = this.pending.pop_front() {
+                this.flush = true;
                 return Poll::Ready(Some(Ok(b)));
             }
             if this.finished {
@@ -92,7 +103,7 @@ impl Stream for TokenStream {
             }
             let e = match this.held.take() {
                 Some(e) => e,
-                None => match ready!(this.rx.poll_recv(cx)) {
+                None => match ready!(this.rx.poll_next(cx)) {
                     Some(e) => e,
                     None => return this.fail("the engine stopped"),
                 },
@@ -122,6 +133,7 @@ impl Stream for TokenStream {
                 None => {
                     let b = this.enc.token_event(e.index);
                     if this.pending.is_empty() {
+                        this.flush = true;
                         return Poll::Ready(Some(Ok(b)));
                     }
                     this.pending.push_back(b);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Load-generator benchmark (docs/performance.md): client and simulator in separate
+# processes, each pinned to its own core with taskset.
+#
+#   bench/loadgen.sh [zero|paced|c10k|all]     (default: all)
+#
+# Env: CLIENT_CPU (default 0), SIM_CPU (default 1), and per-scenario sizes below.
+# Loopback only; every run is bounded by the client's trial deadline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLIENT_CPU=${CLIENT_CPU:-0}
+SIM_CPU=${SIM_CPU:-1}
+which=${1:-all}
+
+cargo build --release -p servebench-runner --example loadgen_bench >&2
+BIN=target/release/examples/loadgen_bench
+WORK=$(mktemp -d)
+SIM_PID=
+
+stop_sim() {
+    if [[ -n "$SIM_PID" ]]; then
+        kill -TERM "$SIM_PID" 2>/dev/null || true
+        wait "$SIM_PID" 2>/dev/null || true
+        SIM_PID=
+    fi
+}
+trap 'stop_sim; rm -rf "$WORK"' EXIT
+
+# Starts the simulator in mode $1 on $SIM_CPU; sets URL.
+start_sim() {
+    : >"$WORK/sim.out"
+    taskset -c "$SIM_CPU" "$BIN" sim --mode "$1" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+    SIM_PID=$!
+    for _ in $(seq 100); do
+        URL=$(sed -n 's/^servebench sim listening on //p' "$WORK/sim.out")
+        [[ -n "$URL" ]] && return 0
+        sleep 0.1
+    done
+    echo "simulator did not start:" >&2
+    cat "$WORK/sim.err" >&2
+    exit 1
+}
+
+scenario() {
+    local name=$1 mode=$2
+    shift 2
+    echo "== $name (sim --mode $mode, client: $*)"
+    start_sim "$mode"
+    taskset -c "$CLIENT_CPU" "$BIN" client --url "$URL" "$@"
+    stop_sim
+    echo
+}
+
+if [[ $which == zero || $which == all ]]; then
+    # Client CPU per token event: the simulator streams as fast as it can.
+    scenario zero-delay zero --requests "${ZERO_REQUESTS:-2000}" --concurrency "${ZERO_CONC:-64}" \
+        --input-tokens 32 --output-tokens 256
+fi
+if [[ $which == c10k || $which == all ]]; then
+    # 10,000 streams open at once (one token per 250 ms each).
+    scenario c10k c10k --requests 10000 --concurrency 10000 --warmup 0 \
+        --input-tokens 16 --output-tokens 8
+fi
+if [[ $which == paced || $which == all ]]; then
+    # What the client adds to TTFT at concurrency 256 with 10 ms decode steps.
+    scenario paced paced --requests "${PACED_REQUESTS:-2048}" --concurrency 256 --warmup 256 \
+        --input-tokens 64 --output-tokens 32
+fi
