@@ -1,5 +1,6 @@
 //! servebench-runner
 
 pub mod dataset;
+pub mod gpu;
 pub mod loadgen;
 pub mod metrics;
