@@ -1,0 +1,105 @@
+//! The small HTTP client of readiness probes, verify rules and the server-info read-back.
+
+use std::error::Error as _;
+use std::time::Duration;
+
+use servebench_spec::{HttpMethod, HttpProbe};
+
+/// A client for loopback probes: no proxy (a `HTTP_PROXY` in the environment must not route
+/// 127.0.0.1 through it), no connection pooling across probes.
+pub(crate) fn client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .connect_timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| describe(&e))
+}
+
+/// `http://127.0.0.1:{port}{path}`.
+pub(crate) fn url(port: u16, path: &str) -> String {
+    let slash = if path.starts_with('/') { "" } else { "/" };
+    format!("http://127.0.0.1:{port}{slash}{path}")
+}
+
+/// Sends one readiness probe; the response's status, or why there was none.
+pub(crate) async fn probe(
+    client: &reqwest::Client,
+    p: &HttpProbe,
+    url: &str,
+    timeout: Duration,
+) -> Result<u16, String> {
+    let method = match p.method {
+        HttpMethod::Get => reqwest::Method::GET,
+        HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Head => reqwest::Method::HEAD,
+    };
+    let mut req = client.request(method, url).timeout(timeout);
+    if let Some(body) = &p.body {
+        req = req.json(body);
+    }
+    let resp = req.send().await.map_err(|e| describe(&e))?;
+    Ok(resp.status().as_u16())
+}
+
+/// Failure to read a JSON document.
+#[derive(Debug)]
+pub(crate) enum GetJsonError {
+    /// No response.
+    Request(String),
+    /// A response whose status is not 2xx; the start of its body.
+    Status(u16, String),
+    /// A 2xx response that is not JSON.
+    NotJson(String),
+}
+
+/// `GET url` → its JSON body.
+pub(crate) async fn get_json(
+    client: &reqwest::Client,
+    url: &str,
+    timeout: Duration,
+) -> Result<serde_json::Value, GetJsonError> {
+    let resp = client
+        .get(url)
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| GetJsonError::Request(describe(&e)))?;
+    let status = resp.status();
+    let body = resp
+        .bytes()
+        .await
+        .map_err(|e| GetJsonError::Request(describe(&e)))?;
+    if !status.is_success() {
+        let text = String::from_utf8_lossy(&body);
+        let start: String = text.chars().take(200).collect();
+        return Err(GetJsonError::Status(
+            status.as_u16(),
+            start.trim().to_owned(),
+        ));
+    }
+    serde_json::from_slice(&body).map_err(|e| GetJsonError::NotJson(e.to_string()))
+}
+
+/// A reqwest error with its causes (`error sending request: … Connection refused`), and
+/// "timed out" said plainly.
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return "timed out".to_owned();
+    }
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    // The innermost cause is what a person needs ("Connection refused (os error 111)").
+    match parts.as_slice() {
+        [] => String::new(),
+        [only] => only.clone(),
+        [.., last] => last.clone(),
+    }
+}

@@ -1,0 +1,265 @@
+//! The server under test: launch, readiness, verification, read-back, stop, orphans.
+//!
+//! * [`start`]`(&ServerLaunch) -> RunningServer`: spawn in a new process group with output in
+//!   one log file per start; poll readiness; fail at once (with the log's tail) if it exits.
+//! * [`verify`]: prove the variant is in effect (`log_contains`, `json` rules).
+//! * [`server_info`]: what the server says about itself, best effort.
+//! * [`stop`]: the spec's signal to the whole group, grace, `SIGKILL`, then wait for the port
+//!   and the GPU memory; a [`StopReport`] and timeline lines in the log.
+//! * [`find_orphan`] / [`stop_orphan`]: a group left alive by a killed runner.
+//! * [`redact_argv`] / [`redact_env`]: what may be recorded.
+//!
+//! The caller resolves `${port}`, `${variant.*}`, `${env.*}` and `${servebench}` before
+//! building a [`ServerLaunch`] (see `servebench_spec::substitute`); [`pick_free_port`] gives
+//! the port.
+
+mod error;
+mod exit;
+mod group;
+mod http;
+mod info;
+mod log;
+mod orphan;
+mod port;
+mod redact;
+mod start;
+mod stop;
+mod verify;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use servebench_spec::{Readiness, StopPolicy, VerifyRule};
+use tokio::process::Child;
+
+pub use error::{OrphanError, ServerError};
+pub use exit::ExitRecord;
+pub use info::{INFO_ENDPOINTS, ServerInfo, server_info, server_info_at};
+pub use log::TAIL_LINES;
+pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
+pub use port::{pick_free_port, port_is_free};
+pub use redact::{REDACTED, redact_argv, redact_env, secret_values_of_env};
+pub use start::start;
+pub use stop::{GpuRelease, PortRelease, StopOptions, StopReport};
+pub use verify::{LOG_GRACE, RuleFailure, RuleProblem, VerifyError, VerifyOutcome, verify};
+
+use log::ServerLog;
+
+/// Everything needed to start one server, with every `${…}` already resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerLaunch {
+    /// Program and arguments (`server.command` + `server.args` + the variant's args).
+    pub argv: Vec<String>,
+    /// Variables added to the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// Working directory; `None`: the runner's.
+    pub working_dir: Option<PathBuf>,
+    /// The log file of this start (stdout and stderr; created with its folders).
+    pub log_path: PathBuf,
+    /// The port the server was told to listen on (`${port}`).
+    pub port: u16,
+    /// When it counts as ready.
+    pub readiness: Readiness,
+    /// Rules for [`verify`], already substituted.
+    pub verify: Vec<VerifyRule>,
+    /// How to stop it.
+    pub stop: StopPolicy,
+    /// Values that must never be recorded (e.g. what `${env.*}` references resolved to);
+    /// the values of `env`'s secret-named variables are added automatically.
+    pub secret_values: Vec<String>,
+}
+
+impl ServerLaunch {
+    /// A launch with the spec's defaults for readiness and stop, no extra env and no rules.
+    pub fn new(argv: Vec<String>, port: u16, log_path: impl Into<PathBuf>) -> Self {
+        ServerLaunch {
+            argv,
+            env: BTreeMap::new(),
+            working_dir: None,
+            log_path: log_path.into(),
+            port,
+            readiness: Readiness::default(),
+            verify: Vec::new(),
+            stop: StopPolicy::default(),
+            secret_values: Vec::new(),
+        }
+    }
+}
+
+/// What the result file records about one server start (secrets redacted). Also what a later
+/// run needs to find the server again if this runner dies ([`find_orphan`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerRecord {
+    /// The argv, redacted.
+    pub argv: Vec<String>,
+    /// The added environment, redacted.
+    pub env: BTreeMap<String, String>,
+    /// The working directory, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<PathBuf>,
+    /// Pid of the main process.
+    pub pid: u32,
+    /// Its process group (= pid).
+    pub pgid: i32,
+    /// The port.
+    pub port: u16,
+    /// The log file.
+    pub log_path: PathBuf,
+    /// When it was spawned, UTC RFC 3339.
+    pub started_at: String,
+    /// Seconds from spawn to the first successful readiness probe.
+    pub ready_after_s: f64,
+}
+
+/// A started, ready server. Stop it with [`stop`]; dropping it unstopped sends `SIGKILL` to
+/// its group (a safety net, without the waits and the report).
+#[derive(Debug)]
+pub struct RunningServer {
+    record: ServerRecord,
+    child: Child,
+    log: ServerLog,
+    stop: StopPolicy,
+    ready_after: Duration,
+    exit: Option<ExitRecord>,
+    stopped: bool,
+}
+
+impl RunningServer {
+    fn new(
+        record: ServerRecord,
+        child: Child,
+        log: ServerLog,
+        stop: StopPolicy,
+        ready_after: Duration,
+    ) -> Self {
+        RunningServer {
+            record,
+            child,
+            log,
+            stop,
+            ready_after,
+            exit: None,
+            stopped: false,
+        }
+    }
+
+    /// What the result file records.
+    pub fn record(&self) -> &ServerRecord {
+        &self.record
+    }
+    /// Pid of the main process.
+    pub fn pid(&self) -> u32 {
+        self.record.pid
+    }
+    /// Its process group.
+    pub fn pgid(&self) -> i32 {
+        self.record.pgid
+    }
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.record.port
+    }
+    /// `http://127.0.0.1:{port}`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.record.port)
+    }
+    /// The log file.
+    pub fn log_path(&self) -> &Path {
+        &self.record.log_path
+    }
+    /// The redacted argv.
+    pub fn argv(&self) -> &[String] {
+        &self.record.argv
+    }
+    /// Spawn to ready.
+    pub fn ready_after(&self) -> Duration {
+        self.ready_after
+    }
+    /// When it was spawned, UTC RFC 3339.
+    pub fn started_at(&self) -> &str {
+        &self.record.started_at
+    }
+    /// The stop policy it was launched with.
+    pub fn stop_policy(&self) -> &StopPolicy {
+        &self.stop
+    }
+
+    /// The main process's exit status if it has exited (a server that dies mid-trial), else
+    /// `None`. Does not block.
+    pub fn try_exit_status(&mut self) -> Option<ExitRecord> {
+        if self.exit.is_none() {
+            self.exit = match self.child.try_wait() {
+                Ok(Some(st)) => Some(st.into()),
+                Ok(None) => None,
+                Err(_) => Some(ExitRecord::UNKNOWN),
+            };
+            if let Some(st) = self.exit {
+                self.log.event(&format!("the server exited ({st})"));
+            }
+        }
+        self.exit
+    }
+
+    /// Resolves when the main process exits, with its status. Cancel-safe: race it against a
+    /// trial with `tokio::select!` to notice a server that dies mid-trial.
+    pub async fn exited(&mut self) -> ExitRecord {
+        if let Some(st) = self.exit {
+            return st;
+        }
+        let st = self
+            .child
+            .wait()
+            .await
+            .map_or(ExitRecord::UNKNOWN, ExitRecord::from);
+        self.log.event(&format!("the server exited ({st})"));
+        self.exit = Some(st);
+        st
+    }
+
+    /// The last `n` lines of this start's log.
+    pub fn log_tail(&self, n: usize) -> String {
+        self.log.tail(n)
+    }
+
+    /// Appends a timeline line (`[servebench <time>] msg`) to the server log, e.g. "trial 3
+    /// started", so the log can be read against the run.
+    pub fn log_event(&self, msg: &str) {
+        self.log.event(msg);
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        // An unreaped leader, or any live member, keeps the pgid from being reused, so this
+        // cannot hit another program's group.
+        if !self.stopped && (self.exit.is_none() || group::group_alive(self.record.pgid)) {
+            let _ = group::signal_group(self.record.pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+/// Stops `server` by its launch's stop policy with the default waits; see [`stop_with`].
+pub async fn stop(server: RunningServer) -> StopReport {
+    stop_with(server, &StopOptions::default()).await
+}
+
+/// Stops `server`: its stop signal to the whole process group, up to `grace` for every process
+/// of the group to be gone, then `SIGKILL`; then waits (bounded by `opts`) until its port is
+/// free and, where `nvidia-smi` exists, until the group's processes hold no GPU memory. Each
+/// step is a timeline line in the server log. Never fails: what did not happen is in the
+/// report.
+pub async fn stop_with(mut server: RunningServer, opts: &StopOptions) -> StopReport {
+    server.stopped = true;
+    let policy = server.stop.clone();
+    let target = stop::Target {
+        pgid: server.record.pgid,
+        child: Some(&mut server.child),
+        reaped: server.exit,
+        port: Some(server.record.port),
+        log: Some(&server.log),
+    };
+    stop::stop_group(target, &policy, opts).await
+}
