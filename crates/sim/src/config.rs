@@ -10,6 +10,11 @@ use serde::Serialize;
 
 use crate::SimError;
 
+/// Largest accepted per-token or per-step cost, ms.
+const MAX_COST_MS: f64 = 60_000.0;
+/// Largest accepted start-up delay or stall, ms (one day).
+const MAX_DELAY_MS: u64 = 86_400_000;
+
 /// Named engine parameter sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -174,6 +179,16 @@ impl EngineParams {
                 return bad(format!("{name} must be a finite number >= 0, got {v}"));
             }
         }
+        let costs = [
+            ("prefill_ms_per_token", self.prefill_ms_per_token),
+            ("decode_base_ms", self.decode_base_ms),
+            ("decode_per_seq_ms", self.decode_per_seq_ms),
+        ];
+        for (name, v) in costs {
+            if v > MAX_COST_MS {
+                return bad(format!("{name} must be at most {MAX_COST_MS} ms, got {v}"));
+            }
+        }
         if !self.drift_per_min.is_finite() || self.drift_per_min <= -1.0 {
             return bad(format!(
                 "drift_per_min must be finite and > -1, got {}",
@@ -245,6 +260,16 @@ impl FaultParams {
             return Err(SimError::InvalidConfig(
                 "error_rate_500 + error_rate_429 must not exceed 1".into(),
             ));
+        }
+        for (name, v) in [
+            ("startup_delay_ms", self.startup_delay_ms),
+            ("stall_ms", self.stall_ms),
+        ] {
+            if v > MAX_DELAY_MS {
+                return Err(SimError::InvalidConfig(format!(
+                    "{name} must be at most {MAX_DELAY_MS}, got {v}"
+                )));
+            }
         }
         if self.exit_after_requests == Some(0) {
             return Err(SimError::InvalidConfig(

@@ -322,3 +322,33 @@ async fn stats_count_in_flight_requests() {
     assert_eq!(v["requests_served"], 5);
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_delay_streams_every_token_fast() {
+    let h = start(servebench_sim::SimConfig::from_preset(
+        servebench_sim::Preset::ZeroDelay,
+    ))
+    .await;
+    assert!(h.info().zero_delay);
+    let c = client();
+    let url = format!("{}/v1/chat/completions", h.base_url());
+    let body = json!({"messages": [{"role": "user", "content": "go"}], "max_tokens": 3000,
+                      "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}});
+    let t0 = std::time::Instant::now();
+    let results = futures_util::future::join_all((0..8).map(|_| stream(&c, &url, &body))).await;
+    for r in &results {
+        assert!(r.done(), "{:?}", r.error);
+        assert_eq!(r.token_events().len(), 3000);
+        assert_eq!(
+            r.last_json()
+                .map(|v| v["usage"]["completion_tokens"].clone()),
+            Some(json!(3000))
+        );
+    }
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}",
+        t0.elapsed()
+    );
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}

@@ -21,12 +21,16 @@ fn engine_config() -> SimConfig {
     c
 }
 
+/// The timing tests run one at a time, so they do not disturb each other's clocks.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn within(measured: f64, predicted: f64, tol: f64) -> bool {
     (measured - predicted).abs() <= tol * predicted
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_one_matches_the_model_within_5_percent() {
+    let _serial = SERIAL.lock().await;
     // 600 prompt tokens in chunks of 256: 3 steps of 8 ms + 600 × 0.2 ms = 144 ms.
     let mut cfg = engine_config();
     cfg.engine.prefill_ms_per_token = 0.2;
@@ -39,6 +43,7 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
     let body = json!({"prompt": prompt(600), "max_tokens": 31, "ignore_eos": true, "stream": true});
     stream(&c, &url, &body).await; // warm the connection
     let (mut ttft, mut tpot) = (Vec::new(), Vec::new());
+    let (mut server_ttft, mut server_tpot): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     for _ in 0..6 {
         let r = stream(&c, &url, &body).await;
         assert!(r.done(), "{r:?}");
@@ -49,18 +54,14 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
             .last_json()
             .map(|v| v["timings"].clone())
             .unwrap_or_default();
-        let server_ttft = t["ttft_ms"].as_f64().unwrap_or(0.0);
-        let server_tpot = t["predicted_per_token_ms"].as_f64().unwrap_or(0.0);
-        assert!(
-            within(server_ttft, predicted_ttft, 0.02),
-            "server ttft {server_ttft}"
-        );
-        assert!(
-            within(server_tpot, predicted_tpot, 0.02),
-            "server tpot {server_tpot}"
-        );
+        server_ttft.push(t["ttft_ms"].as_f64().unwrap_or(0.0));
+        server_tpot.push(t["predicted_per_token_ms"].as_f64().unwrap_or(0.0));
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (s_ttft, s_tpot) = (mean(&server_ttft), mean(&server_tpot));
+    eprintln!("server timings: mean ttft_ms {s_ttft:.2}, mean predicted_per_token_ms {s_tpot:.3}");
+    assert!(within(s_ttft, predicted_ttft, 0.05), "server ttft {s_ttft}");
+    assert!(within(s_tpot, predicted_tpot, 0.05), "server tpot {s_tpot}");
     let (ttft, tpot) = (mean(&ttft), mean(&tpot));
     eprintln!(
         "mean TTFT {ttft:.2} ms (model {predicted_ttft}), mean TPOT {tpot:.3} ms (model {predicted_tpot})"
@@ -78,6 +79,7 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput_rises_and_per_token_time_grows_with_concurrency() {
+    let _serial = SERIAL.lock().await;
     let h = start(engine_config()).await;
     let c = client();
     let url = format!("{}/v1/completions", h.base_url());
@@ -128,6 +130,7 @@ async fn throughput_rises_and_per_token_time_grows_with_concurrency() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_beyond_max_num_seqs_queue_on_the_server() {
+    let _serial = SERIAL.lock().await;
     let mut cfg = engine_config();
     cfg.engine.max_num_seqs = 2;
     let h = start(cfg).await;

@@ -50,7 +50,8 @@ struct Seq {
 
 impl Seq {
     fn finish(&self, now: Duration) -> Finish {
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        // Milliseconds, rounded to the microsecond.
+        let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1000.0;
         let predicted_ms = ms(now.saturating_sub(self.first));
         Finish {
             reason: if self.generated >= self.max_tokens {
@@ -65,8 +66,9 @@ impl Seq {
                 ttft_ms: ms(self.first.saturating_sub(self.arrived)),
                 predicted_n: self.generated,
                 predicted_ms,
-                predicted_per_token_ms: (self.generated >= 2)
-                    .then(|| predicted_ms / f64::from(self.generated - 1)),
+                predicted_per_token_ms: (self.generated >= 2).then(|| {
+                    (predicted_ms / f64::from(self.generated - 1) * 1000.0).round() / 1000.0
+                }),
                 e2e_ms: ms(now.saturating_sub(self.arrived)),
             },
         }

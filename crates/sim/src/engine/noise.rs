@@ -9,6 +9,9 @@ use rand_distr::{Distribution, LogNormal};
 use crate::config::EngineParams;
 use crate::rng::{mix3, salt};
 
+/// Longest step the engine will take.
+const MAX_STEP: Duration = Duration::from_secs(3600);
+
 /// Multiplies modelled step times by `jitter × speed × drift`.
 #[derive(Debug, Clone)]
 pub(crate) struct Noise {
@@ -56,6 +59,9 @@ impl Noise {
             None => 1.0,
         };
         let drift = (1.0 + self.drift_per_min * now.as_secs_f64() / 60.0).max(0.05);
-        Duration::from_secs_f64(ms * jitter * self.speed * drift / 1000.0)
+        // Capped at an hour: a runaway drift must not overflow the clock.
+        Duration::try_from_secs_f64(ms * jitter * self.speed * drift / 1000.0)
+            .unwrap_or(MAX_STEP)
+            .min(MAX_STEP)
     }
 }

@@ -4,7 +4,8 @@
 //! only the token text is escaped and appended per event.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::wire::Api;
 use crate::engine::{Finish, Timings};
@@ -110,90 +111,156 @@ impl Encoder {
         b.freeze()
     }
 
-    fn envelope(&self, stream: bool, choices: Value) -> Value {
-        json!({
-            "id": self.id,
-            "object": object(self.api, stream),
-            "created": self.created,
-            "model": self.model,
-            "choices": choices,
-        })
+    fn body<'a, C: Serialize>(&'a self, stream: bool, choices: C) -> Body<'a, C> {
+        Body {
+            id: &self.id,
+            object: object(self.api, stream),
+            created: self.created,
+            model: &self.model,
+            choices,
+            usage: None,
+            timings: None,
+        }
     }
 
     /// vLLM's first chat chunk: the assistant role with empty content.
     pub(crate) fn role_event(&self) -> Bytes {
-        let choice = json!([{
-            "index": 0,
-            "delta": {"role": "assistant", "content": ""},
-            "logprobs": null,
-            "finish_reason": null,
-        }]);
-        sse(&self.envelope(true, choice))
+        let delta = Delta {
+            role: Some("assistant"),
+            content: "",
+        };
+        sse(&self.body(true, [Choice::chunk(self.api, delta, None)]))
     }
 
     /// The event of the last token: its text, `finish_reason` and the server `timings`.
     pub(crate) fn final_token_event(&mut self, index: u32, finish: &Finish) -> Bytes {
         let text = self.token_text(index).to_owned();
-        let reason = finish.reason.as_str();
-        let choice = match self.api {
-            Api::Completions => json!({
-                "index": 0, "text": text, "logprobs": null,
-                "finish_reason": reason, "stop_reason": null,
-            }),
-            Api::Chat => json!({
-                "index": 0, "delta": {"content": text}, "logprobs": null,
-                "finish_reason": reason, "stop_reason": null,
-            }),
+        let delta = Delta {
+            role: None,
+            content: &text,
         };
-        let mut v = self.envelope(true, json!([choice]));
-        v["timings"] = timings_json(&finish.timings);
-        sse(&v)
+        let mut body = self.body(true, [Choice::chunk(self.api, delta, Some(finish))]);
+        body.timings = Some(finish.timings);
+        sse(&body)
     }
 
     /// The usage chunk sent when `stream_options.include_usage` is set (empty `choices`).
     pub(crate) fn usage_event(&self, timings: &Timings) -> Bytes {
-        let mut v = self.envelope(true, json!([]));
-        v["usage"] = usage_json(timings);
-        v["timings"] = timings_json(timings);
-        sse(&v)
+        let mut body = self.body(true, [(); 0]);
+        body.usage = Some(Usage::of(timings));
+        body.timings = Some(*timings);
+        sse(&body)
     }
 
     /// The whole non-streamed response.
-    pub(crate) fn full_response(&self, text: String, finish: &Finish) -> Value {
-        let reason = finish.reason.as_str();
-        let choice = match self.api {
-            Api::Completions => json!({
-                "index": 0, "text": text, "logprobs": null,
-                "finish_reason": reason, "stop_reason": null,
-            }),
-            Api::Chat => json!({
-                "index": 0, "message": {"role": "assistant", "content": text},
-                "logprobs": null, "finish_reason": reason, "stop_reason": null,
-            }),
-        };
-        let mut v = self.envelope(false, json!([choice]));
-        v["usage"] = usage_json(&finish.timings);
-        v["timings"] = timings_json(&finish.timings);
-        v
+    pub(crate) fn full_response(&self, text: &str, finish: &Finish) -> String {
+        let mut choice = Choice::chunk(
+            self.api,
+            Delta {
+                role: None,
+                content: text,
+            },
+            Some(finish),
+        );
+        if self.api == Api::Chat {
+            choice.delta = None;
+            choice.message = Some(Delta {
+                role: Some("assistant"),
+                content: text,
+            });
+        }
+        let mut body = self.body(false, [choice]);
+        body.usage = Some(Usage::of(&finish.timings));
+        body.timings = Some(finish.timings);
+        serde_json::to_string(&body).unwrap_or_default()
     }
 }
 
-fn usage_json(t: &Timings) -> Value {
-    json!({
-        "prompt_tokens": t.prompt_n,
-        "completion_tokens": t.predicted_n,
-        "total_tokens": u64::from(t.prompt_n) + u64::from(t.predicted_n),
-    })
+/// A response body or stream chunk, fields in vLLM's order.
+#[derive(Debug, Serialize)]
+struct Body<'a, C> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: C,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<Timings>,
 }
 
-fn timings_json(t: &Timings) -> Value {
-    serde_json::to_value(t).unwrap_or(Value::Null)
+#[derive(Debug, Serialize)]
+struct Delta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
+    content: &'a str,
 }
 
-fn sse(v: &Value) -> Bytes {
-    let mut b = BytesMut::with_capacity(256);
+#[derive(Debug, Serialize)]
+struct Choice<'a> {
+    index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<Delta<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<Delta<'a>>,
+    logprobs: Option<()>,
+    finish_reason: Option<&'static str>,
+    /// vLLM sends `stop_reason` with completion chunks and with finished chat chunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<Option<()>>,
+}
+
+impl<'a> Choice<'a> {
+    /// A completion choice (`text`) or a chat chunk choice (`delta`).
+    fn chunk(api: Api, delta: Delta<'a>, finish: Option<&Finish>) -> Self {
+        let finish_reason = finish.map(|f| f.reason.as_str());
+        match api {
+            Api::Completions => Choice {
+                index: 0,
+                text: Some(delta.content),
+                delta: None,
+                message: None,
+                logprobs: None,
+                finish_reason,
+                stop_reason: Some(None),
+            },
+            Api::Chat => Choice {
+                index: 0,
+                text: None,
+                delta: Some(delta),
+                message: None,
+                logprobs: None,
+                finish_reason,
+                stop_reason: finish.map(|_| None),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Usage {
+    prompt_tokens: u32,
+    total_tokens: u64,
+    completion_tokens: u32,
+}
+
+impl Usage {
+    fn of(t: &Timings) -> Self {
+        Usage {
+            prompt_tokens: t.prompt_n,
+            total_tokens: u64::from(t.prompt_n) + u64::from(t.predicted_n),
+            completion_tokens: t.predicted_n,
+        }
+    }
+}
+
+fn sse<T: Serialize>(v: &T) -> Bytes {
+    let mut b = BytesMut::with_capacity(384);
     b.put_slice(b"data: ");
-    b.put_slice(v.to_string().as_bytes());
+    b.put_slice(serde_json::to_string(v).unwrap_or_default().as_bytes());
     b.put_slice(b"\n\n");
     b.freeze()
 }
@@ -228,6 +295,8 @@ impl CompletionChunkEncoder {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::engine::FinishReason;
 
