@@ -10,6 +10,5 @@ pub enum Exit {
     /// Usage or I/O error.
     Usage = 2,
     /// Interrupted; partial results were kept.
-    #[allow(dead_code)]
     Interrupted = 130,
 }

@@ -28,6 +28,10 @@ enum Command {
     Schema(cmd::schema::Args),
     /// Print the trials of a spec in the order they will run, with server starts and the hash.
     Plan(cmd::plan::Args),
+    /// Run a spec: start servers, verify variants, measure trials, write the result file.
+    Run(cmd::run::Args),
+    /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
+    Sim(Box<servebench_sim::SimArgs>),
 }
 
 fn main() {
@@ -47,6 +51,8 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Schema(a) => cmd::schema::run(a),
         Command::Plan(a) => cmd::plan::run(a),
+        Command::Run(a) => cmd::run::run_cmd(a),
+        Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {
         Ok(code) => code,

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
 pub mod plan;
+pub mod run;
 pub mod schema;
+pub mod sim;
 pub mod validate;
 
 use std::path::Path;

@@ -14,13 +14,20 @@ pub struct Args {
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Which {
+    /// The experiment spec (`schemas/spec.schema.json`).
     Spec,
+    /// A result file (`schemas/result.schema.json`).
+    Result,
+    /// One line of a result's requests sidecar (`schemas/requests.schema.json`).
+    Requests,
 }
 
 /// Print the schema.
 pub fn run(args: Args) -> Result<Exit> {
     match args.which {
         Which::Spec => print!("{}", servebench_spec::schema::spec_schema_json()),
+        Which::Result => print!("{}", servebench_runner::result::result_schema_json()),
+        Which::Requests => print!("{}", servebench_runner::result::requests_schema_json()),
     }
     Ok(Exit::Ok)
 }

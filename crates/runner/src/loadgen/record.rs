@@ -156,7 +156,9 @@ impl From<TokenEvent> for (u64, u32) {
 }
 
 /// The server's `usage` object.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     #[serde(default)]
     pub prompt_tokens: u32,
@@ -166,7 +168,7 @@ pub struct Usage {
 
 /// Per-request timings reported by the server itself (llama.cpp's and the simulator's
 /// `timings` object). Unknown fields are ignored; absent ones stay `None`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerTimings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_n: Option<u64>,
@@ -190,7 +192,7 @@ pub struct ServerTimings {
 }
 
 /// Everything observed about one request. Fields are raw; see the module docs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequestRecord {
     /// Position in the trial's request sequence (0-based).
     pub index: u32,
@@ -257,6 +259,33 @@ pub(crate) fn truncate_utf8(s: &mut String, max: usize) {
             cut -= 1;
         }
         s.truncate(cut);
+    }
+}
+
+impl schemars::JsonSchema for ErrorKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorKind".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A failure or flag kind: connect, timeout, trial_deadline, not_sent, http_<status>, transport, stream_disconnected, malformed_event, server_error_event, no_content, internal, no_usage, short_output, long_output, input_length_mismatch.",
+            "pattern": "^([a-z_]+|http_[0-9]{3})$"
+        })
+    }
+}
+
+impl schemars::JsonSchema for TokenEvent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TokenEvent".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut s = <(u64, u32)>::json_schema(generator);
+        s.insert(
+            "description".into(),
+            "A token-bearing event: [t_ns from the trial start, tokens in the event].".into(),
+        );
+        s
     }
 }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const SIGNIFICANT_FIGURES: u8 = 3;
 
 /// The four latency histograms of a trial (successful measured requests), serialised.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyHistograms {
     /// Always `"us"`.
     pub unit: String,

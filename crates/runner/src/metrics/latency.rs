@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use servebench_stats::percentile_sorted;
 
 /// Count, mean and order statistics of one metric, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyStats {
     pub count: usize,
     pub mean: f64,

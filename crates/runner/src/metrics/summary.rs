@@ -20,7 +20,7 @@ use super::latency::{LatencyStats, STAT_NAMES};
 use crate::loadgen::{ErrorKind, RequestRecord};
 
 /// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Slo {
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
@@ -35,7 +35,7 @@ pub struct SummaryOptions {
 }
 
 /// Metrics over one window of a trial. Latencies in ms, throughputs per second.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowSummary {
     /// `[start, end]` of the window in ns from the trial start.
     pub window_ns: Option<(u64, u64)>,
@@ -63,7 +63,9 @@ pub struct WindowSummary {
 }
 
 /// Token counts and their sources over the measured requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct TokenAccounting {
     /// Σ `usage.completion_tokens` of successful requests that had usage.
     pub usage_output_tokens: u64,
@@ -80,7 +82,7 @@ pub struct TokenAccounting {
 }
 
 /// The summary of one trial (measured requests only).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrialSummary {
     pub all: WindowSummary,
     /// Requests neither in the ramp-up nor in the drain (see `metrics::concurrency`).

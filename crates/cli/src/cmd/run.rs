@@ -1,0 +1,107 @@
+//! `servebench run SPEC` and `servebench run --resume RESULT`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use servebench_runner::result::{ToolInfo, load_result};
+use servebench_runner::run::{ProgressMode, RunOptions, run, table};
+
+use crate::exit::Exit;
+
+/// Arguments of `run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The spec file (with `--resume`, defaults to the spec path stored in the result).
+    spec: Option<PathBuf>,
+    /// Continue an interrupted run: measure only the trials missing from this result file.
+    #[arg(long, value_name = "RESULT")]
+    resume: Option<PathBuf>,
+    /// Folder that receives `<spec name>/<run id>.json`.
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    /// Print nothing but errors and the final table.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Plain progress lines even on a terminal.
+    #[arg(long)]
+    no_bars: bool,
+}
+
+/// Carry out the spec.
+pub fn run_cmd(args: Args) -> Result<Exit> {
+    let spec_path = match (&args.spec, &args.resume) {
+        (Some(p), _) => p.clone(),
+        (None, Some(r)) => {
+            let stored = load_result(r)?;
+            match stored.spec_path {
+                Some(p) => PathBuf::from(p),
+                None => bail!(
+                    "{} does not record its spec file: give it, `servebench run SPEC --resume {}`",
+                    r.display(),
+                    r.display()
+                ),
+            }
+        }
+        (None, None) => bail!("give a spec file: `servebench run specs/sim-ab.yaml`"),
+    };
+    let Some(spec) = super::load_spec(&spec_path)? else {
+        return Ok(Exit::Failed);
+    };
+    super::print_warnings(&spec, &spec_path.display().to_string());
+    let exe = std::env::current_exe().context("locating the servebench binary")?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let results_root = std::path::absolute(&args.results_dir)
+        .with_context(|| format!("resolving {}", args.results_dir.display()))?;
+    let opts = RunOptions {
+        results_root,
+        servebench_bin: exe.display().to_string(),
+        tool: ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            git_sha: Some(env!("SERVEBENCH_GIT_SHA").to_owned()).filter(|s| !s.is_empty()),
+        },
+        resume: args.resume.clone(),
+        progress: if args.quiet {
+            ProgressMode::Quiet
+        } else if args.no_bars {
+            ProgressMode::Lines
+        } else {
+            ProgressMode::Auto
+        },
+        cancel: cancel.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = rt.block_on(async {
+        let flag = cancel.clone();
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+            }
+            eprintln!("\nservebench: interrupted — stopping the server and keeping finished trials…");
+            flag.store(true, Ordering::SeqCst);
+        });
+        run(&spec, &opts).await
+    });
+    let outcome = outcome.context("the run could not continue")?;
+    print!("{}", table::render(&outcome.result));
+    println!("\nresult: {}", outcome.result_path.display());
+    if outcome.interrupted {
+        eprintln!(
+            "interrupted: {} trial(s) kept; continue with `servebench run --resume {}`",
+            outcome.result.trials.len(),
+            outcome.result_path.display()
+        );
+        return Ok(Exit::Interrupted);
+    }
+    let failed = outcome.failed_trials();
+    if failed > 0 {
+        eprintln!("{failed} trial(s) failed: see the table above and the result file");
+        return Ok(Exit::Failed);
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,174 @@
+//! Writing results so a crash loses nothing already measured: the result file is rewritten
+//! atomically (temp file, fsync, rename, fsync of the directory) after every trial; the
+//! sidecar is appended and fsynced after every trial, and on resume cut back to the trials
+//! the result file holds.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::types::{RequestLine, RunResult};
+
+/// A result that could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Writing failed; what was measured before this write is still in `path` (the previous
+    /// version of the file), and the new data is in memory.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Reading failed.
+    #[error("cannot read result {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a servebench result.
+    #[error("{path} is not a servebench result file: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Write `value` as pretty JSON to `path` atomically.
+pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let err = |source| StoreError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = serde_json::to_vec_pretty(value).map_err(|e| err(std::io::Error::other(e)))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(err)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("result")
+    ));
+    {
+        let mut f = File::create(&tmp).map_err(err)?;
+        f.write_all(&bytes).map_err(err)?;
+        f.write_all(b"\n").map_err(err)?;
+        f.sync_all().map_err(err)?;
+    }
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        err(e)
+    })?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Read a result file.
+pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
+    let text = fs::read_to_string(path).map_err(|source| StoreError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| StoreError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Where one run's files live.
+#[derive(Debug, Clone)]
+pub struct ResultStore {
+    /// The result JSON.
+    pub result_path: PathBuf,
+    /// The requests sidecar.
+    pub requests_path: PathBuf,
+}
+
+impl ResultStore {
+    /// `dir/<run_id>.json` and `dir/<run_id>.requests.jsonl`.
+    pub fn new(dir: &Path, run_id: &str) -> Self {
+        Self {
+            result_path: dir.join(format!("{run_id}.json")),
+            requests_path: dir.join(format!("{run_id}.requests.jsonl")),
+        }
+    }
+
+    /// The store of an existing result file.
+    pub fn for_result(result_path: &Path) -> Self {
+        let stem = result_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(|n| n.trim_end_matches(".json").to_owned())
+            .unwrap_or_default();
+        let dir = result_path.parent().unwrap_or(Path::new("."));
+        Self {
+            result_path: result_path.to_owned(),
+            requests_path: dir.join(format!("{stem}.requests.jsonl")),
+        }
+    }
+
+    /// Rewrite the result file.
+    pub fn save(&self, result: &RunResult) -> Result<(), StoreError> {
+        write_json_atomic(&self.result_path, result)
+    }
+
+    /// Append a trial's requests to the sidecar and fsync it.
+    pub fn append_requests(&self, lines: &[RequestLine]) -> Result<(), StoreError> {
+        let err = |source| StoreError::Write {
+            path: self.requests_path.clone(),
+            source,
+        };
+        if let Some(dir) = self.requests_path.parent() {
+            fs::create_dir_all(dir).map_err(err)?;
+        }
+        let mut buf = Vec::with_capacity(lines.len() * 512);
+        for l in lines {
+            serde_json::to_writer(&mut buf, l).map_err(|e| err(std::io::Error::other(e)))?;
+            buf.push(b'\n');
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.requests_path)
+            .map_err(err)?;
+        f.write_all(&buf).map_err(err)?;
+        f.sync_all().map_err(err)
+    }
+
+    /// Keep only sidecar lines of trials in `keep` (after a crash between the sidecar append
+    /// and the result rewrite, or a torn last line).
+    pub fn prune_requests(&self, keep: &dyn Fn(usize) -> bool) -> Result<(), StoreError> {
+        let Ok(f) = File::open(&self.requests_path) else {
+            return Ok(());
+        };
+        let mut kept = Vec::new();
+        for line in BufReader::new(f).lines() {
+            let Ok(line) = line else { break };
+            let seq = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v.get("seq").and_then(serde_json::Value::as_u64));
+            if let Some(seq) = seq
+                && keep(seq as usize)
+            {
+                kept.extend_from_slice(line.as_bytes());
+                kept.push(b'\n');
+            }
+        }
+        let tmp = self.requests_path.with_extension("jsonl.tmp");
+        let err = |source| StoreError::Write {
+            path: self.requests_path.clone(),
+            source,
+        };
+        let mut out = File::create(&tmp).map_err(err)?;
+        out.write_all(&kept).map_err(err)?;
+        out.sync_all().map_err(err)?;
+        fs::rename(&tmp, &self.requests_path).map_err(err)
+    }
+}

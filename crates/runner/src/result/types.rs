@@ -1,0 +1,349 @@
+//! Types of the result file. Everything a reader needs to trust, compare and re-run the
+//! measurement is here: the resolved spec and its hash, versions, host, accelerators,
+//! provenance, each server start, and each trial's summary and histograms.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use servebench_spec::SpecFile;
+
+use crate::gpu::Accelerator;
+use crate::loadgen::RequestRecord;
+use crate::metrics::TrialSummary;
+use crate::server::{ServerInfo, ServerRecord, StopReport};
+
+/// Where a result came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Measured by `servebench run`.
+    #[default]
+    Measured,
+    /// Converted from another tool's output (`servebench import`); provenance may be absent.
+    Imported,
+}
+
+/// State of the run as last written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Trials are being measured (or the runner was killed: see `updated_at`).
+    Running,
+    /// Every planned trial has a record.
+    Complete,
+    /// Stopped by Ctrl-C or a signal; finished trials are kept; `run --resume` continues.
+    Interrupted,
+    /// Stopped by an error that is not a trial's own (see `error`).
+    Failed,
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// Result format version.
+    pub schema_version: u32,
+    /// Measured or imported.
+    #[serde(default)]
+    pub origin: Origin,
+    /// Unique id: UTC start time and a random suffix, e.g. `20261129T221500Z-3fa2`.
+    pub run_id: String,
+    /// State as last written.
+    pub status: RunStatus,
+    /// Why the run stopped early, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// UTC RFC 3339.
+    pub created_at: String,
+    /// UTC RFC 3339 of the last write.
+    pub updated_at: String,
+    /// The spec's `metadata.name`.
+    pub spec_name: String,
+    /// Canonical spec hash (`sha256:…`).
+    pub spec_hash: String,
+    /// The resolved spec: defaults filled in, before `${port}` / `${env.*}` substitution.
+    pub spec: SpecFile,
+    /// Path of the spec file as given to `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_path: Option<String>,
+    /// The servebench that measured.
+    pub tool: ToolInfo,
+    /// The git state of the repository holding the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<RepoInfo>,
+    /// The machine that ran the load generator (and launched the servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+    /// GPUs from `nvidia-smi`, when present.
+    #[serde(default)]
+    pub accelerators: Vec<Accelerator>,
+    /// Output of `provenance.commands` and hashes of `provenance.files`.
+    #[serde(default)]
+    pub provenance: ProvenanceRecord,
+    /// The sweep points, indexed by `TrialResult::point`.
+    pub points: Vec<PointInfo>,
+    /// One entry per server start, in order.
+    #[serde(default)]
+    pub servers: Vec<ServerStart>,
+    /// One entry per finished trial (ok or failed), in run order.
+    #[serde(default)]
+    pub trials: Vec<TrialResult>,
+    /// File name of the per-request sidecar, beside this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_file: Option<String>,
+}
+
+/// servebench's version and build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolInfo {
+    /// Crate version.
+    pub version: String,
+    /// Git SHA servebench was built from, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_sha: Option<String>,
+}
+
+/// Git state of the spec's repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RepoInfo {
+    /// `HEAD` commit.
+    pub sha: String,
+    /// Uncommitted changes outside `results/`.
+    pub dirty: bool,
+}
+
+/// The host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// OS name and version.
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Logical CPUs available.
+    pub cores: u32,
+    /// Physical memory in bytes.
+    pub memory_bytes: u64,
+}
+
+/// Recorded provenance.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProvenanceRecord {
+    /// One entry per `provenance.commands` item.
+    #[serde(default)]
+    pub commands: Vec<CommandOutput>,
+    /// One entry per `provenance.files` item.
+    #[serde(default)]
+    pub files: Vec<FileHash>,
+}
+
+/// A provenance command's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandOutput {
+    /// As written in the spec.
+    pub command: String,
+    /// Exit status (`None`: could not be run or killed by a signal).
+    pub status: Option<i32>,
+    /// Standard output (truncated to 64 KiB).
+    pub stdout: String,
+    /// Standard error (truncated to 16 KiB).
+    pub stderr: String,
+}
+
+/// A provenance file's hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileHash {
+    /// As written in the spec.
+    pub path: String,
+    /// `sha256:…`, or `None` when unreadable (see `error`).
+    pub sha256: Option<String>,
+    /// Size in bytes.
+    pub bytes: Option<u64>,
+    /// Why it could not be hashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A sweep point as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PointInfo {
+    /// Index in the plan.
+    pub index: usize,
+    /// Short label, e.g. `c=64 rate=inf in=512 out=128`.
+    pub label: String,
+    /// Concurrency limit (`None`: unlimited).
+    pub max_concurrency: Option<u32>,
+    /// Requests per second (`None`: `inf`).
+    pub request_rate: Option<f64>,
+    /// Fixed input length, when fixed.
+    pub input_tokens: Option<u32>,
+    /// Fixed output length, when fixed.
+    pub output_tokens: Option<u32>,
+}
+
+/// One server start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerStart {
+    /// Block index in the plan.
+    pub block: usize,
+    /// Variant name.
+    pub variant: String,
+    /// Exact argv, secrets redacted.
+    pub argv: Vec<String>,
+    /// Environment set for the server (on top of the runner's), secrets redacted.
+    pub env: BTreeMap<String, String>,
+    /// Process id (absent when the spawn failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Process group, stopped as a whole (equal to `pid`: the server leads its group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgid: Option<i32>,
+    /// Port passed as `${port}`.
+    pub port: u16,
+    /// Server log (stdout and stderr).
+    pub log_path: String,
+    /// UTC RFC 3339.
+    pub started_at: String,
+    /// Seconds from spawn until the readiness probe passed.
+    pub ready_after_s: Option<f64>,
+    /// Verify rules and what they found.
+    #[serde(default)]
+    pub verify: Vec<VerifyRecord>,
+    /// What the server reports about itself (version/info endpoint), with the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub info: Option<ServerInfo>,
+    /// How it was stopped; absent while it runs (or if the runner was killed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReport>,
+    /// Why the start failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One verify rule's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VerifyRecord {
+    /// The rule, in words.
+    pub rule: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+/// Whether a trial measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialStatus {
+    /// Measured (it may still contain failed requests: see the summary's errors).
+    Ok,
+    /// Not measured, or cut short: see `failure`.
+    Failed,
+}
+
+/// One trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialResult {
+    /// Position in the plan (from 0).
+    pub seq: usize,
+    /// Block (server start) it ran in.
+    pub block: usize,
+    /// Variant name.
+    pub variant: String,
+    /// Repetition index t (from 1).
+    pub trial: u32,
+    /// Sweep point index.
+    pub point: usize,
+    /// Seed of its prompts.
+    pub prompt_seed: u64,
+    /// Ok or failed.
+    pub status: TrialStatus,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// UTC RFC 3339 of the measured phase.
+    pub started_at: String,
+    /// UTC RFC 3339.
+    pub ended_at: String,
+    /// Failed requests by kind (also inside the summary; here for quick reading).
+    #[serde(default)]
+    pub errors: BTreeMap<String, usize>,
+    /// Metrics, histograms and flags of the measured requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<TrialSummary>,
+}
+
+impl ServerStart {
+    /// The record a later run needs to find this server's group again, if it started.
+    pub fn server_record(&self) -> Option<ServerRecord> {
+        Some(ServerRecord {
+            argv: self.argv.clone(),
+            env: self.env.clone(),
+            working_dir: None,
+            pid: self.pid?,
+            pgid: self.pgid?,
+            port: self.port,
+            log_path: self.log_path.clone().into(),
+            started_at: self.started_at.clone(),
+            ready_after_s: self.ready_after_s.unwrap_or(0.0),
+        })
+    }
+}
+
+impl From<&crate::server::VerifyOutcome> for VerifyRecord {
+    fn from(o: &crate::server::VerifyOutcome) -> Self {
+        VerifyRecord {
+            rule: describe_rule(&o.rule),
+            passed: true,
+            detail: o.evidence.clone(),
+        }
+    }
+}
+
+impl From<&crate::server::RuleFailure> for VerifyRecord {
+    fn from(f: &crate::server::RuleFailure) -> Self {
+        VerifyRecord {
+            rule: format!("rule {}", f.number),
+            passed: false,
+            detail: f.to_string(),
+        }
+    }
+}
+
+/// A verify rule in words.
+pub fn describe_rule(r: &servebench_spec::VerifyRule) -> String {
+    match (&r.log_contains, &r.json) {
+        (Some(t), _) => format!("log contains {t:?}"),
+        (None, Some(j)) => format!("GET {} {} == {}", j.path, j.pointer, j.equals),
+        (None, None) => "empty rule".into(),
+    }
+}
+
+impl RunResult {
+    /// The trial with plan position `seq`, if recorded.
+    pub fn trial(&self, seq: usize) -> Option<&TrialResult> {
+        self.trials.iter().find(|t| t.seq == seq)
+    }
+}
+
+/// One line of the sidecar: a request of a trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestLine {
+    /// Trial position in the plan.
+    pub seq: usize,
+    /// Variant name.
+    pub variant: String,
+    /// Repetition index.
+    pub trial: u32,
+    /// Sweep point index.
+    pub point: usize,
+    /// Whether it was a warm-up request (excluded from metrics).
+    #[serde(default)]
+    pub warmup: bool,
+    /// The raw record (instants in ns from the trial's measured start).
+    #[serde(flatten)]
+    pub record: RequestRecord,
+}

@@ -1,0 +1,138 @@
+//! `servebench run`: carry a spec out — server starts, verify, trials in plan order — and
+//! write the result after every trial.
+//!
+//! The order is exactly `servebench plan`'s. A block is one server start of one variant;
+//! trials already in the result file (on `--resume`) are skipped; a block whose trials are
+//! all done starts no server.
+
+mod block;
+mod progress;
+mod setup;
+pub mod table;
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use progress::ProgressMode;
+pub use workload::{api_kind, load_config};
+
+use servebench_spec::Spec;
+use servebench_spec::plan::{Plan, plan};
+
+use crate::result::{RunResult, RunStatus, StoreError, ToolInfo};
+
+/// How a run is carried out.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results go to `<results_root>/<spec name>/<run id>.json`.
+    pub results_root: PathBuf,
+    /// Path of the running servebench binary (`${servebench}`).
+    pub servebench_bin: String,
+    /// Version and build of the running servebench.
+    pub tool: ToolInfo,
+    /// Continue this result file instead of starting a new run.
+    pub resume: Option<PathBuf>,
+    /// Bars, plain lines or nothing.
+    pub progress: ProgressMode,
+    /// Set to stop the run (Ctrl-C): the server group is stopped and the result marked
+    /// interrupted.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Why a run could not be carried out (a trial's own failure is data, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The result file could not be written; the message says where the measured data is.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `--resume` on a result whose spec hash differs from the spec's.
+    #[error(
+        "cannot resume {path}: it was measured with spec hash {stored}, but the spec now hashes to {current}. \
+         The spec changed since; start a new run instead (`servebench run SPEC`), or restore the spec as it was"
+    )]
+    SpecChanged {
+        /// The result file.
+        path: PathBuf,
+        /// Hash in the result.
+        stored: String,
+        /// Hash of the spec given.
+        current: String,
+    },
+    /// Something the run needs is missing before anything starts.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// What a finished (or interrupted) run left.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The result file.
+    pub result_path: PathBuf,
+    /// Its content as last written.
+    pub result: RunResult,
+    /// Stopped by `cancel`.
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    /// Trials recorded as failed.
+    pub fn failed_trials(&self) -> usize {
+        self.result
+            .trials
+            .iter()
+            .filter(|t| t.status != crate::result::TrialStatus::Ok)
+            .count()
+    }
+}
+
+/// Carry out `spec`.
+pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    let plan: Plan = plan(&spec.file);
+    let spec_dir = spec
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
+    setup::stop_orphans(&result).await;
+    let mut ui = progress::Progress::new(opts.progress, &plan, &result);
+    ui.line(&format!(
+        "run {} of {} ({} trials in {} blocks); result: {}",
+        result.run_id,
+        plan.name,
+        plan.trial_count,
+        plan.blocks.len(),
+        store.result_path.display()
+    ));
+    let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
+    for b in &plan.blocks {
+        if opts.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        ctx.run_block(b, &mut result, &mut ui).await?;
+    }
+    let interrupted = opts.cancel.load(Ordering::SeqCst);
+    result.status = if interrupted {
+        RunStatus::Interrupted
+    } else if result.trials.len() >= plan.trial_count {
+        RunStatus::Complete
+    } else {
+        RunStatus::Failed
+    };
+    if interrupted {
+        result.error = Some(
+            "interrupted: finished trials are kept; continue with `servebench run --resume`".into(),
+        );
+    }
+    result.updated_at = setup::now_rfc3339();
+    store.save(&result)?;
+    ui.finish();
+    Ok(RunOutcome {
+        result_path: store.result_path.clone(),
+        result,
+        interrupted,
+    })
+}

@@ -1,0 +1,132 @@
+//! Progress people expect on long work: bars on a terminal, plain lines otherwise, or
+//! nothing with `--quiet`.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use servebench_spec::plan::{Plan, PlannedTrial};
+
+use crate::result::{RunResult, TrialResult, TrialStatus};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Bars when stderr is a terminal, lines otherwise.
+    Auto,
+    /// Plain log lines on stderr.
+    Lines,
+    /// Nothing but errors.
+    Quiet,
+}
+
+/// The progress display of one run.
+#[derive(Debug)]
+pub struct Progress {
+    mode: ProgressMode,
+    bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
+    total: usize,
+}
+
+impl Progress {
+    /// Bars or lines for `plan`; trials already in `result` count as done.
+    pub fn new(mode: ProgressMode, plan: &Plan, result: &RunResult) -> Self {
+        let done = result.trials.len() as u64;
+        let bars = (mode == ProgressMode::Auto && std::io::stderr().is_terminal()).then(|| {
+            let mp = MultiProgress::new();
+            let run = mp.add(ProgressBar::new(plan.trial_count as u64));
+            run.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>6} [{bar:40}] {pos}/{len} trials  {elapsed_precise} (eta {eta})",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            run.set_prefix("run");
+            run.set_position(done);
+            let trial = mp.add(ProgressBar::new_spinner());
+            trial.set_style(
+                ProgressStyle::with_template("{prefix:>6} {spinner} {msg} {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            trial.set_prefix("trial");
+            trial.enable_steady_tick(Duration::from_millis(120));
+            (mp, run, trial)
+        });
+        let mode = if mode == ProgressMode::Auto && bars.is_none() {
+            ProgressMode::Lines
+        } else {
+            mode
+        };
+        Self {
+            mode,
+            bars,
+            total: plan.trial_count,
+        }
+    }
+
+    /// A status line.
+    pub fn line(&self, msg: &str) {
+        match (&self.bars, self.mode) {
+            (Some((mp, ..)), _) => {
+                let _ = mp.println(msg);
+            }
+            (None, ProgressMode::Quiet) => {}
+            (None, _) => eprintln!("servebench: {msg}"),
+        }
+    }
+
+    /// A trial begins.
+    pub fn trial_start(&self, t: &PlannedTrial, point: &str) {
+        let msg = format!(
+            "#{}/{} {} t={} {}",
+            t.seq + 1,
+            self.total,
+            t.variant,
+            t.trial,
+            point
+        );
+        match &self.bars {
+            Some((_, _, bar)) => bar.set_message(msg),
+            None if self.mode == ProgressMode::Lines => eprintln!("servebench: trial {msg} …"),
+            None => {}
+        }
+    }
+
+    /// A trial ended (recorded).
+    pub fn trial_end(&self, t: &TrialResult) {
+        let what = match (&t.status, &t.summary) {
+            (TrialStatus::Ok, Some(s)) => format!(
+                "{:.1} tok/s out, ttft p50 {:.1} ms, {} ok / {} failed",
+                s.metric("output_throughput").unwrap_or(f64::NAN),
+                s.metric("ttft_p50").unwrap_or(f64::NAN),
+                s.all.completed,
+                s.all.failed
+            ),
+            _ => format!("FAILED: {}", t.failure.as_deref().unwrap_or("?")),
+        };
+        let msg = format!(
+            "#{} {} t={} point [{}]: {what}",
+            t.seq + 1,
+            t.variant,
+            t.trial,
+            t.point
+        );
+        match &self.bars {
+            Some((mp, run, _)) => {
+                run.inc(1);
+                let _ = mp.println(msg);
+            }
+            None if self.mode == ProgressMode::Lines => eprintln!("servebench: {msg}"),
+            None => {}
+        }
+    }
+
+    /// Clear the bars.
+    pub fn finish(&self) {
+        if let Some((_, run, trial)) = &self.bars {
+            trial.finish_and_clear();
+            run.finish();
+        }
+    }
+}

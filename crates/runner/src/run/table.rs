@@ -1,0 +1,140 @@
+//! The end-of-run table: per variant and sweep point, the mean and 95% interval across
+//! trials of each compared metric (geometric for positive metrics, arithmetic for metrics
+//! that can be 0), from the stats crate.
+
+use std::fmt::Write;
+
+use servebench_spec::metrics;
+use servebench_stats::interval::{geometric_mean_ci, mean_ci};
+
+use crate::result::{RunResult, TrialStatus};
+
+/// One cell of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellStat {
+    /// Mean across trials (geometric for positive metrics).
+    pub mean: f64,
+    /// 95% interval, when there are at least 3 trials.
+    pub ci: Option<(f64, f64)>,
+    /// Trials with a value.
+    pub n: usize,
+}
+
+/// Per-trial values of `metric` for `variant` at `point`, in run order (ok trials only).
+pub fn trial_values(result: &RunResult, variant: &str, point: usize, metric: &str) -> Vec<f64> {
+    result
+        .trials
+        .iter()
+        .filter(|t| t.variant == variant && t.point == point && t.status == TrialStatus::Ok)
+        .filter_map(|t| t.summary.as_ref()?.metric(metric))
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// The statistic of one cell.
+pub fn cell(result: &RunResult, variant: &str, point: usize, metric: &str) -> Option<CellStat> {
+    let values = trial_values(result, variant, point, metric);
+    if values.is_empty() {
+        return None;
+    }
+    let can_be_zero =
+        metrics::metric(metric).is_none_or(|m| m.can_be_zero) || values.iter().any(|v| *v <= 0.0);
+    let est = if can_be_zero {
+        mean_ci(&values, 0.95)
+    } else {
+        geometric_mean_ci(&values, 0.95)
+    };
+    Some(match est {
+        Ok(e) => CellStat {
+            mean: e.point,
+            ci: Some((e.ci.lower, e.ci.upper)),
+            n: values.len(),
+        },
+        Err(_) => {
+            let mean = if can_be_zero {
+                values.iter().sum::<f64>() / values.len() as f64
+            } else {
+                (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
+            };
+            CellStat {
+                mean,
+                ci: None,
+                n: values.len(),
+            }
+        }
+    })
+}
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The table as text, one block per metric.
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    let names: Vec<String> = result
+        .spec
+        .spec
+        .variants
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    for metric in &result.spec.spec.compare.metrics {
+        let unit = metrics::metric(metric).map(|m| m.unit).unwrap_or("");
+        let _ = writeln!(out, "\n{metric} ({unit}), mean [95% CI] over trials");
+        let mut header = format!("  {:<34}", "sweep point");
+        for n in &names {
+            let _ = write!(header, " {n:>28}");
+        }
+        let _ = writeln!(out, "{header}");
+        for p in &result.points {
+            let mut line = format!("  {:<34}", p.label);
+            for n in &names {
+                let s = match cell(result, n, p.index, metric) {
+                    None => "—".to_owned(),
+                    Some(CellStat {
+                        mean,
+                        ci: Some((lo, hi)),
+                        ..
+                    }) => {
+                        format!("{} [{}, {}]", fmt_num(mean), fmt_num(lo), fmt_num(hi))
+                    }
+                    Some(CellStat { mean, ci: None, n }) => {
+                        format!("{} (n={n}, no CI)", fmt_num(mean))
+                    }
+                };
+                let _ = write!(line, " {s:>28}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let failed = result
+        .trials
+        .iter()
+        .filter(|t| t.status != TrialStatus::Ok)
+        .count();
+    if failed > 0 {
+        let _ = writeln!(out, "\n{failed} trial(s) failed:");
+        for t in result.trials.iter().filter(|t| t.status != TrialStatus::Ok) {
+            let _ = writeln!(
+                out,
+                "  #{} {} t={} point [{}]: {}",
+                t.seq + 1,
+                t.variant,
+                t.trial,
+                t.point,
+                t.failure.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    out
+}
