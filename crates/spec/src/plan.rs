@@ -318,3 +318,17 @@ impl fmt::Display for Plan {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::prompt_seed;
+
+    #[test]
+    fn prompt_seed_matches_an_independent_splitmix_chain() {
+        // Computed in Python with the same SplitMix64 chain (Steele, Lea & Flood 2014).
+        assert_eq!(prompt_seed(1, 2, 3), 0xd156_a85a_6a91_425a);
+        assert_ne!(prompt_seed(1, 1, 0), prompt_seed(1, 2, 0));
+        assert_ne!(prompt_seed(1, 1, 0), prompt_seed(1, 1, 1));
+        assert_ne!(prompt_seed(1, 1, 0), prompt_seed(2, 1, 0));
+    }
+}

