@@ -4,7 +4,7 @@
 #
 #   bench/loadgen.sh [zero|paced|c10k|all]     (default: all)
 #
-# Env: CLIENT_CPU (default 0), SIM_CPU (default 1), and per-scenario sizes below.
+# Env: CLIENT_CPU (default 0), SIM_CPU (default 1), BIN, and per-scenario sizes below.
 # Loopback only; every run is bounded by the client's trial deadline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +13,11 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 SIM_CPU=${SIM_CPU:-1}
 which=${1:-all}
 
-cargo build --release -p servebench-runner --example loadgen_bench >&2
-BIN=target/release/examples/loadgen_bench
+# BIN=path/to/loadgen_bench skips the build (e.g. a copied binary on another host).
+if [[ -z "${BIN:-}" ]]; then
+    cargo build --release -p servebench-runner --example loadgen_bench >&2
+    BIN=target/release/examples/loadgen_bench
+fi
 WORK=$(mktemp -d)
 SIM_PID=
 
@@ -58,12 +61,18 @@ if [[ $which == zero || $which == all ]]; then
         --input-tokens 32 --output-tokens 256
 fi
 if [[ $which == c10k || $which == all ]]; then
-    # 10,000 streams open at once (one token per 250 ms each).
+    # 10,000 streams open at once (one token per 250 ms, 40 tokens: ~10 s each).
     scenario c10k c10k --requests 10000 --concurrency 10000 --warmup 0 \
-        --input-tokens 16 --output-tokens 8
+        --input-tokens 16 --output-tokens 40
 fi
 if [[ $which == paced || $which == all ]]; then
-    # What the client adds to TTFT at concurrency 256 with 10 ms decode steps.
-    scenario paced paced --requests "${PACED_REQUESTS:-2048}" --concurrency 256 --warmup 256 \
-        --input-tokens 64 --output-tokens 32
+    # What the client adds to TTFT at concurrency 256 with 10 ms decode steps: the load
+    # generator, then the same requests through the do-nothing reference client (--raw);
+    # the client's own addition is the difference of the two overheads.
+    for rep in $(seq "${PACED_REPS:-3}"); do
+        for client in "" --raw; do
+            scenario "paced #$rep ${client:-load generator}" paced --requests "${PACED_REQUESTS:-2048}" \
+                --concurrency 256 --warmup 256 --input-tokens 64 --output-tokens 32 $client
+        done
+    done
 fi

@@ -8,9 +8,13 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
 use loadgen_support::{Script, config, prompts, serve};
-use servebench_runner::loadgen::{ApiKind, run_trial};
+use servebench_runner::loadgen::{ApiKind, Transport, run_trial};
 
 async fn check_limit(limit: usize, requests: usize, ttft_ms: u64) {
+    check_limit_with(limit, requests, ttft_ms, Transport::Lean).await;
+}
+
+async fn check_limit_with(limit: usize, requests: usize, ttft_ms: u64, transport: Transport) {
     let server = serve(Script::Tokens {
         ttft: Duration::from_millis(ttft_ms),
         gap: Duration::from_millis(1),
@@ -19,6 +23,7 @@ async fn check_limit(limit: usize, requests: usize, ttft_ms: u64) {
     let mut cfg = config(requests);
     cfg.max_concurrency = Some(limit);
     cfg.warmup_requests = 2 * limit.min(8);
+    cfg.transport = transport;
     let out = run_trial(
         &server.target(ApiKind::Completions),
         &cfg,
@@ -51,6 +56,11 @@ async fn limit_1() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_10() {
     check_limit(10, 60, 5).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_10_reqwest() {
+    check_limit_with(10, 60, 5, Transport::Reqwest).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,9 @@ mod loadgen_support;
 use std::time::Duration;
 
 use loadgen_support::{Script, Step, after, config, now, prompts, serve};
-use servebench_runner::loadgen::{ApiKind, ErrorKind, RequestRecord, TrialOutcome, run_trial};
+use servebench_runner::loadgen::{
+    ApiKind, ErrorKind, LoadConfig, RequestRecord, Transport, TrialOutcome, run_trial,
+};
 
 const ROLE: &[u8] =
     b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
@@ -18,19 +20,39 @@ const USAGE: &[u8] =
     b"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3}}\n\n";
 const DONE: &[u8] = b"data: [DONE]\n\n";
 
+/// Runs `script` through both transports (each against its own server); asserts they
+/// record the same outcome, and returns the lean client's.
 async fn one(script: Script, api: ApiKind) -> (RequestRecord, TrialOutcome) {
     one_with(script, api, config(1)).await
 }
 
-async fn one_with(
-    script: Script,
-    api: ApiKind,
-    cfg: servebench_runner::loadgen::LoadConfig,
-) -> (RequestRecord, TrialOutcome) {
-    let server = serve(script).await;
-    let out = run_trial(&server.target(api), &cfg, &prompts(cfg.requests, 3))
-        .await
-        .expect("runs");
+async fn one_with(script: Script, api: ApiKind, cfg: LoadConfig) -> (RequestRecord, TrialOutcome) {
+    let mut outs = Vec::new();
+    for transport in [Transport::Lean, Transport::Reqwest] {
+        let server = serve(script.clone()).await;
+        let cfg = LoadConfig {
+            transport,
+            ..cfg.clone()
+        };
+        let prompts = prompts(cfg.requests, 3);
+        outs.push(
+            run_trial(&server.target(api), &cfg, &prompts)
+                .await
+                .expect("runs"),
+        );
+    }
+    let (lean, reqwest) = (&outs[0].records[0], &outs[1].records[0]);
+    assert_eq!(
+        lean.error, reqwest.error,
+        "{:?} / {:?}",
+        lean.error_detail, reqwest.error_detail
+    );
+    assert_eq!(lean.events.len(), reqwest.events.len());
+    assert_eq!(
+        (lean.usage, &lean.finish_reason),
+        (reqwest.usage, &reqwest.finish_reason)
+    );
+    let out = outs.swap_remove(0);
     (out.records[0].clone(), out)
 }
 
@@ -194,13 +216,20 @@ async fn connection_refused_is_connect() {
         model: "m".into(),
         api_key: Some("sk-test".into()),
     };
-    let out = run_trial(&target, &config(2), &prompts(2, 3))
-        .await
-        .expect("runs");
-    assert!(
-        out.records
-            .iter()
-            .all(|r| r.error == Some(ErrorKind::Connect))
-    );
-    assert_eq!(out.summary.errors.get(&ErrorKind::Connect), Some(&2));
+    for transport in [Transport::Lean, Transport::Reqwest] {
+        let cfg = LoadConfig {
+            transport,
+            ..config(2)
+        };
+        let out = run_trial(&target, &cfg, &prompts(2, 3))
+            .await
+            .expect("runs");
+        assert!(
+            out.records
+                .iter()
+                .all(|r| r.error == Some(ErrorKind::Connect)),
+            "{transport:?}"
+        );
+        assert_eq!(out.summary.errors.get(&ErrorKind::Connect), Some(&2));
+    }
 }

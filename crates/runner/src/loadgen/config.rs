@@ -107,6 +107,18 @@ pub enum MinTokens {
     Value(u32),
 }
 
+/// Which HTTP client sends the requests. Both record the same instants the same way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// [`crate::loadgen::LeanClient`]: one task per request reading its own socket, no
+    /// per-event allocation (the default: lowest client overhead).
+    #[default]
+    Lean,
+    /// [`crate::loadgen::HttpClient`] on reqwest/hyper.
+    Reqwest,
+}
+
 /// How one trial drives load. Construct with [`LoadConfig::new`] and adjust fields; call
 /// [`LoadConfig::validate`] (done by `run_trial` too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,6 +149,7 @@ pub struct LoadConfig {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Service-level objectives for goodput; `None`: goodput is not reported.
     pub slo: Option<Slo>,
+    pub transport: Transport,
 }
 
 impl LoadConfig {
@@ -156,6 +169,7 @@ impl LoadConfig {
             min_tokens: MinTokens::Omit,
             extra_body: serde_json::Map::new(),
             slo: None,
+            transport: Transport::Lean,
         }
     }
 

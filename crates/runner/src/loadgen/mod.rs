@@ -15,6 +15,7 @@ pub mod body;
 pub mod chunk;
 pub mod client;
 pub mod config;
+pub mod h1;
 pub mod limits;
 pub mod record;
 pub mod schedule;
@@ -23,7 +24,8 @@ pub mod stream;
 pub mod trial;
 
 pub use client::{ClientError, Clock, Executor, HttpClient};
-pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target};
+pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target, Transport};
+pub use h1::LeanClient;
 pub use limits::raise_open_file_limit;
 pub use record::{ErrorKind, RequestRecord, ServerTimings, TokenEvent, Usage};
 pub use trial::{LoadError, TrialOutcome, run_trial, run_trial_with};

@@ -16,7 +16,8 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
-use super::config::{ConfigError, LoadConfig, Target};
+use super::config::{ConfigError, LoadConfig, Target, Transport};
+use super::h1::LeanClient;
 use super::record::{ErrorKind, RequestRecord};
 use super::schedule::arrival_offsets;
 use crate::dataset::{Prompt, TrialPrompts};
@@ -53,14 +54,22 @@ pub enum LoadError {
     NoWarmupPrompts { needed: usize },
 }
 
-/// Runs one trial against `target` over HTTP and summarises it.
+/// Runs one trial against `target` over HTTP (client per `cfg.transport`) and summarises it.
 pub async fn run_trial(
     target: &Target,
     cfg: &LoadConfig,
     prompts: &TrialPrompts,
 ) -> Result<TrialOutcome, LoadError> {
-    let client = Arc::new(HttpClient::new(target)?);
-    run_trial_with(client, target, cfg, prompts).await
+    match cfg.transport {
+        Transport::Lean => {
+            let client = Arc::new(LeanClient::new(target).await?);
+            run_trial_with(client, target, cfg, prompts).await
+        }
+        Transport::Reqwest => {
+            let client = Arc::new(HttpClient::new(target)?);
+            run_trial_with(client, target, cfg, prompts).await
+        }
+    }
 }
 
 /// [`run_trial`] through any [`Executor`] (tests use scripted ones).

@@ -1,5 +1,5 @@
 //! Per-request metrics, derived from one [`RequestRecord`]. The definitions (DESIGN.md,
-//! "Metric definitions"; docs/metrics.md):
+//! "Metric definitions"):
 //!
 //! - queue time = `send − intended` (client-side: waiting for the concurrency gate or the
 //!   dispatcher);

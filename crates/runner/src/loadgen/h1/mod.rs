@@ -1,0 +1,349 @@
+//! A lean HTTP/1.1 streaming executor: one task per request reads its own socket, decodes
+//! the chunked body in place and feeds the SSE parser, with keep-alive connections pooled.
+//!
+//! Why it exists beside [`super::HttpClient`] (reqwest): reqwest/hyper run each connection in
+//! its own task and hand body chunks over a channel, so every token event costs two task
+//! wake-ups and several small allocations. On one core at a few tens of thousands of events
+//! per second that is what delays the events behind a burst; this executor does one read and
+//! no allocation per event (see docs/performance.md for the measured difference). It speaks
+//! only what benchmark targets need: plain HTTP/1.1 to an IP address or a name resolved once,
+//! responses framed by chunked encoding, `Content-Length` or connection close.
+
+pub mod codec;
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use self::codec::{ChunkedDecoder, Framing, Head, parse_head};
+use super::client::{ClientError, Clock, Executor};
+use super::config::Target;
+use super::record::{ErrorKind, RequestRecord};
+use super::stream::{Flow, StreamConsumer};
+
+/// Read buffer per connection.
+const READ_BUF: usize = 16 << 10;
+/// Longest error body kept.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// The lean executor. Create once per trial (or share across trials to reuse connections).
+#[derive(Debug)]
+pub struct LeanClient {
+    addr: SocketAddr,
+    /// Everything of the request head up to the `content-length` value.
+    head_prefix: Vec<u8>,
+    pool: Mutex<Vec<Conn>>,
+}
+
+#[derive(Debug)]
+struct Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl LeanClient {
+    /// Resolves the target's host once (names through the system resolver).
+    pub async fn new(target: &Target) -> Result<Self, ClientError> {
+        let bad = |message: String| ClientError::InvalidUrl {
+            url: target.base_url.clone(),
+            message,
+        };
+        let rest = target
+            .base_url
+            .strip_prefix("http://")
+            .ok_or_else(|| bad("only plain http:// targets are supported".into()))?;
+        let (authority, prefix) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        let with_port = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        let addr = tokio::net::lookup_host(with_port.as_str())
+            .await
+            .map_err(|e| bad(e.to_string()))?
+            .next()
+            .ok_or_else(|| bad("the host name resolves to no address".into()))?;
+        let mut head = format!(
+            "POST {prefix}{} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+             accept: text/event-stream\r\n",
+            target.api.path()
+        );
+        if let Some(k) = &target.api_key {
+            if k.bytes().any(|b| b == b'\r' || b == b'\n') {
+                return Err(ClientError::InvalidApiKey);
+            }
+            head.push_str("authorization: Bearer ");
+            head.push_str(k);
+            head.push_str("\r\n");
+        }
+        head.push_str("content-length: ");
+        Ok(LeanClient {
+            addr,
+            head_prefix: head.into_bytes(),
+            pool: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn pooled(&self) -> Option<Conn> {
+        self.pool.lock().ok().and_then(|mut p| p.pop())
+    }
+
+    fn give_back(&self, conn: Conn) {
+        if let Ok(mut p) = self.pool.lock() {
+            p.push(conn);
+        }
+    }
+
+    fn request_bytes(&self, body: &[u8]) -> Vec<u8> {
+        let mut req = Vec::with_capacity(self.head_prefix.len() + 24 + body.len());
+        req.extend_from_slice(&self.head_prefix);
+        req.extend_from_slice(body.len().to_string().as_bytes());
+        req.extend_from_slice(b"\r\n\r\n");
+        req.extend_from_slice(body);
+        req
+    }
+}
+
+impl Executor for LeanClient {
+    async fn execute(&self, body: Bytes, rec: &mut RequestRecord, clock: Clock) {
+        let req = self.request_bytes(&body);
+        rec.send_ns = Some(clock.now_ns());
+        // A pooled connection the server has closed fails on the first read: retry once on a
+        // fresh one, which is safe because nothing of the response was seen.
+        if let Some(conn) = self.pooled() {
+            match exchange(conn, &req, rec, clock).await {
+                Outcome::Done(Some(conn)) => return self.give_back(conn),
+                Outcome::Done(None) => return,
+                Outcome::StaleConnection => {}
+            }
+        }
+        let conn = match TcpStream::connect(self.addr).await {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                Conn {
+                    stream,
+                    buf: Vec::with_capacity(READ_BUF),
+                }
+            }
+            Err(e) => {
+                rec.end_ns = Some(clock.now_ns());
+                rec.fail(ErrorKind::Connect, format!("connect {}: {e}", self.addr));
+                return;
+            }
+        };
+        match exchange(conn, &req, rec, clock).await {
+            Outcome::Done(Some(conn)) => self.give_back(conn),
+            Outcome::Done(None) => {}
+            Outcome::StaleConnection => {
+                rec.end_ns = Some(clock.now_ns());
+                rec.fail(
+                    ErrorKind::Transport,
+                    "connection closed before the response",
+                );
+            }
+        }
+    }
+}
+
+enum Outcome {
+    /// The request finished (well or not); the connection if it can be reused.
+    Done(Option<Conn>),
+    /// Nothing was received before the connection failed.
+    StaleConnection,
+}
+
+async fn read_some(conn: &mut Conn) -> std::io::Result<usize> {
+    conn.buf.clear();
+    conn.stream.read_buf(&mut conn.buf).await
+}
+
+async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Clock) -> Outcome {
+    if conn.stream.write_all(req).await.is_err() {
+        return Outcome::StaleConnection;
+    }
+    // Response head.
+    let mut head_buf: Vec<u8> = Vec::new();
+    let (head, body_start) = loop {
+        match read_some(&mut conn).await {
+            Ok(0) | Err(_) if head_buf.is_empty() => return Outcome::StaleConnection,
+            Ok(0) => {
+                return fail(
+                    rec,
+                    clock,
+                    ErrorKind::Transport,
+                    "connection closed in the head".into(),
+                );
+            }
+            Err(e) => return fail(rec, clock, ErrorKind::Transport, e.to_string()),
+            Ok(_) => {}
+        }
+        head_buf.extend_from_slice(&conn.buf);
+        match parse_head(&head_buf) {
+            Ok(Some((h, n))) if h.status < 200 => {
+                head_buf.drain(..n); // 1xx: another head follows
+                continue;
+            }
+            Ok(Some(found)) => break found,
+            Ok(None) => continue,
+            Err(e) => return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string()),
+        }
+    };
+    rec.headers_ns = Some(clock.now_ns());
+    let json = head
+        .content_type
+        .as_deref()
+        .is_some_and(|c| c.starts_with("application/json"));
+    let mut body = Body::new(&head);
+    if !(200..300).contains(&head.status) || json {
+        let mut text = Vec::new();
+        let keep = |text: &mut Vec<u8>, d: &[u8]| {
+            let room = MAX_ERROR_BODY.saturating_sub(text.len());
+            text.extend_from_slice(&d[..d.len().min(room)]);
+        };
+        let mut ok = body
+            .feed(&head_buf[body_start..], |d| keep(&mut text, d))
+            .is_ok();
+        while ok && !body.done && text.len() < MAX_ERROR_BODY {
+            match read_some(&mut conn).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => ok = body.feed(&conn.buf, |d| keep(&mut text, d)).is_ok(),
+            }
+        }
+        rec.end_ns = Some(clock.now_ns());
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let kind = if !(200..300).contains(&head.status) {
+            ErrorKind::Http {
+                status: head.status,
+            }
+        } else if text.contains("\"error\"") {
+            ErrorKind::ServerErrorEvent
+        } else {
+            ErrorKind::MalformedEvent
+        };
+        rec.fail(kind, text);
+        return Outcome::Done(None);
+    }
+    // Streamed body: one read, one clock reading, then decode and parse in place.
+    let mut consumer = StreamConsumer::new();
+    let t = clock.now_ns();
+    let mut flow = Flow::Continue;
+    if let Err(e) = body.feed(&head_buf[body_start..], |d| {
+        flow = consume(&mut consumer, t, d, rec, flow)
+    }) {
+        return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string());
+    }
+    drop(head_buf);
+    while flow == Flow::Continue && !body.done {
+        match read_some(&mut conn).await {
+            Ok(0) => {
+                body.eof();
+                if !body.done {
+                    let msg = "connection closed before the end of the body".to_owned();
+                    return fail(rec, clock, ErrorKind::StreamDisconnected, msg);
+                }
+            }
+            Ok(_) => {
+                let t = clock.now_ns();
+                let Conn { buf, .. } = &conn;
+                if let Err(e) = body.feed(buf, |d| flow = consume(&mut consumer, t, d, rec, flow)) {
+                    return fail(rec, clock, ErrorKind::StreamDisconnected, e.to_string());
+                }
+            }
+            Err(e) => return fail(rec, clock, ErrorKind::StreamDisconnected, e.to_string()),
+        }
+    }
+    if flow == Flow::Stop {
+        rec.end_ns.get_or_insert(clock.now_ns());
+        return Outcome::Done(None);
+    }
+    consumer.on_eof(clock.now_ns(), rec);
+    Outcome::Done(head.keep_alive.then_some(conn))
+}
+
+fn consume(
+    c: &mut StreamConsumer,
+    t: u64,
+    data: &[u8],
+    rec: &mut RequestRecord,
+    flow: Flow,
+) -> Flow {
+    match flow {
+        Flow::Stop => Flow::Stop,
+        Flow::Continue => c.on_chunk(t, data, rec),
+    }
+}
+
+fn fail(rec: &mut RequestRecord, clock: Clock, kind: ErrorKind, detail: String) -> Outcome {
+    rec.end_ns = Some(clock.now_ns());
+    rec.fail(kind, detail);
+    Outcome::Done(None)
+}
+
+/// The body of one response, whatever its framing.
+struct Body {
+    framing: Framing,
+    chunked: ChunkedDecoder,
+    left: u64,
+    done: bool,
+}
+
+impl Body {
+    fn new(head: &Head) -> Self {
+        let left = match head.framing {
+            Framing::Length(n) => n,
+            _ => 0,
+        };
+        Body {
+            framing: head.framing,
+            chunked: ChunkedDecoder::default(),
+            left,
+            done: matches!(head.framing, Framing::Length(0)),
+        }
+    }
+
+    fn feed(
+        &mut self,
+        input: &[u8],
+        on_data: impl FnMut(&[u8]),
+    ) -> Result<(), codec::FramingError> {
+        let mut on_data = on_data;
+        match self.framing {
+            Framing::Chunked => {
+                self.chunked.feed(input, on_data)?;
+                self.done = self.chunked.is_done();
+            }
+            Framing::Length(_) => {
+                let n = input
+                    .len()
+                    .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+                if n > 0 {
+                    on_data(&input[..n]);
+                }
+                self.left -= n as u64;
+                self.done = self.left == 0;
+            }
+            Framing::Close => {
+                if !input.is_empty() {
+                    on_data(input);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The server closed the connection: the end of a close-delimited body.
+    fn eof(&mut self) {
+        if self.framing == Framing::Close {
+            self.done = true;
+        }
+    }
+}
