@@ -233,3 +233,106 @@ impl<C: TokenCounter> FileDataset<C> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::dataset::tokenize::WordCount;
+
+    fn file(content: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        f.write_all(content.as_bytes()).expect("write");
+        f
+    }
+
+    #[test]
+    fn jsonl_prompts_messages_and_lengths() {
+        let f = file(concat!(
+            "{\"prompt\": \"one two three\", \"max_tokens\": 7}\n",
+            "\n",
+            "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"output_tokens\": 3, \"id\": 9}\n",
+            "{\"prompt\": \"no length\"}\n",
+        ));
+        let e = load_jsonl(f.path()).expect("loads");
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].body, PromptBody::Text("one two three".into()));
+        assert_eq!(
+            (e[0].output_tokens, e[1].output_tokens, e[2].output_tokens),
+            (Some(7), Some(3), None)
+        );
+        assert!(matches!(&e[1].body, PromptBody::Messages(m) if m[0].content == "hi"));
+    }
+
+    #[test]
+    fn jsonl_errors_name_the_line() {
+        let f = file("{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n");
+        let err = load_jsonl(f.path()).unwrap_err().to_string();
+        assert!(err.contains(":2:"), "{err}");
+        let f =
+            file("{\"prompt\": \"a\", \"messages\": [{\"role\": \"user\", \"content\": \"b\"}]}\n");
+        assert!(load_jsonl(f.path()).is_err(), "both prompt and messages");
+        assert!(load_jsonl(Path::new("/nonexistent/x.jsonl")).is_err());
+    }
+
+    const SHAREGPT: &str = r#"[
+        {"id": "a", "conversations": [{"from": "human", "value": "hello there friend"},
+                                      {"from": "gpt", "value": "one two three four five"}]},
+        {"id": "b", "conversations": [{"from": "gpt", "value": "no question"}]},
+        {"id": "c", "conversations": [{"from": "system", "value": "be nice"},
+                                      {"from": "human", "value": "why"},
+                                      {"from": "gpt", "value": "because"}]},
+        {"id": "d", "conversations": []}
+    ]"#;
+
+    #[test]
+    fn sharegpt_pairs_and_skips() {
+        let f = file(SHAREGPT);
+        let (e, skipped) = load_sharegpt(f.path()).expect("loads");
+        assert_eq!((e.len(), skipped), (2, 2));
+        assert_eq!(e[1].body, PromptBody::Text("why".into()));
+        assert_eq!(
+            e[0].reference_output.as_deref(),
+            Some("one two three four five")
+        );
+    }
+
+    #[tokio::test]
+    async fn file_trials_are_seeded_and_lengths_come_from_the_reference_answer() {
+        let f = file(SHAREGPT);
+        let (entries, _) = load_sharegpt(f.path()).expect("loads");
+        let mut ds = FileDataset::new(entries.clone(), None, WordCount).expect("valid");
+        let p = ds.trial_prompts(2, 1, 5, 1, 0).await.expect("prompts");
+        let mut lens: Vec<u32> = p.measured.iter().map(|p| p.max_tokens).collect();
+        lens.sort_unstable();
+        assert_eq!(lens, [1, 5], "gpt turn word counts");
+        assert!(p.measured.iter().all(|p| !p.input_tokens_exact));
+        let again = FileDataset::new(entries.clone(), None, WordCount)
+            .expect("valid")
+            .trial_prompts(2, 1, 5, 1, 0)
+            .await
+            .expect("prompts");
+        assert_eq!(again, p, "paired: same seed, same prompts");
+        let mut fixed = FileDataset::new(entries, Some(64), WordCount).expect("valid");
+        let p = fixed.trial_prompts(1, 0, 5, 2, 0).await.expect("prompts");
+        assert_eq!(p.measured[0].max_tokens, 64);
+        assert!(
+            fixed.trial_prompts(3, 0, 5, 1, 0).await.is_err(),
+            "more than the file holds"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_output_length_is_an_error() {
+        let f = file("{\"prompt\": \"x\"}\n");
+        let mut ds =
+            FileDataset::new(load_jsonl(f.path()).expect("loads"), None, WordCount).expect("valid");
+        let err = ds.trial_prompts(1, 0, 1, 1, 0).await.unwrap_err();
+        assert!(matches!(
+            err,
+            DatasetError::MissingOutputLength { entry: 0 }
+        ));
+        assert!(FileDataset::new(vec![], None, WordCount).is_err());
+    }
+}
