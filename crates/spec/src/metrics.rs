@@ -28,6 +28,10 @@ pub enum Aggregate {
     Mean,
     /// A quantile over requests (0 < q < 1).
     Quantile(f64),
+    /// The smallest value over requests.
+    Min,
+    /// The largest value over requests.
+    Max,
 }
 
 /// One catalogue entry.
@@ -77,11 +81,13 @@ const LATENCIES: [(&str, &str); 5] = [
     ("e2e", "end-to-end latency"),
 ];
 
-const SUFFIXES: [(&str, Aggregate); 4] = [
+const SUFFIXES: [(&str, Aggregate); 6] = [
     ("mean", Aggregate::Mean),
     ("p50", Aggregate::Quantile(0.5)),
     ("p90", Aggregate::Quantile(0.9)),
     ("p99", Aggregate::Quantile(0.99)),
+    ("min", Aggregate::Min),
+    ("max", Aggregate::Max),
 ];
 
 /// The whole catalogue, in a stable order.
