@@ -11,7 +11,7 @@ use servebench_runner::gpu::{
     ComputeApp, GpuError, detect_accelerators, detect_accelerators_with, nvidia_smi,
     parse_compute_apps, parse_cuda_version, parse_driver_version, parse_query_gpu,
 };
-use servebench_runner::server::{GpuRelease, StopOptions, start, stop_with};
+use servebench_runner::server::{GpuRelease, StopOptions, start, stop, stop_with};
 use server_support::{fake_launch, fixture};
 
 fn read(name: &str) -> String {
@@ -77,6 +77,24 @@ fn compute_apps_busy_and_idle() {
     assert_eq!(apps[0].used_mib, Some(8148));
     assert_eq!(apps[1].used_mib, None);
     assert_eq!(apps[1].process_name, None);
+}
+
+#[test]
+fn h200_outputs_of_the_exact_queries_servebench_sends() {
+    let gpus = parse_query_gpu(&read("query-gpu-nounits.csv")).unwrap();
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].name, "NVIDIA H200");
+    assert_eq!(gpus[0].memory_total_mib, 143_771);
+    assert_eq!(gpus[0].driver_version, "580.159.04");
+    assert_eq!(gpus[0].compute_cap.as_deref(), Some("9.0"));
+    let busy = parse_compute_apps(&read("compute-apps-busy-nounits.csv")).unwrap();
+    assert_eq!(busy.len(), 1);
+    assert_eq!((busy[0].pid, busy[0].used_mib), (422, Some(1542)));
+    assert!(
+        parse_compute_apps(&read("compute-apps-idle-nounits.csv"))
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -199,4 +217,34 @@ async fn stop_reports_gpu_memory_still_held() {
 async fn a_server_holding_no_gpu_memory_is_not_waited_for() {
     let (gpu, _) = stop_with_fake_smi(0, Duration::from_secs(20)).await;
     assert_eq!(gpu, GpuRelease::NoneHeld);
+}
+
+// On a GPU host: `cargo test -p servebench-runner --test server_gpu -- --ignored`.
+
+#[test]
+#[ignore = "needs an NVIDIA GPU and nvidia-smi"]
+fn real_nvidia_smi_is_read() {
+    let gpus = detect_accelerators().expect("nvidia-smi on PATH answers");
+    assert!(!gpus.is_empty());
+    for g in &gpus {
+        assert!(g.name.starts_with("NVIDIA"), "{g:?}");
+        assert!(g.memory_total_mib > 1024, "{g:?}");
+        assert!(g.cuda_version.is_some(), "{g:?}");
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an NVIDIA GPU, its driver's libcuda.so.1 and nvidia-smi"]
+async fn real_gpu_memory_is_released_after_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = fake_launch(dir.path(), &["--gpu-mib", "2048"], Duration::from_secs(60));
+    let server = start(&launch).await.unwrap();
+    let report = stop(server).await;
+    let log = std::fs::read_to_string(&launch.log_path).unwrap();
+    let GpuRelease::Released { held_mib, after_s } = report.gpu else {
+        panic!("expected Released, got {report:?}\n{log}");
+    };
+    assert!(held_mib >= 2048, "{report:?}");
+    assert!(after_s >= report.exited_after_s.unwrap(), "{report:?}");
+    assert!(report.is_clean(), "{report:?}");
 }

@@ -293,3 +293,19 @@ async fn dropping_a_running_server_kills_its_group() {
     }
     panic!("server {pid} survived the drop");
 }
+
+#[test]
+fn picked_ports_are_free_and_outside_the_ephemeral_range() {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+    let low: u16 = range.split_whitespace().next().unwrap().parse().unwrap();
+    for _ in 0..20 {
+        let p = pick_free_port().unwrap();
+        // A child forked by another test thread inherits sockets for a moment: the check
+        // must not be fooled by that (its probe sockets never listen).
+        assert!(port_is_free(p), "picked {p}, then not free");
+        if low > 16_000 {
+            assert!(p < low, "{p} is in the ephemeral range from {low}");
+        }
+    }
+    assert!(!port_is_free(0));
+}

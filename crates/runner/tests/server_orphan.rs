@@ -29,7 +29,32 @@ fn spawn_group(tag: &str) -> (Child, Vec<String>) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    // …and until sh has forked, the group has one process.
+    let pgid = i32::try_from(child.id()).unwrap();
+    for _ in 0..500 {
+        if group_size(pgid) >= 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     (child, argv)
+}
+
+/// Live processes whose process group is `pgid`.
+fn group_size(pgid: i32) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                let f: Vec<&str> = s[s.rfind(')').unwrap_or(0) + 1..]
+                    .split_whitespace()
+                    .collect();
+                f.get(2) == Some(&pgid.to_string().as_str()) && f.first() != Some(&"Z")
+            })
+        })
+        .count()
 }
 
 fn record(pgid: i32, argv: Vec<String>, log: &std::path::Path) -> ServerRecord {

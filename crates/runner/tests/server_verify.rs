@@ -80,12 +80,19 @@ async fn failing_rules_say_what_was_expected_and_found() {
     let dir = tempfile::tempdir().unwrap();
     let launch = fake_launch(
         dir.path(),
-        &["--say", "moe_runner_backend='flashinfer_cutlass'"],
+        &[
+            "--say",
+            "moe_runner_backend='flashinfer_cutlass'",
+            "--unused-flag",
+            "only-in-argv",
+        ],
         Duration::from_secs(20),
     );
     let server = start(&launch).await.unwrap();
     let rules = [
         log_rule("moe_runner_backend='flashinfer_cutedsl'"),
+        // In the argv (so in servebench's header line) but never printed by the server.
+        log_rule("only-in-argv"),
         json_rule(
             "/get_server_info",
             "/moe_runner_backend",
@@ -104,21 +111,25 @@ async fn failing_rules_say_what_was_expected_and_found() {
     // One shared grace for all log rules, not one per rule.
     assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
     assert_eq!(err.passed.len(), 1);
-    assert_eq!(err.failures.len(), 4);
+    assert_eq!(err.failures.len(), 5);
     let numbers: Vec<usize> = err.failures.iter().map(|f| f.number).collect();
-    assert_eq!(numbers, [1, 2, 3, 4]);
+    assert_eq!(numbers, [1, 2, 3, 4, 5]);
     assert!(matches!(
         err.failures[0].problem,
         RuleProblem::LogTextMissing { .. }
     ));
     assert!(matches!(
-        err.failures[2].problem,
+        err.failures[1].problem,
+        RuleProblem::LogTextMissing { .. }
+    ));
+    assert!(matches!(
+        err.failures[3].problem,
         RuleProblem::PointerMissing { .. }
     ));
 
     let msg = err.to_string();
     let log = launch.log_path.display().to_string();
-    assert!(msg.contains("4 of 5 verify rules failed"), "{msg}");
+    assert!(msg.contains("5 of 6 verify rules failed"), "{msg}");
     assert!(
         msg.contains(&format!(
             "rule 1 (log_contains \"moe_runner_backend='flashinfer_cutedsl'\"): not found in the server log {log}"
@@ -135,7 +146,7 @@ async fn failing_rules_say_what_was_expected_and_found() {
         msg.contains("pointer /server_args/moe_runner_backend not present in the response"),
         "{msg}"
     );
-    assert!(msg.contains("rule 4 (json, GET http://127.0.0.1:"), "{msg}");
+    assert!(msg.contains("rule 5 (json, GET http://127.0.0.1:"), "{msg}");
     assert!(msg.contains("/nope): HTTP 404"), "{msg}");
     stop(server).await;
 }

@@ -11,6 +11,9 @@ use time::format_description::well_known::Rfc3339;
 /// Lines of the log shown in an error.
 pub const TAIL_LINES: usize = 40;
 
+/// How servebench's own lines start.
+const TIMELINE_PREFIX: &str = "[servebench ";
+
 /// Most bytes read from the end of the log for a tail.
 const TAIL_BYTES: u64 = 256 * 1024;
 
@@ -41,7 +44,7 @@ impl ServerLog {
         let now = utc_now();
         let mut text = String::new();
         for line in header {
-            text.push_str(&format!("[servebench {now}] {line}\n"));
+            text.push_str(&format!("{TIMELINE_PREFIX}{now}] {line}\n"));
         }
         f.write_all(text.as_bytes())?;
         let err = f.try_clone()?;
@@ -68,7 +71,7 @@ impl ServerLog {
     /// Appends one timeline line. Best effort: a log that cannot be written must not stop a
     /// server from being stopped.
     pub(crate) fn event(&self, msg: &str) {
-        let line = format!("[servebench {}] {msg}\n", utc_now());
+        let line = format!("{TIMELINE_PREFIX}{}] {msg}\n", utc_now());
         if let Ok(mut f) = OpenOptions::new().append(true).open(&self.path) {
             let _ = f.write_all(line.as_bytes());
         }
@@ -106,6 +109,11 @@ impl ServerLog {
         let first = lines.len().saturating_sub(n).max(skip_partial);
         Ok(lines[first..].join("\n"))
     }
+}
+
+/// Whether a log line is one of servebench's own (`[servebench <time>] …`).
+pub(crate) fn is_timeline_line(line: &str) -> bool {
+    line.starts_with(TIMELINE_PREFIX)
 }
 
 /// `text` with every line indented by `  | `, for showing a log tail inside a message.

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::RunningServer;
 use super::http::{self, GetJsonError};
-use super::log::ServerLog;
+use super::log::{ServerLog, is_timeline_line};
 
 /// How long a `log_contains` rule keeps re-reading the log (servers flush their logs late).
 pub const LOG_GRACE: Duration = Duration::from_secs(2);
@@ -211,11 +211,15 @@ async fn check_log(
     loop {
         match log.read() {
             Ok(content) => {
-                if let Some(line) = content.lines().find(|l| l.contains(text)) {
+                // Only the server's own output counts: servebench's timeline lines hold the
+                // argv, which would prove nothing about what the server did with it.
+                let server_lines: Vec<&str> =
+                    content.lines().filter(|l| !is_timeline_line(l)).collect();
+                if let Some(line) = server_lines.iter().find(|l| l.contains(text)) {
                     return Ok(line.trim().to_owned());
                 }
                 // A text spanning lines still counts.
-                if content.contains(text) {
+                if server_lines.join("\n").contains(text) {
                     return Ok(text.to_owned());
                 }
             }

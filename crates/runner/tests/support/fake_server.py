@@ -25,6 +25,7 @@ p.add_argument("--exit-after", type=float, help="exit with --exit-code after thi
 p.add_argument("--exit-code", type=int, default=3)
 p.add_argument("--say", action="append", default=[], help="a line printed at start")
 p.add_argument("--say-late", help="a line printed 0.5 s after the server is ready")
+p.add_argument("--gpu-mib", type=int, default=0, help="hold this much memory on GPU 0 (needs libcuda.so.1)")
 p.add_argument("--info", default='{"version": "fake-1.0", "moe_runner_backend": "flashinfer_cutlass", "tp_size": 8}')
 # Unknown flags (a real server's, e.g. --api-key) are accepted and ignored.
 args, _ = p.parse_known_args()
@@ -36,6 +37,32 @@ if args.ignore_sigterm:
 
 for line in args.say:
     print(line, flush=True)
+
+
+def hold_gpu(mib):
+    """Allocates `mib` MiB on GPU 0 through the driver API (no torch needed)."""
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+
+    def check(r, what):
+        if r != 0:
+            print(f"fake_server: {what} failed: CUDA error {r}", flush=True)
+            sys.exit(4)
+
+    check(cuda.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    check(cuda.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    ctx = ctypes.c_void_p()
+    check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    check(cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    ptr = ctypes.c_uint64()
+    check(cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(mib << 20)), "cuMemAlloc")
+    print(f"fake_server: holding {mib} MiB on GPU 0", flush=True)
+    return ctx, ptr
+
+
+gpu_memory = hold_gpu(args.gpu_mib) if args.gpu_mib else None
 
 if args.spawn_child:
     child = subprocess.Popen(["sleep", "600"])
