@@ -377,3 +377,26 @@ fn resume_refuses_a_changed_spec() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("spec hash"), "{stderr}");
 }
+
+#[test]
+fn an_unwritable_result_folder_rescues_the_measured_trials() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = write_spec(dir.path(), &tiny_spec().replace("count: 2", "count: 1"));
+    // `results` is a file, so `results/tiny-ab/…` cannot be created.
+    std::fs::write(dir.path().join("results"), "not a folder").expect("write");
+    let out = sb(dir.path())
+        .args(["run", "--no-bars"])
+        .arg(&spec)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("servebench-rescue-"), "{stderr}");
+    let rescue = stderr
+        .split_whitespace()
+        .find(|w| w.contains("servebench-rescue-"))
+        .map(|w| w.trim_end_matches([';', '.', ',']))
+        .expect("rescue path in the message");
+    let r = read_json(Path::new(rescue));
+    assert_eq!(r["spec_name"], "tiny-ab");
+    let _ = std::fs::remove_file(rescue);
+}

@@ -21,6 +21,19 @@ pub enum StoreError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// Writing failed, and every trial measured so far was written to `rescue` instead.
+    #[error(
+        "cannot write {path}: {source}. Every trial measured so far was saved to {rescue}; \
+         free space or fix permissions, copy it back to {path}, and continue with `servebench run --resume {path}`"
+    )]
+    Rescued {
+        /// The result file that could not be written.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+        /// Where the result was written instead.
+        rescue: PathBuf,
+    },
     /// Reading failed.
     #[error("cannot read result {path}: {source}")]
     Read {
@@ -114,9 +127,26 @@ impl ResultStore {
         }
     }
 
-    /// Rewrite the result file.
+    /// Rewrite the result file. When that fails (disk full, folder unwritable), the result
+    /// is written to a rescue file in the system's temporary folder instead, and the error
+    /// says where the measured data is.
     pub fn save(&self, result: &RunResult) -> Result<(), StoreError> {
-        write_json_atomic(&self.result_path, result)
+        match write_json_atomic(&self.result_path, result) {
+            Ok(()) => Ok(()),
+            Err(StoreError::Write { path, source }) => {
+                let rescue =
+                    std::env::temp_dir().join(format!("servebench-rescue-{}.json", result.run_id));
+                match write_json_atomic(&rescue, result) {
+                    Ok(()) => Err(StoreError::Rescued {
+                        path,
+                        source,
+                        rescue,
+                    }),
+                    Err(_) => Err(StoreError::Write { path, source }),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Append a trial's requests to the sidecar and fsync it.
