@@ -305,7 +305,8 @@ async fn stats_count_in_flight_requests() {
     let h = start(cfg).await;
     let c = client();
     let url = format!("{}/v1/completions", h.base_url());
-    let body = json!({"prompt": "x", "max_tokens": 20, "stream": true});
+    // 100 steps of 5 ms: long enough for all five to be in flight at once, even on a busy host.
+    let body = json!({"prompt": "x", "max_tokens": 100, "stream": true});
     let reqs = (0..5).map(|_| stream(&c, &url, &body));
     let results = futures_util::future::join_all(reqs).await;
     assert!(results.iter().all(Streamed::done));
@@ -314,7 +315,7 @@ async fn stats_count_in_flight_requests() {
     assert_eq!(s.in_flight, 0);
     assert_eq!(
         (s.requests_received, s.requests_served, s.tokens_generated),
-        (5, 5, 100)
+        (5, 5, 500)
     );
     h.reset_peak();
     assert_eq!(h.stats().max_in_flight, 0);

@@ -31,20 +31,20 @@ fn within(measured: f64, predicted: f64, tol: f64) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_one_matches_the_model_within_5_percent() {
     let _serial = SERIAL.lock().await;
-    // 600 prompt tokens in chunks of 256: 3 steps of 8 ms + 600 × 0.2 ms = 144 ms.
+    // 800 prompt tokens in chunks of 256: 4 steps of 8 ms + 800 × 0.2 ms = 192 ms.
     let mut cfg = engine_config();
     cfg.engine.prefill_ms_per_token = 0.2;
-    let predicted_ttft = 3.0 * 8.0 + 600.0 * 0.2;
+    let predicted_ttft = 4.0 * 8.0 + 800.0 * 0.2;
     let h = start(cfg).await;
     let c = client();
     let url = format!("{}/v1/completions", h.base_url());
     // One decoding sequence: 8 + 2 × 1 = 10 ms per token.
     let predicted_tpot = 10.0;
-    let body = json!({"prompt": prompt(600), "max_tokens": 31, "ignore_eos": true, "stream": true});
+    let body = json!({"prompt": prompt(800), "max_tokens": 31, "ignore_eos": true, "stream": true});
     stream(&c, &url, &body).await; // warm the connection
     let (mut ttft, mut tpot) = (Vec::new(), Vec::new());
     let (mut server_ttft, mut server_tpot): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    for _ in 0..6 {
+    for _ in 0..8 {
         let r = stream(&c, &url, &body).await;
         assert!(r.done(), "{r:?}");
         assert_eq!(r.token_events().len(), 31);

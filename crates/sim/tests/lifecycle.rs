@@ -47,15 +47,20 @@ async fn graceful_shutdown_lets_in_flight_streams_finish() {
         stream(
             &c,
             &url,
-            &json!({"prompt": "x", "max_tokens": 40, "stream": true}),
+            &json!({"prompt": "x", "max_tokens": 100, "stream": true}),
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(h.stats().in_flight, 1);
+    for _ in 0..500 {
+        if h.stats().in_flight == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(h.stats().in_flight, 1, "the stream is in flight");
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     let r = inflight.await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.done() && r.token_events().len() == 40, "{r:?}");
+    assert!(r.done() && r.token_events().len() == 100, "{r:?}");
 }
 
 #[tokio::test]
