@@ -13,6 +13,15 @@ use futures_util::task::AtomicWaker;
 
 use crate::engine::{Emission, Finish};
 
+/// One token of a sequence, as its response reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Token {
+    /// Position in the output, from 0.
+    pub(crate) index: u32,
+    /// Set on the last token.
+    pub(crate) finish: Option<Finish>,
+}
+
 #[derive(Debug, Default)]
 struct Shared {
     /// Tokens emitted so far.
@@ -67,7 +76,7 @@ impl FeedTx {
 
 impl Feed {
     /// The next token; `None` when the engine stopped before the end.
-    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Emission>> {
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Token>> {
         let mut registered = false;
         loop {
             let produced = self.shared.produced.load(Ordering::Acquire);
@@ -80,11 +89,7 @@ impl Feed {
                     .get()
                     .filter(|f| f.timings.predicted_n == index + 1)
                     .copied();
-                return Poll::Ready(Some(Emission {
-                    seq: 0,
-                    index,
-                    finish,
-                }));
+                return Poll::Ready(Some(Token { index, finish }));
             }
             if self.shared.aborted.load(Ordering::Acquire) {
                 return Poll::Ready(None);
@@ -99,7 +104,7 @@ impl Feed {
     }
 
     /// The next token, awaited.
-    pub(crate) async fn next(&mut self) -> Option<Emission> {
+    pub(crate) async fn next(&mut self) -> Option<Token> {
         std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 }

@@ -6,7 +6,7 @@
 //! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT.
 //! * [`spawn`] starts an in-process server for tests and returns a [`SimHandle`].
 //! * The engine's step function ([`engine::Engine::advance`]) is pure and runs on virtual
-//!   time; [`driver`] runs it in real time.
+//!   time; a tokio loop (the `driver` module) runs it in real time.
 //!
 //! See `docs/simulator.md` for the model, the flags, the tokenizer and the wire format.
 

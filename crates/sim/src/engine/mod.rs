@@ -5,7 +5,7 @@
 //! sequence in it whose prompt is done, (2) applies cancellations, (3) queues arrivals, and
 //! (4) plans the next step, returning its duration (or `None` when there is nothing to do).
 //! It reads no clock and spawns nothing, so tests drive it on virtual time; the tokio loop
-//! in [`crate::driver`] calls it in real time.
+//! in the crate's driver module calls it in real time.
 //!
 //! One step, as vLLM's V1 scheduler with chunked prefill:
 //! * every running sequence whose prompt is done decodes one token (one unit of the

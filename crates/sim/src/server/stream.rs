@@ -17,7 +17,7 @@ use super::encode::{DONE_EVENT, Encoder};
 use super::faults::{FaultPlan, fires};
 use super::stats::{InFlight, bump};
 use super::wire::Api;
-use crate::feed::Feed;
+use crate::feed::{Feed, Token};
 
 /// One streamed response. Every token is its own SSE event, and every event is flushed on
 /// its own: after yielding an event the stream answers `Pending` once (waking itself), which
@@ -33,7 +33,7 @@ pub(crate) struct TokenStream {
     include_usage: bool,
     role_sent: bool,
     pending: VecDeque<Bytes>,
-    held: Option<crate::engine::Emission>,
+    held: Option<Token>,
     stall: Option<Pin<Box<Sleep>>>,
     finished: bool,
     counted: bool,
