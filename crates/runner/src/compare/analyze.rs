@@ -1,0 +1,510 @@
+//! One metric over the sweep: the stats crate's comparison of every point, its flags
+//! (`assess_sweep`), which flags concern which point, failed trials, crossovers in words,
+//! and how many trials the observed spread asks for.
+
+use servebench_stats::Direction;
+use servebench_stats::flags::rules::{
+    drift, implausible, invalid_trials, outlier_trials, too_few_trials, underpowered,
+};
+use servebench_stats::flags::{
+    Analysis, ComparisonContext, Flag, FlagId, FlagLevel, MetricSettings, NamedP, PointComparison,
+    RuleSettings, Side, assess_sweep,
+};
+use servebench_stats::verdict::{Margin, Scale, Verdict};
+
+use super::evidence::{ArmPoint, PointPair};
+use super::report::{CrossoverReport, MetricReport, PointReport, PowerReport, Region, VerdictKind};
+use super::words::describe_regions;
+
+/// What the analysis needs to know about one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MetricSpec {
+    /// Catalogue name.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Arithmetic analysis (the metric can be 0).
+    pub can_be_zero: bool,
+    /// Practical threshold θ.
+    pub threshold: f64,
+    /// Largest acceptable CV of an arm.
+    pub cv_limit: f64,
+}
+
+/// One point's input: the matched point and both arms.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PointInput {
+    /// The point.
+    pub pair: PointPair,
+    /// Baseline arm.
+    pub base: ArmPoint,
+    /// Candidate arm.
+    pub cand: ArmPoint,
+}
+
+fn settings_for(spec: &MetricSpec, baseline_mean_is_zero: bool) -> MetricSettings {
+    let analysis = if !spec.can_be_zero {
+        Analysis::Log {
+            threshold: spec.threshold,
+        }
+    } else if spec.name == "error_rate" || baseline_mean_is_zero {
+        Analysis::Arithmetic {
+            margin: Margin::Absolute(spec.threshold),
+        }
+    } else {
+        Analysis::Arithmetic {
+            margin: Margin::Relative(spec.threshold),
+        }
+    };
+    MetricSettings {
+        name: spec.name.clone(),
+        direction: spec.direction,
+        analysis,
+        cv_limit: spec.cv_limit,
+    }
+}
+
+fn verdict_kind(v: Option<Verdict>) -> (VerdictKind, Option<u64>) {
+    match v {
+        Some(Verdict::Improved) => (VerdictKind::Improved, None),
+        Some(Verdict::Regressed) => (VerdictKind::Regressed, None),
+        Some(Verdict::Equivalent) => (VerdictKind::Equivalent, None),
+        Some(Verdict::SignificantButSmall) => (VerdictKind::SignificantButSmall, None),
+        Some(Verdict::Inconclusive { trials_per_arm }) => {
+            (VerdictKind::Inconclusive, trials_per_arm)
+        }
+        None => (VerdictKind::NotComputed, None),
+    }
+}
+
+/// Flags about failed trials (no values: they are excluded from the means but never
+/// silently): one invalid-trial flag per failed trial.
+fn failed_trial_flags(metric: &str, input: &PointInput) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    for (arm, side) in [("baseline", &input.base), ("candidate", &input.cand)] {
+        for f in &side.failed {
+            flags.push(Flag {
+                id: FlagId::InvalidTrial,
+                level: FlagLevel::ReBaseline,
+                evidence: format!(
+                    "{metric} at {}, {arm} trial {} (t={}): the trial failed ({}); its values \
+                     are left out, so the arm has {} trial(s) with a value",
+                    input.pair.label,
+                    f.position,
+                    f.trial,
+                    f.reason,
+                    side.evidence.trial_values.len()
+                ),
+                action: "fix the cause in the server log and re-run the run (`servebench run \
+                         --resume` measures only missing trials, not failed ones)"
+                    .into(),
+            });
+        }
+    }
+    flags
+}
+
+/// Ids of the per-point rules that fire at `p` (the same rules `assess_sweep` runs).
+fn point_flag_ids(
+    p: &PointComparison,
+    metric: &MetricSettings,
+    rules: &RuleSettings,
+    failed: bool,
+) -> Vec<FlagId> {
+    let mut ids: Vec<FlagId> = Vec::new();
+    ids.extend(too_few_trials(p, metric, rules, 0).map(|f| f.id));
+    ids.extend(underpowered(p, metric).map(|f| f.id));
+    ids.extend(implausible(p, metric, rules).map(|f| f.id));
+    ids.extend(drift(p, metric, rules, 0).into_iter().map(|f| f.id));
+    ids.extend(outlier_trials(p, metric, rules).into_iter().map(|f| f.id));
+    ids.extend(invalid_trials(p, metric, rules).into_iter().map(|f| f.id));
+    if failed {
+        ids.push(FlagId::InvalidTrial);
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// Side of a point in the "better" sense, when significant.
+fn side_of(p: &PointComparison, direction: Direction) -> Option<Side> {
+    let c = p.comparison.as_ref().filter(|c| c.significant)?;
+    Some(if direction.is_better(c.test.diff) {
+        Side::Better
+    } else {
+        Side::Worse
+    })
+}
+
+/// Regions of adjacent significant points on one side, `points` in sweep order.
+fn regions(points: &[(&PointPair, &PointComparison)], direction: Direction) -> Vec<Region> {
+    let mut out: Vec<Region> = Vec::new();
+    for (pair, p) in points {
+        let Some(side) = side_of(p, direction) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some(r) if r.side == side => r.to.clone_from(&pair.axis_value),
+            _ => out.push(Region {
+                from: pair.axis_value.clone(),
+                to: pair.axis_value.clone(),
+                side,
+            }),
+        }
+    }
+    out
+}
+
+fn report_point(pair: &PointPair, input: &PointInput, p: &PointComparison) -> PointReport {
+    let c = p.comparison.as_ref();
+    let (verdict, trials_per_arm) = verdict_kind(c.map(|c| c.verdict));
+    let mde = c.map(|c| match c.scale {
+        Scale::Log => c.mde.exp_m1(),
+        Scale::Arithmetic => c.mde,
+    });
+    PointReport {
+        label: pair.label.clone(),
+        point_label: pair.point_label.clone(),
+        max_concurrency: pair.max_concurrency,
+        n_baseline: p.baseline.trial_values.len(),
+        n_candidate: p.candidate.trial_values.len(),
+        failed_trials_baseline: input.base.failed.len(),
+        failed_trials_candidate: input.cand.failed.len(),
+        baseline: c.map(|c| c.baseline),
+        candidate: c.map(|c| c.candidate),
+        effect: c.map(|c| c.effect),
+        margin: c.map(|c| c.margin),
+        p: c.map(|c| c.test.p),
+        verdict,
+        trials_per_arm,
+        cv_baseline: c.and_then(|c| c.cv_baseline),
+        cv_candidate: c.and_then(|c| c.cv_candidate),
+        mde,
+        trials_for_threshold: c.and_then(|c| c.trials_for_margin),
+        flags: Vec::new(),
+        error: p.comparison_error.clone(),
+    }
+}
+
+fn power(spec: &MetricSpec, rows: &[PointReport]) -> PowerReport {
+    let needed = rows
+        .iter()
+        .filter_map(|r| r.trials_for_threshold.map(|n| (n, r.label.clone())))
+        .max_by_key(|(n, _)| *n);
+    PowerReport {
+        threshold: spec.threshold,
+        trials_now: rows
+            .iter()
+            .map(|r| r.n_baseline.min(r.n_candidate))
+            .min()
+            .unwrap_or(0),
+        trials_needed: needed.as_ref().map(|(n, _)| *n),
+        at: needed.map(|(_, l)| l),
+        largest_mde: rows.iter().filter_map(|r| r.mde).reduce(f64::max),
+    }
+}
+
+/// Why a sign change is not a crossover: not one interleaved run, or re-baseline flags.
+fn unsound_because(context: &ComparisonContext, flags: &[Flag]) -> String {
+    let mut ids: Vec<&str> = flags
+        .iter()
+        .filter(|f| f.level == FlagLevel::ReBaseline)
+        .map(|f| f.id.as_str())
+        .collect();
+    ids.dedup();
+    let cause = if !context.same_run {
+        "the arms come from different runs".to_owned()
+    } else if !context.interleaved {
+        "the arms were not interleaved in the run".to_owned()
+    } else {
+        format!("this metric has re-baseline flags ({})", ids.join(", "))
+    };
+    format!(
+        "{cause}: the sign change stays a sweep-inconsistent flag until both arms are \
+         re-measured cleanly"
+    )
+}
+
+/// Compare one metric over every point of `inputs` (one or more sweeps, grouped by
+/// `PointPair::group`). Returns the report and the p-values for the multiplicity rule.
+pub(crate) fn analyze_metric(
+    spec: &MetricSpec,
+    inputs: &[PointInput],
+    context: &ComparisonContext,
+    rules: &RuleSettings,
+) -> (MetricReport, Vec<NamedP>) {
+    let mut groups: Vec<String> = inputs.iter().map(|i| i.pair.group.clone()).collect();
+    groups.dedup();
+    groups.sort();
+    groups.dedup();
+
+    let mut rows: Vec<PointReport> = Vec::new();
+    let mut flags: Vec<Flag> = Vec::new();
+    let mut crossovers = Vec::new();
+    let mut p_values = Vec::new();
+    let alpha = rules.alpha;
+    let scale = if spec.can_be_zero {
+        Scale::Arithmetic
+    } else {
+        Scale::Log
+    };
+    let base_settings = settings_for(spec, false);
+    for group in &groups {
+        let mut members: Vec<&PointInput> =
+            inputs.iter().filter(|i| &i.pair.group == group).collect();
+        members.sort_by(|a, b| a.pair.level.total_cmp(&b.pair.level));
+        let points: Vec<PointComparison> = members
+            .iter()
+            .map(|i| {
+                let zero = scale == Scale::Arithmetic
+                    && !i.base.evidence.trial_values.is_empty()
+                    && i.base.evidence.trial_values.iter().all(|v| *v == 0.0);
+                PointComparison::new(
+                    i.pair.label.clone(),
+                    i.pair.level,
+                    i.base.evidence.clone(),
+                    i.cand.evidence.clone(),
+                    &settings_for(spec, zero),
+                    alpha,
+                )
+            })
+            .collect();
+        let assessment = assess_sweep(&base_settings, &points, context, rules);
+        let extra: Vec<Flag> = members
+            .iter()
+            .flat_map(|i| failed_trial_flags(&spec.name, i))
+            .collect();
+        for (i, p) in members.iter().zip(&points) {
+            let failed = !i.base.failed.is_empty() || !i.cand.failed.is_empty();
+            let mut row = report_point(&i.pair, i, p);
+            row.flags = point_flag_ids(p, &base_settings, rules, failed);
+            rows.push(row);
+        }
+        let ordered: Vec<(&PointPair, &PointComparison)> =
+            members.iter().map(|i| &i.pair).zip(&points).collect();
+        let regs = regions(&ordered, spec.direction);
+        let changes_sign = regs.iter().any(|r| r.side == Side::Better)
+            && regs.iter().any(|r| r.side == Side::Worse);
+        if changes_sign {
+            let axis = members.first().map_or("c", |i| i.pair.axis.as_str());
+            let (lo, hi) = (
+                members.first().map(|i| i.pair.axis_value.clone()),
+                members.last().map(|i| i.pair.axis_value.clone()),
+            );
+            let why_not = if assessment.crossover.is_none() {
+                Some(unsound_because(context, &assessment.flags))
+            } else if !extra.is_empty() {
+                Some("a trial failed: re-run before reading this as a finding".to_owned())
+            } else {
+                None
+            };
+            crossovers.push(CrossoverReport {
+                group: group.clone(),
+                sound: why_not.is_none(),
+                description: describe_regions(
+                    &regs,
+                    axis,
+                    lo.as_deref(),
+                    hi.as_deref(),
+                    &spec.name,
+                    spec.direction,
+                    group,
+                ),
+                regions: regs,
+                why_not,
+            });
+        }
+        flags.extend(assessment.flags);
+        flags.extend(extra);
+        p_values.extend(assessment.p_values);
+    }
+    flags.sort_by_key(|f| (f.level, f.id));
+    flags.dedup();
+    let power = power(spec, &rows);
+    (
+        MetricReport {
+            metric: spec.name.clone(),
+            unit: spec.unit.clone(),
+            direction: spec.direction,
+            scale,
+            threshold: spec.threshold,
+            points: rows,
+            flags,
+            crossovers,
+            power,
+        },
+        p_values,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use servebench_stats::flags::ArmEvidence;
+
+    use super::super::evidence::FailedTrial;
+    use super::*;
+
+    fn pair(c: u32) -> PointPair {
+        PointPair {
+            label: format!("c={c}"),
+            point_label: format!("c={c} rate=inf in=16 out=8"),
+            axis: "c".into(),
+            axis_value: c.to_string(),
+            level: f64::from(c),
+            group: String::new(),
+            max_concurrency: Some(c),
+            output_tokens: Some(8),
+            base_point: 0,
+            cand_point: 0,
+        }
+    }
+
+    /// Five values around `center` without trend or outlier (robust z ≤ 1.35).
+    fn arm(center: f64) -> ArmPoint {
+        ArmPoint {
+            evidence: ArmEvidence::from_values(
+                [2.0, 0.0, 4.0, 1.0, 3.0]
+                    .iter()
+                    .map(|d| center - 2.0 + d)
+                    .collect(),
+            ),
+            failed: Vec::new(),
+        }
+    }
+
+    fn throughput() -> MetricSpec {
+        MetricSpec {
+            name: "output_throughput".into(),
+            unit: "tok/s".into(),
+            direction: Direction::HigherIsBetter,
+            can_be_zero: false,
+            threshold: 0.05,
+            cv_limit: 0.05,
+        }
+    }
+
+    fn crossing() -> Vec<PointInput> {
+        [(1, 122.0), (4, 112.0), (32, 92.0)]
+            .into_iter()
+            .map(|(c, cand)| PointInput {
+                pair: pair(c),
+                base: arm(102.0),
+                cand: arm(cand),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_interleaved_sign_change_is_a_crossover_in_words() {
+        let (m, p) = analyze_metric(
+            &throughput(),
+            &crossing(),
+            &ComparisonContext::interleaved_run(),
+            &RuleSettings::default(),
+        );
+        assert_eq!(p.len(), 3);
+        let verdicts: Vec<VerdictKind> = m.points.iter().map(|p| p.verdict).collect();
+        assert_eq!(
+            verdicts,
+            [
+                VerdictKind::Improved,
+                VerdictKind::Improved,
+                VerdictKind::Regressed
+            ]
+        );
+        assert!(
+            m.flags.iter().all(|f| f.level == FlagLevel::Look),
+            "{:#?}",
+            m.flags
+        );
+        assert_eq!(m.crossovers.len(), 1);
+        let c = &m.crossovers[0];
+        assert!(c.sound, "{c:?}");
+        assert_eq!(
+            c.description,
+            "the candidate is faster at c ≤ 4 and slower at c=32 (output_throughput, higher \
+             is better)"
+        );
+        assert_eq!(m.power.trials_now, 5);
+        assert!(m.power.trials_needed.is_some_and(|n| n <= 5));
+    }
+
+    #[test]
+    fn the_same_pattern_across_runs_is_not_a_crossover() {
+        let ctx = ComparisonContext {
+            same_run: false,
+            interleaved: false,
+            fingerprint_differences: Vec::new(),
+            baseline_run: Some("r1".into()),
+            candidate_run: Some("r2".into()),
+        };
+        let (m, _) = analyze_metric(&throughput(), &crossing(), &ctx, &RuleSettings::default());
+        let c = &m.crossovers[0];
+        assert!(!c.sound);
+        assert!(
+            c.why_not
+                .as_deref()
+                .is_some_and(|w| w.contains("different runs"))
+        );
+        let ids: Vec<FlagId> = m.flags.iter().map(|f| f.id).collect();
+        assert!(ids.contains(&FlagId::StaleBaseline), "{ids:?}");
+        assert!(ids.contains(&FlagId::SweepInconsistent), "{ids:?}");
+    }
+
+    #[test]
+    fn a_failed_trial_is_flagged_and_spoils_the_crossover() {
+        let mut inputs = crossing();
+        inputs[2].cand.failed.push(FailedTrial {
+            position: 5,
+            trial: 6,
+            reason: "server exited".into(),
+        });
+        let (m, _) = analyze_metric(
+            &throughput(),
+            &inputs,
+            &ComparisonContext::interleaved_run(),
+            &RuleSettings::default(),
+        );
+        assert!(!m.crossovers[0].sound);
+        let f = m
+            .flags
+            .iter()
+            .find(|f| f.id == FlagId::InvalidTrial)
+            .expect("an invalid-trial flag");
+        assert!(f.evidence.contains("server exited"), "{}", f.evidence);
+        assert_eq!(m.points[2].failed_trials_candidate, 1);
+        assert!(m.points[2].flags.contains(&FlagId::InvalidTrial));
+    }
+
+    #[test]
+    fn zero_error_rates_are_equivalent() {
+        let spec = MetricSpec {
+            name: "error_rate".into(),
+            unit: "fraction".into(),
+            direction: Direction::LowerIsBetter,
+            can_be_zero: true,
+            threshold: 0.02,
+            cv_limit: f64::INFINITY,
+        };
+        let zero = ArmPoint {
+            evidence: ArmEvidence::from_values(vec![0.0; 5]),
+            failed: Vec::new(),
+        };
+        let inputs = vec![PointInput {
+            pair: pair(1),
+            base: zero.clone(),
+            cand: zero,
+        }];
+        let (m, _) = analyze_metric(
+            &spec,
+            &inputs,
+            &ComparisonContext::interleaved_run(),
+            &RuleSettings::default(),
+        );
+        assert_eq!(m.scale, Scale::Arithmetic);
+        assert_eq!(m.points[0].verdict, VerdictKind::Equivalent);
+        assert_eq!(m.points[0].margin, Some(0.02));
+    }
+}

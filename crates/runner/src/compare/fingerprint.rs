@@ -1,0 +1,241 @@
+//! The fingerprint of a measurement, compared field by field (DESIGN.md, "Hashes"): the
+//! workload (dataset, lengths, seed, rate, concurrency, request count, warm-up…), the model
+//! and API, the server launch minus the variant's own patch, the host, the accelerators,
+//! the servebench version and the recorded provenance. Each differing leaf becomes one
+//! [`FingerprintDifference`] named by its dotted path (`workload.seed`, `host.cpu`,
+//! `accelerators[0].driver_version`).
+//!
+//! Left out on purpose: request and trial timeouts, readiness, verify and stop settings
+//! (they decide what fails, not how fast it runs), `target.api_key_env`, GPU UUIDs and PCI
+//! ids (two identical GPUs are the same hardware), and the git SHA of the build (a note: it
+//! changes with every commit). An imported result (`origin: imported`) may lack host,
+//! accelerators and provenance; what it lacks is said in a note, not listed as a difference.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use servebench_stats::flags::FingerprintDifference;
+
+use crate::result::{Origin, RunResult};
+
+/// Flatten `value` under `prefix` into leaf paths and their text.
+fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) if items.iter().any(Value::is_object) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            let words: Vec<String> = items.iter().map(text).collect();
+            out.insert(prefix.to_owned(), format!("[{}]", words.join(", ")));
+        }
+        other => {
+            out.insert(prefix.to_owned(), text(other));
+        }
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        other => other.to_string(),
+    }
+}
+
+/// `value` serialised and stripped of `skip` keys at its top level.
+fn section<T: serde::Serialize>(value: &T, skip: &[&str]) -> Value {
+    let mut v = serde_json::to_value(value).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut v {
+        for k in skip {
+            map.remove(*k);
+        }
+    }
+    v
+}
+
+/// The fingerprint of one side as flat `path → text`, and what it could not say.
+fn leaves(r: &RunResult) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let spec = &r.spec.spec;
+    flatten(
+        "workload",
+        &section(&spec.workload, &["request_timeout", "trial_timeout"]),
+        &mut out,
+    );
+    flatten("target", &section(&spec.target, &["api_key_env"]), &mut out);
+    match &spec.server {
+        Some(s) => flatten(
+            "server",
+            &section(s, &["readiness", "verify", "stop"]),
+            &mut out,
+        ),
+        None => {
+            out.insert("server".into(), "none (already running target)".into());
+        }
+    }
+    if let Some(h) = &r.host {
+        flatten("host", &section(h, &[]), &mut out);
+    }
+    if !r.accelerators.is_empty() {
+        out.insert(
+            "accelerators.count".into(),
+            r.accelerators.len().to_string(),
+        );
+        for (i, a) in r.accelerators.iter().enumerate() {
+            flatten(
+                &format!("accelerators[{i}]"),
+                &section(a, &["index", "uuid", "pci_bus_id"]),
+                &mut out,
+            );
+        }
+    }
+    out.insert("servebench_version".into(), r.tool.version.clone());
+    for c in &r.provenance.commands {
+        let status = c.status.map_or("none".into(), |s| s.to_string());
+        out.insert(
+            format!("provenance.commands[{}]", c.command),
+            format!("exit {status}: {}", c.stdout.trim()),
+        );
+    }
+    for f in &r.provenance.files {
+        out.insert(
+            format!("provenance.files[{}]", f.path),
+            f.sha256.clone().unwrap_or_else(|| "unreadable".into()),
+        );
+    }
+    out
+}
+
+/// A long value shortened for a message: its first line, at most 80 characters.
+fn short(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut cut: String = line.chars().take(80).collect();
+    if cut.len() < s.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// Whether a missing field is explained by the side being imported.
+fn may_lack(path: &str) -> bool {
+    ["host", "accelerators", "provenance", "servebench_version"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Fields that differ between the fingerprints of `base` and `cand`, and notes on what
+/// could not be checked or does not count.
+pub(crate) fn compare(
+    base: &RunResult,
+    cand: &RunResult,
+) -> (Vec<FingerprintDifference>, Vec<String>) {
+    let (a, b) = (leaves(base), leaves(cand));
+    let mut diffs = Vec::new();
+    let mut unchecked: Vec<String> = Vec::new();
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => diffs.push(FingerprintDifference {
+                field: k.clone(),
+                baseline: short(x),
+                candidate: short(y),
+            }),
+            (x, y) => {
+                let lacking_imported = if x.is_none() {
+                    base.origin == Origin::Imported
+                } else {
+                    cand.origin == Origin::Imported
+                };
+                if k.starts_with("provenance") || (lacking_imported && may_lack(k)) {
+                    unchecked.push(k.clone());
+                } else {
+                    diffs.push(FingerprintDifference {
+                        field: k.clone(),
+                        baseline: x.map_or("absent".into(), |s| short(s)),
+                        candidate: y.map_or("absent".into(), |s| short(s)),
+                    });
+                }
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    for (side, r) in [("baseline", base), ("candidate", cand)] {
+        if r.origin == Origin::Imported {
+            let mut lacks = Vec::new();
+            if r.host.is_none() {
+                lacks.push("host");
+            }
+            if r.accelerators.is_empty() {
+                lacks.push("accelerators");
+            }
+            if r.provenance.commands.is_empty() && r.provenance.files.is_empty() {
+                lacks.push("provenance");
+            }
+            let what = if lacks.is_empty() {
+                "it records full provenance".to_owned()
+            } else {
+                format!(
+                    "it lacks {}, so those fields could not be checked",
+                    lacks.join(", ")
+                )
+            };
+            notes.push(format!(
+                "the {side} result is imported (converted from another tool's output): {what}"
+            ));
+        }
+    }
+    if !unchecked.is_empty() {
+        notes.push(format!(
+            "recorded on one side only, not checked: {}",
+            unchecked.join(", ")
+        ));
+    }
+    if let (Some(x), Some(y)) = (&base.tool.git_sha, &cand.tool.git_sha)
+        && x != y
+    {
+        notes.push(format!(
+            "servebench was built from different commits ({x} vs {y}); same version, so not a \
+             fingerprint difference"
+        ));
+    }
+    (diffs, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_names_leaves_by_path() {
+        let v = serde_json::json!({
+            "dataset": {"kind": "random", "input_tokens": 128},
+            "args": ["--a", "1"],
+            "gpus": [{"name": "H200"}],
+            "seed": 1,
+            "rate": null
+        });
+        let mut out = BTreeMap::new();
+        flatten("w", &v, &mut out);
+        assert_eq!(out["w.dataset.kind"], "random");
+        assert_eq!(out["w.dataset.input_tokens"], "128");
+        assert_eq!(out["w.args"], "[--a, 1]");
+        assert_eq!(out["w.gpus[0].name"], "H200");
+        assert_eq!(out["w.rate"], "none");
+    }
+
+    #[test]
+    fn short_keeps_the_first_line() {
+        assert_eq!(short("abc"), "abc");
+        assert_eq!(short("Name: sglang\nVersion: 1"), "Name: sglang…");
+    }
+}

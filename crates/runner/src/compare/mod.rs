@@ -1,0 +1,375 @@
+//! `servebench compare`: is the candidate really different from the baseline, by how much,
+//! how sure are we, and can the measurement be trusted?
+//!
+//! * [`compare_within`] — every variant of one run against its baseline (the normal,
+//!   interleaved case).
+//! * [`compare_across`] — one variant of a first result file (the baseline) against one of a
+//!   second: by default the first file's baseline variant against the variant of the same
+//!   name in the second (or the second's baseline when it has no such variant). The
+//!   fingerprints are compared field by field ([`fingerprint`]) and `stale-baseline` is
+//!   always raised: between-session variance is missing from the standard error.
+//!
+//! The statistics are the stats crate's (STATISTICS.md): per-trial values are the samples,
+//! positive metrics are compared as ratios of geometric means on the log scale and metrics
+//! that can be 0 as differences of means; flags come from `assess_sweep` and the
+//! multiplicity rule. This module reads result files into that evidence ([`evidence`]),
+//! assembles the [`CompareReport`] ([`report`]), renders it ([`render`]) and evaluates the
+//! `--fail-on` gates ([`gate`]).
+
+mod analyze;
+mod error;
+mod evidence;
+pub mod fingerprint;
+pub mod gate;
+pub mod render;
+pub mod report;
+mod words;
+
+use servebench_spec::metrics::{self, Direction as SpecDirection};
+use servebench_spec::{ServerRestart, TrialOrder, Variant};
+use servebench_stats::Direction;
+use servebench_stats::flags::rules::multiplicity;
+use servebench_stats::flags::{ComparisonContext, RuleSettings};
+
+pub use error::CompareError;
+pub use gate::evaluate as evaluate_gates;
+pub use render::render;
+pub use report::*;
+
+use crate::result::{RunResult, RunStatus};
+use analyze::{MetricSpec, PointInput, analyze_metric};
+use evidence::{arm_point, match_points, trial_counts};
+
+/// A result file and the path it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedResult {
+    /// The path as given (used in messages).
+    pub file: String,
+    /// Its contents.
+    pub result: RunResult,
+}
+
+/// Choices that override the baseline file's `spec.compare` settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompareOptions {
+    /// Metrics to compare (default: `spec.compare.metrics`).
+    pub metrics: Option<Vec<String>>,
+    /// θ for every metric (default: `spec.compare.thresholds[metric]`, else `threshold`).
+    pub threshold: Option<f64>,
+    /// Significance level (default: `spec.compare.alpha`).
+    pub alpha: Option<f64>,
+    /// The baseline variant (default: the baseline file's `baseline: true` variant).
+    pub baseline_variant: Option<String>,
+    /// The candidate variant (default: within a run every other variant; across runs the
+    /// same name as the baseline in the second file, else its baseline variant).
+    pub candidate_variant: Option<String>,
+}
+
+fn variants(r: &RunResult) -> &[Variant] {
+    &r.spec.spec.variants
+}
+
+fn find_variant<'a>(lr: &'a LoadedResult, name: &str) -> Result<&'a Variant, CompareError> {
+    variants(&lr.result)
+        .iter()
+        .find(|v| v.name == name)
+        .ok_or_else(|| CompareError::UnknownVariant {
+            name: name.to_owned(),
+            file: lr.file.clone(),
+            available: variants(&lr.result)
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+fn baseline_of<'a>(lr: &'a LoadedResult, asked: Option<&str>) -> Result<&'a Variant, CompareError> {
+    match asked {
+        Some(n) => find_variant(lr, n),
+        None => variants(&lr.result)
+            .iter()
+            .find(|v| v.baseline)
+            .ok_or_else(|| CompareError::NoBaseline {
+                file: lr.file.clone(),
+            }),
+    }
+}
+
+fn source(lr: &LoadedResult, v: &Variant) -> ArmSource {
+    let mut patch = v.server.args.clone();
+    patch.extend(v.server.env.iter().map(|(k, val)| format!("{k}={val}")));
+    ArmSource {
+        file: lr.file.clone(),
+        run_id: lr.result.run_id.clone(),
+        origin: serde_name(&lr.result.origin),
+        status: serde_name(&lr.result.status),
+        variant: v.name.clone(),
+        patch,
+        tool_version: lr.result.tool.version.clone(),
+    }
+}
+
+/// The serde name of a unit enum value (`complete`, `imported`).
+fn serde_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "unknown".into(),
+    }
+}
+
+/// Metrics and thresholds to use, checked against the catalogue.
+fn metric_specs(
+    base: &RunResult,
+    opts: &CompareOptions,
+) -> Result<(Vec<MetricSpec>, f64, Vec<String>), CompareError> {
+    let settings = &base.spec.spec.compare;
+    let alpha = opts.alpha.unwrap_or(settings.alpha);
+    if !(alpha > 0.0 && alpha <= 0.5) {
+        return Err(CompareError::InvalidSetting {
+            name: "alpha".into(),
+            value: alpha,
+            why: "must be in (0, 0.5]",
+        });
+    }
+    let names = opts
+        .metrics
+        .clone()
+        .unwrap_or_else(|| settings.metrics.clone());
+    let mut specs = Vec::new();
+    let mut notes = Vec::new();
+    for name in names {
+        let m = metrics::metric(&name).ok_or(CompareError::UnknownMetric { name: name.clone() })?;
+        let threshold = opts
+            .threshold
+            .or_else(|| settings.thresholds.get(&name).copied())
+            .unwrap_or(settings.threshold);
+        if !(threshold > 0.0 && threshold < 1.0) {
+            return Err(CompareError::InvalidSetting {
+                name: format!("threshold of {name}"),
+                value: threshold,
+                why: "must be in (0, 1)",
+            });
+        }
+        let direction = match m.direction {
+            SpecDirection::HigherIsBetter => Direction::HigherIsBetter,
+            SpecDirection::LowerIsBetter => Direction::LowerIsBetter,
+            SpecDirection::Neutral => {
+                notes.push(format!(
+                    "{name} is descriptive (no better direction): not compared"
+                ));
+                continue;
+            }
+        };
+        let cv_limit = if m.can_be_zero {
+            f64::INFINITY
+        } else if direction == Direction::HigherIsBetter {
+            0.05
+        } else {
+            0.10
+        };
+        specs.push(MetricSpec {
+            name: m.name.clone(),
+            unit: m.unit.to_owned(),
+            direction,
+            can_be_zero: m.can_be_zero,
+            threshold,
+            cv_limit,
+        });
+    }
+    Ok((specs, alpha, notes))
+}
+
+fn status_note(lr: &LoadedResult, variant: &str) -> Option<String> {
+    let (recorded, planned) = trial_counts(&lr.result, variant);
+    (lr.result.status != RunStatus::Complete || recorded < planned).then(|| {
+        format!(
+            "{} is not complete (status {}): {recorded} of {planned} planned trial(s) of \
+             `{variant}` recorded",
+            lr.file,
+            serde_name(&lr.result.status)
+        )
+    })
+}
+
+/// Build one comparison of `base_v` in `base` with `cand_v` in `cand`.
+fn comparison(
+    base: &LoadedResult,
+    base_v: &Variant,
+    cand: &LoadedResult,
+    cand_v: &Variant,
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
+    let (specs, alpha, mut notes) = metric_specs(&base.result, opts)?;
+    let same_run = base.result.run_id == cand.result.run_id;
+    let trials = &base.result.spec.spec.trials;
+    let interleaved = same_run
+        && trials.order != TrialOrder::Blocked
+        && trials.server_restart != ServerRestart::Once;
+    let (differences, fp_notes) = if same_run {
+        (Vec::new(), Vec::new())
+    } else {
+        fingerprint::compare(&base.result, &cand.result)
+    };
+    if same_run && trials.server_restart == ServerRestart::Once {
+        notes.push(
+            "server_restart: once — each variant ran in one server start, so the variance \
+             between starts is not in the standard error"
+                .into(),
+        );
+    }
+    if !same_run && base.result.spec.spec.compare != cand.result.spec.spec.compare {
+        notes.push(format!(
+            "the two files' compare settings differ: those of {} (the baseline's) are used",
+            base.file
+        ));
+    }
+    notes.extend(fp_notes);
+    notes.extend(status_note(base, &base_v.name));
+    if !same_run {
+        notes.extend(status_note(cand, &cand_v.name));
+    }
+    let (pairs, point_notes) = match_points(&base.result, &cand.result);
+    notes.extend(point_notes);
+    let context = ComparisonContext {
+        same_run,
+        interleaved,
+        fingerprint_differences: differences.clone(),
+        baseline_run: Some(base.result.run_id.clone()),
+        candidate_run: Some(cand.result.run_id.clone()),
+    };
+    let rules = RuleSettings {
+        alpha,
+        ..RuleSettings::default()
+    };
+    let mut metric_reports = Vec::new();
+    let mut all_p = Vec::new();
+    for spec in &specs {
+        let Some(m) = metrics::metric(&spec.name) else {
+            continue;
+        };
+        let inputs: Vec<PointInput> = pairs
+            .iter()
+            .map(|pair| PointInput {
+                pair: pair.clone(),
+                base: arm_point(
+                    &base.result,
+                    &base_v.name,
+                    pair.base_point,
+                    pair.output_tokens,
+                    &m,
+                ),
+                cand: arm_point(
+                    &cand.result,
+                    &cand_v.name,
+                    pair.cand_point,
+                    pair.output_tokens,
+                    &m,
+                ),
+            })
+            .collect();
+        let (report, p) = analyze_metric(spec, &inputs, &context, &rules);
+        metric_reports.push(report);
+        all_p.extend(p);
+    }
+    let flags = multiplicity(&all_p, alpha)
+        .ok()
+        .flatten()
+        .into_iter()
+        .collect();
+    Ok(Comparison {
+        mode: if same_run {
+            Mode::WithinRun
+        } else {
+            Mode::AcrossRuns
+        },
+        baseline: source(base, base_v),
+        candidate: source(cand, cand_v),
+        same_run,
+        interleaved,
+        fingerprint_differences: differences,
+        notes,
+        metrics: metric_reports,
+        flags,
+    })
+}
+
+fn report(alpha: f64, comparisons: Vec<Comparison>) -> CompareReport {
+    CompareReport {
+        format: REPORT_FORMAT.to_owned(),
+        alpha,
+        comparisons,
+        gate: None,
+    }
+}
+
+/// Every variant of one run against its baseline (or `opts.candidate_variant` only).
+pub fn compare_within(
+    lr: &LoadedResult,
+    opts: &CompareOptions,
+) -> Result<CompareReport, CompareError> {
+    let base_v = baseline_of(lr, opts.baseline_variant.as_deref())?;
+    let candidates: Vec<&Variant> = match &opts.candidate_variant {
+        Some(n) => {
+            let v = find_variant(lr, n)?;
+            if v.name == base_v.name {
+                return Err(CompareError::SameArm {
+                    name: v.name.clone(),
+                });
+            }
+            vec![v]
+        }
+        None => variants(&lr.result)
+            .iter()
+            .filter(|v| v.name != base_v.name)
+            .collect(),
+    };
+    if candidates.is_empty() {
+        return Err(CompareError::NothingToCompare {
+            file: lr.file.clone(),
+            baseline: base_v.name.clone(),
+        });
+    }
+    let (_, alpha, _) = metric_specs(&lr.result, opts)?;
+    let comparisons = candidates
+        .into_iter()
+        .map(|c| comparison(lr, base_v, lr, c, opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(report(alpha, comparisons))
+}
+
+/// The baseline variant of `base` against one variant of `cand` (module docs).
+pub fn compare_across(
+    base: &LoadedResult,
+    cand: &LoadedResult,
+    opts: &CompareOptions,
+) -> Result<CompareReport, CompareError> {
+    let base_v = baseline_of(base, opts.baseline_variant.as_deref())?;
+    let mut fallback_note = None;
+    let cand_v = match &opts.candidate_variant {
+        Some(n) => find_variant(cand, n)?,
+        None => match variants(&cand.result)
+            .iter()
+            .find(|v| v.name == base_v.name)
+        {
+            Some(v) => v,
+            None => {
+                let v = baseline_of(cand, None)?;
+                fallback_note = Some(format!(
+                    "{} has no variant `{}`: its baseline variant `{}` is the candidate",
+                    cand.file, base_v.name, v.name
+                ));
+                v
+            }
+        },
+    };
+    if base.result.run_id == cand.result.run_id && base_v.name == cand_v.name {
+        return Err(CompareError::SameArm {
+            name: base_v.name.clone(),
+        });
+    }
+    let (_, alpha, _) = metric_specs(&base.result, opts)?;
+    let mut c = comparison(base, base_v, cand, cand_v, opts)?;
+    c.notes.extend(fallback_note);
+    Ok(report(alpha, vec![c]))
+}

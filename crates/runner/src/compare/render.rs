@@ -1,0 +1,302 @@
+//! The report as text: per comparison a header (arms, run ids, notes), per metric a table
+//! of sweep points (baseline and candidate means with CIs, change with CI, p, verdict,
+//! flags), the power sentence and crossovers, then every flag with its evidence and action,
+//! and a verdict count.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use servebench_stats::flags::{Flag, FlagLevel};
+use servebench_stats::verdict::Scale;
+use servebench_stats::{Direction, Estimate};
+
+use super::report::{
+    ArmSource, CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind,
+};
+use super::words::{num, p_value, pct, signed_pct};
+
+fn estimate(e: Option<&Estimate>, n: usize) -> String {
+    match e {
+        Some(e) => format!(
+            "{} [{}, {}]",
+            num(e.point),
+            num(e.ci.lower),
+            num(e.ci.upper)
+        ),
+        None if n == 0 => "—".into(),
+        None => format!("n={n}, no CI"),
+    }
+}
+
+fn effect(m: &MetricReport, p: &PointReport) -> String {
+    let Some(e) = &p.effect else {
+        return "—".into();
+    };
+    match m.scale {
+        Scale::Log => format!(
+            "{} [{}, {}]",
+            signed_pct(e.point - 1.0),
+            signed_pct(e.ci.lower - 1.0),
+            signed_pct(e.ci.upper - 1.0)
+        ),
+        Scale::Arithmetic => format!(
+            "{} [{}, {}]",
+            signed_num(e.point),
+            signed_num(e.ci.lower),
+            signed_num(e.ci.upper)
+        ),
+    }
+}
+
+fn signed_num(v: f64) -> String {
+    if v >= 0.0 {
+        format!("+{}", num(v))
+    } else {
+        num(v)
+    }
+}
+
+fn verdict(p: &PointReport) -> String {
+    match (p.verdict, p.trials_per_arm) {
+        (VerdictKind::Inconclusive, Some(n)) => format!("inconclusive (~{n}/arm)"),
+        (v, _) => v.as_str().to_owned(),
+    }
+}
+
+fn source_line(role: &str, s: &ArmSource) -> String {
+    let patch = if s.patch.is_empty() {
+        "no server patch".to_owned()
+    } else {
+        format!("patch: {}", s.patch.join(" "))
+    };
+    format!(
+        "  {role:<9} {} — {} (run {}, {}, {}; servebench {}); {patch}",
+        s.variant, s.file, s.run_id, s.origin, s.status, s.tool_version
+    )
+}
+
+fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
+    let dir = match m.direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    };
+    let (means, change, theta) = match m.scale {
+        Scale::Log => (
+            "geometric mean",
+            "change",
+            format!("θ = {}", pct(m.threshold)),
+        ),
+        Scale::Arithmetic => (
+            "mean",
+            "difference",
+            format!("θ = {} (margin per point below)", pct(m.threshold)),
+        ),
+    };
+    let ci = format!("{}% CI", pct(level).trim_end_matches('%'));
+    let _ = writeln!(
+        out,
+        "\n{} ({}, {dir}, {theta}): {means} [{ci}] over trials",
+        m.metric, m.unit
+    );
+    let rows: Vec<[String; 7]> = m
+        .points
+        .iter()
+        .map(|p| {
+            [
+                p.label.clone(),
+                format!("{}/{}", p.n_baseline, p.n_candidate),
+                estimate(p.baseline.as_ref(), p.n_baseline),
+                estimate(p.candidate.as_ref(), p.n_candidate),
+                effect(m, p),
+                p.p.map_or("—".into(), p_value),
+                verdict(p),
+            ]
+        })
+        .collect();
+    let header = [
+        "point".to_owned(),
+        "n".to_owned(),
+        "baseline".to_owned(),
+        "candidate".to_owned(),
+        format!("{change} [{ci}]"),
+        "p".to_owned(),
+        "verdict".to_owned(),
+    ];
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String; 7], flags: &str| {
+        let mut s = String::from(" ");
+        for (c, w) in cells.iter().zip(widths) {
+            let pad = w.saturating_sub(c.chars().count());
+            let _ = write!(s, " {c}{}", " ".repeat(pad));
+        }
+        if !flags.is_empty() {
+            let _ = write!(s, " {flags}");
+        }
+        s.trim_end().to_owned()
+    };
+    let _ = writeln!(out, "{}", line(&header, "flags"));
+    for (r, p) in rows.iter().zip(&m.points) {
+        let ids: Vec<&str> = p.flags.iter().map(|f| f.as_str()).collect();
+        let _ = writeln!(out, "{}", line(r, &ids.join(",")));
+        if let Some(e) = &p.error {
+            let _ = writeln!(out, "    {}: no comparison: {e}", p.label);
+        }
+        if m.scale == Scale::Arithmetic
+            && let Some(margin) = p.margin
+        {
+            let _ = writeln!(out, "    {}: margin ±{}", p.label, num(margin));
+        }
+    }
+    power_line(out, m);
+    for c in &m.crossovers {
+        if c.sound {
+            let _ = writeln!(out, "  crossover: {}", c.description);
+        } else {
+            let _ = writeln!(
+                out,
+                "  sign change (not a finding yet): {}\n    why: {}",
+                c.description,
+                c.why_not.as_deref().unwrap_or("")
+            );
+        }
+    }
+}
+
+fn power_line(out: &mut String, m: &MetricReport) {
+    let pw = &m.power;
+    let delta = match m.scale {
+        Scale::Log => format!("{} change", pct(pw.threshold)),
+        Scale::Arithmetic => format!("change of the margin (θ = {})", pct(pw.threshold)),
+    };
+    let need = match (pw.trials_needed, &pw.at) {
+        (Some(n), Some(at)) => format!(
+            "to detect a {delta} at this variance you need {n} trial(s) per arm (at {at}, the \
+             noisiest point; you have {})",
+            pw.trials_now
+        ),
+        _ => format!(
+            "to detect a {delta}: not computable here (fewer than 3 trials, or no spread); you \
+             have {} trial(s) per arm",
+            pw.trials_now
+        ),
+    };
+    let mde = match (pw.largest_mde, m.scale) {
+        (Some(v), Scale::Log) => format!("; the smallest change detectable now is {}", pct(v)),
+        (Some(v), Scale::Arithmetic) => {
+            format!("; the smallest difference detectable now is {}", num(v))
+        }
+        (None, _) => String::new(),
+    };
+    let _ = writeln!(out, "  power: {need}{mde}");
+}
+
+fn flags_section(out: &mut String, c: &Comparison) {
+    let mut seen: Vec<&Flag> = Vec::new();
+    for f in c
+        .metrics
+        .iter()
+        .flat_map(|m| m.flags.iter())
+        .chain(c.flags.iter())
+    {
+        if !seen
+            .iter()
+            .any(|s| s.id == f.id && s.evidence == f.evidence)
+        {
+            seen.push(f);
+        }
+    }
+    seen.sort_by_key(|f| (f.level, f.id));
+    if seen.is_empty() {
+        let _ = writeln!(out, "\nflags: none");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nflags (re-baseline: re-run before trusting the numbers; look: worth a human look):"
+    );
+    for f in seen {
+        let level = match f.level {
+            FlagLevel::ReBaseline => "re-baseline",
+            FlagLevel::Look => "look",
+        };
+        let _ = writeln!(
+            out,
+            "  [{level}] {}: {}\n      → {}",
+            f.id.as_str(),
+            f.evidence,
+            f.action
+        );
+    }
+}
+
+fn summary(out: &mut String, c: &Comparison) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in c.metrics.iter().flat_map(|m| m.points.iter()) {
+        *counts.entry(p.verdict.as_str()).or_insert(0) += 1;
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(
+        out,
+        "\nverdicts ({} metric × point): {}",
+        c.metrics.iter().map(|m| m.points.len()).sum::<usize>(),
+        parts.join(", ")
+    );
+}
+
+/// The whole report as text.
+pub fn render(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let level = 1.0 - report.alpha;
+    for (i, c) in report.comparisons.iter().enumerate() {
+        if i > 0 {
+            let _ = writeln!(out, "\n{}", "─".repeat(78));
+        }
+        let how = match c.mode {
+            Mode::WithinRun if c.interleaved => "within one run, interleaved".to_owned(),
+            Mode::WithinRun => "within one run, NOT interleaved".to_owned(),
+            Mode::AcrossRuns => "across two runs".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "{} vs {} ({how}; α = {})",
+            c.candidate.variant, c.baseline.variant, report.alpha
+        );
+        let _ = writeln!(out, "{}", source_line("baseline", &c.baseline));
+        let _ = writeln!(out, "{}", source_line("candidate", &c.candidate));
+        if !c.fingerprint_differences.is_empty() {
+            let _ = writeln!(out, "  NOT COMPARABLE — fingerprint fields that differ:");
+            for d in &c.fingerprint_differences {
+                let _ = writeln!(
+                    out,
+                    "    {}: baseline `{}`, candidate `{}`",
+                    d.field, d.baseline, d.candidate
+                );
+            }
+        }
+        for n in &c.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+        for m in &c.metrics {
+            metric_table(&mut out, m, level);
+        }
+        flags_section(&mut out, c);
+        summary(&mut out, c);
+    }
+    if let Some(g) = &report.gate {
+        let asked: Vec<&str> = g.fail_on.iter().map(|f| f.as_str()).collect();
+        if g.tripped {
+            let _ = writeln!(out, "\ngate --fail-on {}: TRIPPED", asked.join(","));
+            for r in &g.reasons {
+                let _ = writeln!(out, "  {r}");
+            }
+        } else {
+            let _ = writeln!(out, "\ngate --fail-on {}: passed", asked.join(","));
+        }
+    }
+    out
+}

@@ -1,0 +1,254 @@
+//! The report of `servebench compare`: one serde struct tree, printed as text by
+//! [`super::render`] and as JSON by `--json`. The JSON shape is documented in
+//! `docs/statistics.md` ("The JSON report"); [`REPORT_FORMAT`] changes on any incompatible
+//! change.
+
+use serde::{Deserialize, Serialize};
+use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, Side};
+use servebench_stats::{Direction, Estimate, verdict::Scale};
+
+/// Value of [`CompareReport::format`].
+pub const REPORT_FORMAT: &str = "servebench-compare/1";
+
+/// Everything `servebench compare` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// [`REPORT_FORMAT`].
+    pub format: String,
+    /// Significance level α of every test; intervals are at `1 − α`.
+    pub alpha: f64,
+    /// One baseline-vs-candidate comparison per candidate variant.
+    pub comparisons: Vec<Comparison>,
+    /// The `--fail-on` gates and whether they tripped (absent when none was asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateOutcome>,
+}
+
+/// Within one run, or across two runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Both arms are variants of one run.
+    WithinRun,
+    /// The arms come from two result files (two runs or sessions).
+    AcrossRuns,
+}
+
+/// Where one arm's measurements come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSource {
+    /// The result file as given.
+    pub file: String,
+    /// Its run id.
+    pub run_id: String,
+    /// `measured` or `imported`.
+    pub origin: String,
+    /// Run status as last written (`complete`, `interrupted`, …).
+    pub status: String,
+    /// The variant.
+    pub variant: String,
+    /// The variant's own server change (`variants[].server.args`, then `KEY=value` of its env).
+    pub patch: Vec<String>,
+    /// servebench version that measured.
+    pub tool_version: String,
+}
+
+/// One baseline-vs-candidate comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Within one run or across runs.
+    pub mode: Mode,
+    /// The baseline arm.
+    pub baseline: ArmSource,
+    /// The candidate arm.
+    pub candidate: ArmSource,
+    /// Both arms come from one run.
+    pub same_run: bool,
+    /// Their blocks were interleaved or randomised and the server restarted between blocks.
+    pub interleaved: bool,
+    /// Fingerprint fields that differ (empty when comparable).
+    pub fingerprint_differences: Vec<FingerprintDifference>,
+    /// Sentences about the comparison: imported provenance, incomplete runs, points only one
+    /// side has, settings taken from which file.
+    pub notes: Vec<String>,
+    /// One entry per compared metric, in the order asked for.
+    pub metrics: Vec<MetricReport>,
+    /// Flags about the whole comparison (multiplicity).
+    pub flags: Vec<Flag>,
+}
+
+/// How one metric compares over the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricReport {
+    /// Catalogue name.
+    pub metric: String,
+    /// Unit of the means.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// `log` (geometric means, `effect` is the ratio candidate/baseline) or `arithmetic`
+    /// (means, `effect` is the difference candidate − baseline).
+    pub scale: Scale,
+    /// Practical threshold θ (log: relative, e.g. 0.02; arithmetic: see `margin` per point).
+    pub threshold: f64,
+    /// One row per sweep point, in sweep order.
+    pub points: Vec<PointReport>,
+    /// Every flag the rules raised for this metric, re-baseline first.
+    pub flags: Vec<Flag>,
+    /// Sweeps whose delta changes sign.
+    pub crossovers: Vec<CrossoverReport>,
+    /// Trials needed to detect a θ change at the observed spread.
+    pub power: PowerReport,
+}
+
+/// The verdict of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    /// Significant and beyond θ, the good way.
+    Improved,
+    /// Significant and beyond θ, the bad way.
+    Regressed,
+    /// The whole CI is inside ±θ.
+    Equivalent,
+    /// Significant, but the CI reaches inside ±θ.
+    SignificantButSmall,
+    /// Anything else: more trials would settle it.
+    Inconclusive,
+    /// No comparison could be computed (see `error`).
+    NotComputed,
+}
+
+impl VerdictKind {
+    /// The kebab-case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Improved => "improved",
+            VerdictKind::Regressed => "regressed",
+            VerdictKind::Equivalent => "equivalent",
+            VerdictKind::SignificantButSmall => "significant-but-small",
+            VerdictKind::Inconclusive => "inconclusive",
+            VerdictKind::NotComputed => "not-computed",
+        }
+    }
+}
+
+/// One metric at one sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointReport {
+    /// Short label: the sweep keys that vary (`c=16`, `c=16 in=512`).
+    pub label: String,
+    /// The point's full label in the baseline's result file.
+    pub point_label: String,
+    /// Concurrency limit (`null`: unlimited).
+    pub max_concurrency: Option<u32>,
+    /// Trials with a value in the baseline arm.
+    pub n_baseline: usize,
+    /// Trials with a value in the candidate arm.
+    pub n_candidate: usize,
+    /// Failed trials (status `failed`) of the baseline arm at this point.
+    pub failed_trials_baseline: usize,
+    /// Failed trials of the candidate arm.
+    pub failed_trials_candidate: usize,
+    /// Baseline (geometric) mean with its CI; `null` below 3 trials or without values.
+    pub baseline: Option<Estimate>,
+    /// Candidate (geometric) mean with its CI.
+    pub candidate: Option<Estimate>,
+    /// Ratio candidate/baseline (log scale) or difference candidate − baseline (arithmetic)
+    /// with its CI.
+    pub effect: Option<Estimate>,
+    /// Margin on the analysis scale: `ln(1 + θ)` (log) or the absolute margin (arithmetic).
+    pub margin: Option<f64>,
+    /// Welch p-value.
+    pub p: Option<f64>,
+    /// The verdict.
+    pub verdict: VerdictKind,
+    /// With `inconclusive`: trials per arm that would settle it, when computable.
+    pub trials_per_arm: Option<u64>,
+    /// Coefficient of variation of the baseline's trial values.
+    pub cv_baseline: Option<f64>,
+    /// Coefficient of variation of the candidate's trial values.
+    pub cv_candidate: Option<f64>,
+    /// Smallest change detectable at these counts (power 0.8), as a relative change (log) or
+    /// in the metric's unit (arithmetic).
+    pub mde: Option<f64>,
+    /// Trials per arm needed to detect θ at this spread (power 0.8).
+    pub trials_for_threshold: Option<u64>,
+    /// Ids of the flags that concern this point (the full flags are in `MetricReport::flags`).
+    pub flags: Vec<FlagId>,
+    /// Why there is no comparison, when there is none.
+    pub error: Option<String>,
+}
+
+/// A run of adjacent significant levels on one side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    /// First level's label.
+    pub from: String,
+    /// Last level's label.
+    pub to: String,
+    /// Better or worse.
+    pub side: Side,
+}
+
+/// A sweep whose delta changes sign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossoverReport {
+    /// The fixed keys of this sweep when the spec sweeps several keys (`in=512`), else empty.
+    pub group: String,
+    /// `true`: a crossover (a finding: one interleaved run, no re-baseline flag);
+    /// `false`: a sign change that cannot be trusted yet (see `why_not`).
+    pub sound: bool,
+    /// In words: "the candidate is faster at c ≤ 4 and slower at c ≥ 16".
+    pub description: String,
+    /// The regions, in sweep order.
+    pub regions: Vec<Region>,
+    /// Why a sign change is not reported as a crossover.
+    pub why_not: Option<String>,
+}
+
+/// How many trials the observed spread asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PowerReport {
+    /// θ as a percentage-ready fraction (log) or margin (arithmetic, relative to the baseline).
+    pub threshold: f64,
+    /// Fewest trials per arm at any point now.
+    pub trials_now: usize,
+    /// Trials per arm to detect θ at the noisiest point (power 0.8), when computable.
+    pub trials_needed: Option<u64>,
+    /// The point that needs the most.
+    pub at: Option<String>,
+    /// Largest minimum detectable effect over the points (same scale as `mde`).
+    pub largest_mde: Option<f64>,
+}
+
+/// A `--fail-on` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailOn {
+    /// Some metric at some point is `regressed`.
+    Regressed,
+    /// Some re-baseline flag was raised (the comparison cannot be trusted yet).
+    Suspicious,
+}
+
+impl FailOn {
+    /// The kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailOn::Regressed => "regressed",
+            FailOn::Suspicious => "suspicious",
+        }
+    }
+}
+
+/// The gates asked for and what tripped them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateOutcome {
+    /// The conditions asked for.
+    pub fail_on: Vec<FailOn>,
+    /// Whether any tripped (exit code 1).
+    pub tripped: bool,
+    /// One sentence per reason.
+    pub reasons: Vec<String>,
+}

@@ -1,0 +1,186 @@
+//! Findings in words: crossovers ("the candidate is faster at c ≤ 4 and slower at c ≥ 16"),
+//! numbers in tables, and percentages.
+
+use servebench_stats::Direction;
+use servebench_stats::flags::Side;
+
+use super::report::Region;
+
+/// "faster"/"slower" for throughputs and latencies, "better"/"worse" otherwise.
+fn side_word(metric: &str, side: Side) -> &'static str {
+    let speed = metric.contains("throughput")
+        || ["ttft", "tpot", "itl", "e2e", "queue_time"]
+            .iter()
+            .any(|f| metric.starts_with(f));
+    match (speed, side) {
+        (true, Side::Better) => "faster",
+        (true, Side::Worse) => "slower",
+        (false, Side::Better) => "better",
+        (false, Side::Worse) => "worse",
+    }
+}
+
+/// Where a region lies on the axis: `at c=4`, `at c ≤ 4`, `at c ≥ 16`, `at c from 4 to 16`.
+fn place(r: &Region, axis: &str, lowest: Option<&str>, highest: Option<&str>) -> String {
+    let starts_low = lowest == Some(r.from.as_str());
+    let ends_high = highest == Some(r.to.as_str());
+    if r.from == r.to {
+        format!("at {axis}={}", r.from)
+    } else if starts_low && !ends_high {
+        format!("at {axis} ≤ {}", r.to)
+    } else if ends_high && !starts_low {
+        format!("at {axis} ≥ {}", r.from)
+    } else {
+        format!("at {axis} from {} to {}", r.from, r.to)
+    }
+}
+
+/// One sentence for a sweep whose delta changes sign, e.g. "the candidate is faster at
+/// c ≤ 4 and slower at c ≥ 16 (output_throughput, higher is better)". `lowest`/`highest`
+/// are the sweep's first and last axis values; points whose difference is not significant
+/// belong to no region.
+pub(crate) fn describe_regions(
+    regions: &[Region],
+    axis: &str,
+    lowest: Option<&str>,
+    highest: Option<&str>,
+    metric: &str,
+    direction: Direction,
+    group: &str,
+) -> String {
+    let parts: Vec<String> = regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                side_word(metric, r.side),
+                place(r, axis, lowest, highest)
+            )
+        })
+        .collect();
+    let joined = match parts.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => parts.join(""),
+    };
+    let dir = match direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    };
+    let group = if group.is_empty() {
+        String::new()
+    } else {
+        format!(", {group}")
+    };
+    format!("the candidate is {joined} ({metric}{group}, {dir})")
+}
+
+/// A number with 4 significant figures at most, no exponent for ordinary magnitudes.
+pub(crate) fn num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "—".into()
+    } else if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 || a == 0.0 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// `0.0213` → `"+2.1%"`.
+pub(crate) fn signed_pct(fraction: f64) -> String {
+    format!("{:+.1}%", fraction * 100.0)
+}
+
+/// `0.05` → `"5%"`, `0.025` → `"2.5%"`.
+pub(crate) fn pct(fraction: f64) -> String {
+    let v = fraction * 100.0;
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}%")
+    } else {
+        format!("{v:.1}%")
+    }
+}
+
+/// A p-value: 3 decimals, scientific below 0.001.
+pub(crate) fn p_value(p: f64) -> String {
+    if p < 1e-15 {
+        "<1e-15".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(from: &str, to: &str, side: Side) -> Region {
+        Region {
+            from: from.into(),
+            to: to.into(),
+            side,
+        }
+    }
+
+    #[test]
+    fn two_regions_read_as_below_and_above() {
+        let s = describe_regions(
+            &[
+                region("1", "4", Side::Better),
+                region("16", "32", Side::Worse),
+            ],
+            "c",
+            Some("1"),
+            Some("32"),
+            "output_throughput",
+            Direction::HigherIsBetter,
+            "",
+        );
+        assert_eq!(
+            s,
+            "the candidate is faster at c ≤ 4 and slower at c ≥ 16 (output_throughput, higher \
+             is better)"
+        );
+    }
+
+    #[test]
+    fn three_regions_and_a_group() {
+        let s = describe_regions(
+            &[
+                region("1", "1", Side::Worse),
+                region("4", "8", Side::Better),
+                region("16", "16", Side::Worse),
+            ],
+            "c",
+            Some("1"),
+            Some("32"),
+            "goodput",
+            Direction::HigherIsBetter,
+            "in=512",
+        );
+        assert_eq!(
+            s,
+            "the candidate is worse at c=1, better at c from 4 to 8 and worse at c=16 \
+             (goodput, in=512, higher is better)"
+        );
+    }
+
+    #[test]
+    fn numbers_and_percentages() {
+        assert_eq!(num(3071.9), "3072");
+        assert_eq!(num(452.94), "452.9");
+        assert_eq!(num(3.384), "3.38");
+        assert_eq!(num(0.0), "0.0000");
+        assert_eq!(signed_pct(-0.213), "-21.3%");
+        assert_eq!(pct(0.02), "2%");
+        assert_eq!(p_value(0.0004), "4.0e-4");
+    }
+}
