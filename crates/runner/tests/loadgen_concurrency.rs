@@ -50,17 +50,17 @@ async fn check_limit_with(limit: usize, requests: usize, ttft_ms: u64, transport
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_1() {
-    check_limit(1, 12, 2).await;
+    check_limit(1, 12, 5).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_10() {
-    check_limit(10, 60, 5).await;
+    check_limit(10, 60, 50).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_10_reqwest() {
-    check_limit_with(10, 60, 5, Transport::Reqwest).await;
+    check_limit_with(10, 60, 50, Transport::Reqwest).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
