@@ -27,7 +27,7 @@ pub use engine::Timings;
 pub use error::SimError;
 pub use rlimit::raise_nofile_limit;
 pub use server::encode::CompletionChunkEncoder;
-pub use server::{SimHandle, SimInfo, SimStats, run, run_until, spawn};
+pub use server::{SimHandle, SimInfo, SimStats, TokenizerInfo, run, run_until, spawn};
 
 /// The crate version, reported by the info endpoint.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
