@@ -149,3 +149,15 @@ async fn a_stale_pooled_connection_is_retried_on_a_fresh_one() {
     assert_eq!(out.summary.all.completed, 3);
     assert!(conns.load(SeqCst) >= 3);
 }
+
+#[tokio::test]
+async fn host_names_try_every_resolved_address() {
+    // `localhost` may resolve to ::1 first; the server listens on 127.0.0.1 only.
+    let (url, _) = server(Mode::Length).await;
+    let out = trial(url.replace("127.0.0.1", "localhost"), 2).await;
+    assert!(
+        out.summary.errors.is_empty(),
+        "{:?}",
+        out.records[0].error_detail
+    );
+}

@@ -6,13 +6,14 @@
 //! wake-ups and several small allocations. On one core at a few tens of thousands of events
 //! per second that is what delays the events behind a burst; this executor does one read and
 //! no allocation per event (see docs/performance.md for the measured difference). It speaks
-//! only what benchmark targets need: plain HTTP/1.1 to an IP address or a name resolved once,
+//! only what benchmark targets need: plain HTTP/1.1 to an IP address or a name resolved once (every address tried),
 //! responses framed by chunked encoding, `Content-Length` or connection close.
 
 pub mod codec;
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,7 +33,10 @@ const MAX_ERROR_BODY: usize = 4096;
 /// The lean executor. Create once per trial (or share across trials to reuse connections).
 #[derive(Debug)]
 pub struct LeanClient {
-    addr: SocketAddr,
+    /// Every address the host resolved to (`localhost` may give `::1` and `127.0.0.1`).
+    addrs: Vec<SocketAddr>,
+    /// The address that last accepted a connection, tried first.
+    preferred: AtomicUsize,
     /// Everything of the request head up to the `content-length` value.
     head_prefix: Vec<u8>,
     pool: Mutex<Vec<Conn>>,
@@ -67,11 +71,13 @@ impl LeanClient {
         } else {
             format!("{authority}:80")
         };
-        let addr = tokio::net::lookup_host(with_port.as_str())
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host(with_port.as_str())
             .await
             .map_err(|e| bad(e.to_string()))?
-            .next()
-            .ok_or_else(|| bad("the host name resolves to no address".into()))?;
+            .collect();
+        if addrs.is_empty() {
+            return Err(bad("the host name resolves to no address".into()));
+        }
         let mut head = format!(
             "POST {prefix}{} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
              accept: text/event-stream\r\n",
@@ -87,10 +93,29 @@ impl LeanClient {
         }
         head.push_str("content-length: ");
         Ok(LeanClient {
-            addr,
+            addrs,
+            preferred: AtomicUsize::new(0),
             head_prefix: head.into_bytes(),
             pool: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Connects to the preferred address, then to the others in order.
+    async fn connect(&self) -> Result<TcpStream, String> {
+        let first = self.preferred.load(Relaxed);
+        let mut errors = Vec::new();
+        for k in 0..self.addrs.len() {
+            let i = (first + k) % self.addrs.len();
+            match TcpStream::connect(self.addrs[i]).await {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    self.preferred.store(i, Relaxed);
+                    return Ok(stream);
+                }
+                Err(e) => errors.push(format!("connect {}: {e}", self.addrs[i])),
+            }
+        }
+        Err(errors.join("; "))
     }
 
     fn pooled(&self) -> Option<Conn> {
@@ -126,17 +151,14 @@ impl Executor for LeanClient {
                 Outcome::StaleConnection => {}
             }
         }
-        let conn = match TcpStream::connect(self.addr).await {
-            Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                Conn {
-                    stream,
-                    buf: Vec::with_capacity(READ_BUF),
-                }
-            }
+        let conn = match self.connect().await {
+            Ok(stream) => Conn {
+                stream,
+                buf: Vec::with_capacity(READ_BUF),
+            },
             Err(e) => {
                 rec.end_ns = Some(clock.now_ns());
-                rec.fail(ErrorKind::Connect, format!("connect {}: {e}", self.addr));
+                rec.fail(ErrorKind::Connect, e);
                 return;
             }
         };
