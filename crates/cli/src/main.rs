@@ -30,6 +30,8 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Run a spec: start servers, verify variants, measure trials, write the result file.
     Run(cmd::run::Args),
+    /// Compare variants with confidence intervals, verdicts and re-baseline flags.
+    Compare(cmd::compare::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -52,6 +54,7 @@ fn main() {
         Command::Schema(a) => cmd::schema::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Run(a) => cmd::run::run_cmd(a),
+        Command::Compare(a) => cmd::compare::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod compare;
 pub mod plan;
 pub mod run;
 pub mod schema;

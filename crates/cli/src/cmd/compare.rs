@@ -1,0 +1,105 @@
+//! `servebench compare RESULT` (every variant of one run against its baseline) and
+//! `servebench compare BASELINE_RESULT CANDIDATE_RESULT` (across runs).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use servebench_runner::compare::{
+    CompareOptions, FailOn, LoadedResult, compare_across, compare_within, evaluate_gates, render,
+};
+use servebench_runner::result::load_result;
+
+use crate::exit::Exit;
+
+/// Arguments of `compare`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "With one RESULT, every variant of that run is compared with its baseline \
+                  variant. With two, the baseline variant of the first file is compared with \
+                  the variant of the same name in the second (or the second's baseline \
+                  variant when it has none); --baseline-variant / --candidate-variant pick \
+                  others. Across runs the fingerprints are compared field by field and \
+                  stale-baseline is always raised.\n\nExit codes: 0 success; 1 a --fail-on \
+                  gate tripped; 2 usage or I/O error (unreadable file, unknown variant or \
+                  metric)."
+)]
+pub struct Args {
+    /// A result file (`results/<spec>/<run id>.json`): the run to compare within, or the
+    /// baseline's run when a second file is given.
+    result: PathBuf,
+    /// A second result file: the candidate's run.
+    candidate_result: Option<PathBuf>,
+    /// The baseline variant (default: the `baseline: true` variant of the first file).
+    #[arg(long, value_name = "NAME")]
+    baseline_variant: Option<String>,
+    /// The candidate variant (default: every other variant within a run; across runs the
+    /// baseline's name, else the second file's baseline variant).
+    #[arg(long, value_name = "NAME")]
+    candidate_variant: Option<String>,
+    /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
+    /// list).
+    #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
+    metrics: Vec<String>,
+    /// Practical threshold θ for every metric (e.g. 0.02), overriding the spec's.
+    #[arg(long, value_name = "FRACTION")]
+    threshold: Option<f64>,
+    /// Significance level α, overriding the spec's `compare.alpha`.
+    #[arg(long, value_name = "ALPHA")]
+    alpha: Option<f64>,
+    /// Print the report as JSON (format `servebench-compare/1`, see docs/statistics.md).
+    #[arg(long)]
+    json: bool,
+    /// Exit 1 when a metric regressed (`regressed`) or a re-baseline flag was raised
+    /// (`suspicious`); repeatable or a comma list.
+    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
+    fail_on: Vec<FailOn>,
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    match s.trim() {
+        "regressed" => Ok(FailOn::Regressed),
+        "suspicious" => Ok(FailOn::Suspicious),
+        other => Err(format!(
+            "`{other}` is not a gate: use `regressed` or `suspicious`"
+        )),
+    }
+}
+
+fn load(path: &Path) -> Result<LoadedResult> {
+    let result = load_result(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(LoadedResult {
+        file: path.display().to_string(),
+        result,
+    })
+}
+
+/// Compare, print, and apply the gates.
+pub fn run(args: Args) -> Result<Exit> {
+    let opts = CompareOptions {
+        metrics: (!args.metrics.is_empty()).then(|| args.metrics.clone()),
+        threshold: args.threshold,
+        alpha: args.alpha,
+        baseline_variant: args.baseline_variant.clone(),
+        candidate_variant: args.candidate_variant.clone(),
+    };
+    let first = load(&args.result)?;
+    let mut report = match &args.candidate_result {
+        None => compare_within(&first, &opts)?,
+        Some(p) => compare_across(&first, &load(p)?, &opts)?,
+    };
+    if !args.fail_on.is_empty() {
+        report.gate = Some(evaluate_gates(&report, &args.fail_on));
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("serialising the report")?
+        );
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(match &report.gate {
+        Some(g) if g.tripped => Exit::Failed,
+        _ => Exit::Ok,
+    })
+}
