@@ -2,15 +2,16 @@
 //! (`assess_sweep`), which flags concern which point, failed trials, crossovers in words,
 //! and how many trials the observed spread asks for.
 
-use servebench_stats::Direction;
 use servebench_stats::flags::rules::{
     drift, implausible, invalid_trials, outlier_trials, too_few_trials, underpowered,
 };
 use servebench_stats::flags::{
-    Analysis, ComparisonContext, Flag, FlagId, FlagLevel, MetricSettings, NamedP, PointComparison,
-    RuleSettings, Side, assess_sweep,
+    Analysis, ArmEvidence, ComparisonContext, Flag, FlagId, FlagLevel, MetricSettings, NamedP,
+    PointComparison, RuleSettings, Side, assess_sweep,
 };
+use servebench_stats::interval::{geometric_mean_ci, mean_ci};
 use servebench_stats::verdict::{Margin, Scale, Verdict};
+use servebench_stats::{Direction, Estimate};
 
 use super::evidence::{ArmPoint, PointPair};
 use super::report::{CrossoverReport, MetricReport, PointReport, PowerReport, Region, VerdictKind};
@@ -157,7 +158,22 @@ fn regions(points: &[(&PointPair, &PointComparison)], direction: Direction) -> V
     out
 }
 
-fn report_point(pair: &PointPair, input: &PointInput, p: &PointComparison) -> PointReport {
+/// An arm's own mean and CI, for a point whose comparison could not be computed (the other
+/// arm has too few values).
+fn own_estimate(arm: &ArmEvidence, scale: Scale, level: f64) -> Option<Estimate> {
+    match scale {
+        Scale::Log => geometric_mean_ci(&arm.trial_values, level).ok(),
+        Scale::Arithmetic => mean_ci(&arm.trial_values, level).ok(),
+    }
+}
+
+fn report_point(
+    pair: &PointPair,
+    input: &PointInput,
+    p: &PointComparison,
+    scale: Scale,
+    level: f64,
+) -> PointReport {
     let c = p.comparison.as_ref();
     let (verdict, trials_per_arm) = verdict_kind(c.map(|c| c.verdict));
     let mde = c.map(|c| match c.scale {
@@ -172,8 +188,12 @@ fn report_point(pair: &PointPair, input: &PointInput, p: &PointComparison) -> Po
         n_candidate: p.candidate.trial_values.len(),
         failed_trials_baseline: input.base.failed.len(),
         failed_trials_candidate: input.cand.failed.len(),
-        baseline: c.map(|c| c.baseline),
-        candidate: c.map(|c| c.candidate),
+        baseline: c
+            .map(|c| c.baseline)
+            .or_else(|| own_estimate(&p.baseline, scale, level)),
+        candidate: c
+            .map(|c| c.candidate)
+            .or_else(|| own_estimate(&p.candidate, scale, level)),
         effect: c.map(|c| c.effect),
         margin: c.map(|c| c.margin),
         p: c.map(|c| c.test.p),
@@ -278,7 +298,7 @@ pub(crate) fn analyze_metric(
             .collect();
         for (i, p) in members.iter().zip(&points) {
             let failed = !i.base.failed.is_empty() || !i.cand.failed.is_empty();
-            let mut row = report_point(&i.pair, i, p);
+            let mut row = report_point(&i.pair, i, p, scale, 1.0 - alpha);
             row.flags = point_flag_ids(p, &base_settings, rules, failed);
             rows.push(row);
         }
@@ -341,8 +361,6 @@ pub(crate) fn analyze_metric(
 
 #[cfg(test)]
 mod tests {
-    use servebench_stats::flags::ArmEvidence;
-
     use super::super::evidence::FailedTrial;
     use super::*;
 
