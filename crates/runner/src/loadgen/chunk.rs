@@ -27,6 +27,9 @@ pub struct ChunkInfo<'a> {
     pub timings: Option<ServerTimings>,
     /// The `error` member, when present and not `null`.
     pub error: Option<serde_json::Value>,
+    /// The event is itself an error object (`"object": "error"`, as older vLLM versions
+    /// stream errors).
+    pub error_object: bool,
 }
 
 /// Parses one event's data.
@@ -38,6 +41,7 @@ pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
         usage: raw.usage,
         timings: raw.timings.as_ref().and_then(timings_from_json),
         error: raw.error.filter(|e| !e.is_null()),
+        error_object: raw.object.0,
     })
 }
 
@@ -52,6 +56,8 @@ struct RawChunk<'a> {
     timings: Option<serde_json::Value>,
     #[serde(default)]
     error: Option<serde_json::Value>,
+    #[serde(default)]
+    object: IsError,
 }
 
 /// The `choices` array folded into one summary without allocating a `Vec`.
@@ -167,6 +173,29 @@ impl<'de> Deserialize<'de> for NonEmpty {
     }
 }
 
+/// `"object"` reduced to "is it `error`" without copying the string.
+#[derive(Default)]
+struct IsError(bool);
+
+impl<'de> Deserialize<'de> for IsError {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IsError;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or null")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<IsError, E> {
+                Ok(IsError(s == "error"))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IsError, E> {
+                Ok(IsError(false))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Reads llama.cpp-style and simulator `timings`, accepting ints or floats for every field.
 fn timings_from_json(v: &serde_json::Value) -> Option<ServerTimings> {
     let obj = v.as_object()?;
@@ -246,6 +275,13 @@ mod tests {
         assert_eq!(
             (t.predicted_per_token_ms, t.queue_ms),
             (Some(10.0), Some(0.25))
+        );
+        let c = parse_chunk(br#"{"object":"error","message":"too long","code":400}"#).expect("ok");
+        assert!(c.error_object && c.error.is_none());
+        assert!(
+            !parse_chunk(br#"{"object":"text_completion","choices":[]}"#)
+                .expect("ok")
+                .error_object
         );
         let c = parse_chunk(br#"{"error":{"message":"overloaded","code":503}}"#).expect("ok");
         assert!(c.error.is_some());

@@ -124,6 +124,10 @@ impl EventState {
             rec.fail(ErrorKind::ServerErrorEvent, err.to_string());
             return;
         }
+        if chunk.error_object {
+            rec.fail(ErrorKind::ServerErrorEvent, String::from_utf8_lossy(data));
+            return;
+        }
         if chunk.content {
             let tokens = match chunk.usage {
                 Some(u) => {
@@ -213,6 +217,8 @@ mod tests {
         let rec = run(&[TOK, b"data: {\"error\":{\"message\":\"oom\"}}\n\n"]);
         assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
         assert!(rec.error_detail.as_deref().unwrap_or("").contains("oom"));
+        let rec = run(&[TOK, b"data: {\"object\":\"error\",\"message\":\"bad\"}\n\n"]);
+        assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
         let rec = run(&[TOK, b"event: error\ndata: boom\n\n"]);
         assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
         let rec = run(&[TOK, TOK]);
