@@ -223,6 +223,42 @@ mod tests {
         assert_eq!(datas(&[b"data: {}\n"]), ["{}"]);
     }
 
+    proptest::proptest! {
+        /// Any events, any line endings, any comments, any chunking: the same data out.
+        #[test]
+        fn any_framing_and_chunking_gives_the_events_back(
+            events in proptest::collection::vec("[ -~]{1,40}", 0..8),
+            ending in 0usize..3,
+            comments in proptest::bool::ANY,
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+        ) {
+            let eol = ["\n", "\r\n", "\r"][ending];
+            let mut wire = String::new();
+            for e in &events {
+                if comments {
+                    wire.push_str(": ping");
+                    wire.push_str(eol);
+                }
+                wire.push_str("data: ");
+                wire.push_str(e);
+                wire.push_str(eol);
+                wire.push_str(eol);
+            }
+            let bytes = wire.as_bytes();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut parts = Vec::new();
+            let mut last = 0;
+            for c in cuts.into_iter().chain([bytes.len()]) {
+                parts.push(&bytes[last..c]);
+                last = c;
+            }
+            // `data: x` with a leading space in x keeps it (only one space is stripped).
+            let want: Vec<String> = events.iter().filter(|e| !e.is_empty()).cloned().collect();
+            proptest::prop_assert_eq!(datas(&parts), want);
+        }
+    }
+
     #[test]
     fn non_sse_body_yields_nothing() {
         assert!(datas(&[b"{\"error\": {\"message\": \"bad\"}}"]).is_empty());

@@ -41,10 +41,17 @@ pub fn interval(r: &RequestRecord) -> Option<(u64, u64)> {
 pub fn sweep(records: &[RequestRecord], limit: Option<usize>) -> Sweep {
     // (t, kind: 0 = end, 1 = start, record position)
     let mut events: Vec<(u64, u8, usize)> = Vec::with_capacity(records.len() * 2);
+    // Zero-length intervals (a request that failed within the same nanosecond) are never in
+    // flight; they only get a phase.
+    let mut instant = Vec::new();
     for (i, r) in records.iter().enumerate() {
-        if let Some((s, e)) = interval(r) {
-            events.push((s, 1, i));
-            events.push((e, 0, i));
+        match interval(r) {
+            Some((s, e)) if s < e => {
+                events.push((s, 1, i));
+                events.push((e, 0, i));
+            }
+            Some((s, _)) => instant.push((s, i)),
+            None => {}
         }
     }
     events.sort_unstable();
@@ -69,6 +76,12 @@ pub fn sweep(records: &[RequestRecord], limit: Option<usize>) -> Sweep {
                 ramp_end = Some(t);
             }
         }
+    }
+    for (s, i) in instant {
+        phases[i] = match ramp_end {
+            Some(r) if s >= r => Phase::Steady,
+            _ => Phase::Ramp,
+        };
     }
     let last_send = records.iter().filter_map(|r| r.send_ns).max();
     if let Some(ls) = last_send {
@@ -155,6 +168,24 @@ mod tests {
         use Phase::*;
         assert_eq!(s.phases, [Ramp, Ramp, Ramp, Steady, Tail]);
         assert_eq!(s.steady_window, Some((50, 90)));
+    }
+
+    proptest::proptest! {
+        /// The sweep's peak equals the brute-force count at every start instant, and never
+        /// exceeds the limit when the intervals respect it.
+        #[test]
+        fn peak_matches_brute_force(
+            spans in proptest::collection::vec((0u64..1000, 0u64..200), 0..40),
+        ) {
+            let recs: Vec<RequestRecord> = spans.iter().map(|&(s, d)| rec(s, s + d)).collect();
+            let brute = spans
+                .iter()
+                .map(|&(t, _)| spans.iter().filter(|&&(s, d)| s <= t && t < s + d).count())
+                .max()
+                .unwrap_or(0);
+            // A zero-length interval is never in flight.
+            proptest::prop_assert_eq!(sweep(&recs, None).peak, brute);
+        }
     }
 
     #[test]

@@ -289,6 +289,38 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any body, cut into any chunk sizes, delivered in any pieces, decodes to itself.
+        #[test]
+        fn any_chunking_decodes_to_the_body(
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..600),
+            sizes in proptest::collection::vec(1usize..100, 1..20),
+            cuts in proptest::collection::vec(0usize..2000, 0..8),
+        ) {
+            let mut wire = Vec::new();
+            let mut rest = &body[..];
+            let mut k = 0;
+            while !rest.is_empty() {
+                let n = sizes[k % sizes.len()].min(rest.len());
+                wire.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+                wire.extend_from_slice(&rest[..n]);
+                wire.extend_from_slice(b"\r\n");
+                rest = &rest[n..];
+                k += 1;
+            }
+            wire.extend_from_slice(b"0\r\n\r\n");
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(wire.len())).collect();
+            cuts.sort_unstable();
+            let mut parts = Vec::new();
+            let mut last = 0;
+            for c in cuts.into_iter().chain([wire.len()]) {
+                parts.push(&wire[last..c]);
+                last = c;
+            }
+            proptest::prop_assert_eq!(decode(&parts), (body, true));
+        }
+    }
+
     #[test]
     fn chunked_errors() {
         for bad in [
