@@ -116,7 +116,10 @@ impl ServerTokenizer {
             }
             None => None,
         };
+        // Nothing hangs: a tokenizer that does not answer fails the dataset, with its URL.
         let http = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .timeout(std::time::Duration::from_secs(60))
             .build()
             .map_err(|e| DatasetError::Tokenize(format!("building HTTP client: {e}")))?;
         Ok(ServerTokenizer {
