@@ -233,3 +233,24 @@ async fn bad_inputs_are_typed_errors_not_panics() {
             .is_err()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_trial_stops_its_requests() {
+    let exec = scripted(10_000, 10, 2);
+    let cfg = LoadConfig::new(4);
+    let (t, p) = (target(), prompts(4, 0));
+    let trial = run_trial_with(exec.clone(), &t, &cfg, &p);
+    // Interrupted after 1 s: every request is in flight, then the trial is dropped.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), trial)
+            .await
+            .is_err()
+    );
+    tokio::task::yield_now().await;
+    assert_eq!(exec.calls.load(SeqCst), 4);
+    assert_eq!(
+        exec.in_flight.load(SeqCst),
+        0,
+        "aborted tasks released their requests"
+    );
+}

@@ -178,6 +178,8 @@ impl Phase {
     ) -> Vec<RequestRecord> {
         let clock = Clock::start();
         let mut handles = Vec::with_capacity(reqs.len());
+        // If the trial itself is dropped (the runner was interrupted), its requests stop too.
+        let mut abort = AbortOnDrop(Vec::with_capacity(reqs.len()));
         let mut unsent = Vec::new();
         let mut reqs = reqs.into_iter().zip(offsets);
         for (req, &offset) in reqs.by_ref() {
@@ -193,7 +195,9 @@ impl Phase {
                 break;
             };
             let task = request_task(exec.clone(), req.body, rec, clock, self.limits(), permit);
-            handles.push((offset, tokio::spawn(task)));
+            let handle = tokio::spawn(task);
+            abort.0.push(handle.abort_handle());
+            handles.push((offset, handle));
         }
         for (req, &offset) in reqs {
             let mut rec = req.template;
@@ -240,6 +244,17 @@ impl Phase {
         Limits {
             timeout: self.request_timeout,
             trial_deadline: self.deadline,
+        }
+    }
+}
+
+/// Aborts the request tasks still running when dropped.
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for h in &self.0 {
+            h.abort();
         }
     }
 }
