@@ -24,6 +24,8 @@ enum Mode {
     /// `Content-Length` and keep-alive advertised, but the server closes the connection
     /// right after each response (a pooled connection goes stale).
     Sneaky,
+    /// An informational `100 Continue` head first, in the same write as the response.
+    Continue,
 }
 
 /// Serves `mode`; counts accepted connections.
@@ -75,6 +77,11 @@ async fn connection(mut sock: TcpStream, mode: Mode) {
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{SSE}",
                 SSE.len()
             ),
+            Mode::Continue => format!(
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                 content-length: {}\r\n\r\n{SSE}",
+                SSE.len()
+            ),
             Mode::Close => format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{SSE}"
             ),
@@ -84,7 +91,7 @@ async fn connection(mut sock: TcpStream, mode: Mode) {
         if sock.write_all(a).await.is_err() || sock.write_all(b).await.is_err() {
             return;
         }
-        if mode != Mode::Length {
+        if !matches!(mode, Mode::Length | Mode::Continue) {
             return;
         }
     }
@@ -160,4 +167,17 @@ async fn host_names_try_every_resolved_address() {
         "{:?}",
         out.records[0].error_detail
     );
+}
+
+#[tokio::test]
+async fn informational_heads_are_skipped() {
+    let (url, conns) = server(Mode::Continue).await;
+    let out = trial(url, 2).await;
+    assert!(
+        out.summary.errors.is_empty(),
+        "{:?}",
+        out.records[0].error_detail
+    );
+    assert_eq!(out.summary.all.output_tokens, 4);
+    assert_eq!(conns.load(SeqCst), 1);
 }

@@ -194,30 +194,29 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
     }
     // Response head.
     let mut head_buf: Vec<u8> = Vec::new();
+    // Parse what has arrived before reading more: after an informational (1xx) head the
+    // final head may already be in the buffer.
+    let mut received = false;
     let (head, body_start) = loop {
-        match read_some(&mut conn).await {
-            Ok(0) | Err(_) if head_buf.is_empty() => return Outcome::StaleConnection,
-            Ok(0) => {
-                return fail(
-                    rec,
-                    clock,
-                    ErrorKind::Transport,
-                    "connection closed in the head".into(),
-                );
-            }
-            Err(e) => return fail(rec, clock, ErrorKind::Transport, e.to_string()),
-            Ok(_) => {}
-        }
-        head_buf.extend_from_slice(&conn.buf);
         match parse_head(&head_buf) {
             Ok(Some((h, n))) if h.status < 200 => {
-                head_buf.drain(..n); // 1xx: another head follows
+                head_buf.drain(..n);
                 continue;
             }
             Ok(Some(found)) => break found,
-            Ok(None) => continue,
+            Ok(None) => {}
             Err(e) => return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string()),
         }
+        match read_some(&mut conn).await {
+            Ok(0) | Err(_) if !received => return Outcome::StaleConnection,
+            Ok(0) => {
+                let msg = "connection closed in the response head".to_owned();
+                return fail(rec, clock, ErrorKind::Transport, msg);
+            }
+            Err(e) => return fail(rec, clock, ErrorKind::Transport, e.to_string()),
+            Ok(_) => received = true,
+        }
+        head_buf.extend_from_slice(&conn.buf);
     };
     rec.headers_ns = Some(clock.now_ns());
     let json = head
