@@ -29,7 +29,7 @@ use servebench_spec::metrics::{self, Direction as SpecDirection};
 use servebench_spec::{ServerRestart, TrialOrder, Variant};
 use servebench_stats::Direction;
 use servebench_stats::flags::rules::multiplicity;
-use servebench_stats::flags::{ComparisonContext, RuleSettings};
+use servebench_stats::flags::{ComparisonContext, FingerprintDifference, RuleSettings};
 
 pub use error::CompareError;
 pub use gate::evaluate as evaluate_gates;
@@ -231,6 +231,18 @@ fn comparison(
     }
     let (pairs, point_notes) = match_points(&base.result, &cand.result);
     notes.extend(point_notes);
+    let mut differences = differences;
+    if pairs.is_empty() {
+        let labels = |r: &RunResult| {
+            let l: Vec<&str> = r.points.iter().map(|p| p.label.as_str()).collect();
+            l.join("; ")
+        };
+        differences.push(FingerprintDifference {
+            field: "sweep".into(),
+            baseline: labels(&base.result),
+            candidate: labels(&cand.result),
+        });
+    }
     let context = ComparisonContext {
         same_run,
         interleaved,
