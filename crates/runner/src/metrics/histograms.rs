@@ -1,13 +1,10 @@
 //! HDR histograms of a trial's latencies, for cluster bootstraps and CDFs across trials.
 //!
 //! Values are recorded in microseconds with 3 significant figures (relative error ≤ 0.1%),
-//! auto-resizing, so any latency fits. Serialised in the HdrHistogram V2 format, base64
-//! encoded (standard alphabet, padded), readable by any HdrHistogram implementation.
+//! auto-resizing, so any latency fits. Serialised by the stats crate's codec (base64 of the
+//! HdrHistogram V2 deflate format), readable by any HdrHistogram implementation.
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use serde::{Deserialize, Serialize};
 
 /// Significant figures of every latency histogram.
@@ -28,19 +25,17 @@ pub struct LatencyHistograms {
 /// A histogram that could not be decoded.
 #[derive(Debug, thiserror::Error)]
 pub enum HistogramError {
-    #[error("histogram is not valid base64: {0}")]
-    Base64(#[from] base64::DecodeError),
-    #[error("histogram is not a valid HdrHistogram V2 blob: {0}")]
+    /// Not base64, or not a V2 histogram.
+    #[error("histogram cannot be decoded: {0}")]
     Decode(String),
 }
 
 impl LatencyHistograms {
-    /// Decodes one of the serialised fields.
+    /// Decodes one of the serialised fields (the stats crate's codec: base64 of the V2
+    /// deflate format).
     pub fn decode(encoded: &str) -> Result<Histogram<u64>, HistogramError> {
-        let bytes = STANDARD.decode(encoded)?;
-        Deserializer::new()
-            .deserialize(&mut std::io::Cursor::new(bytes))
-            .map_err(|e| HistogramError::Decode(format!("{e:?}")))
+        servebench_stats::histogram_codec::decode_histogram(encoded)
+            .map_err(|e| HistogramError::Decode(e.to_string()))
     }
 }
 
@@ -96,14 +91,10 @@ impl HistogramSet {
     }
 }
 
+/// The stats crate's codec; an empty string (rejected by `decode`) if encoding fails, so a
+/// failure is visible rather than silent.
 fn encode(h: &Histogram<u64>) -> String {
-    let mut buf = Vec::new();
-    // Writing into a Vec cannot fail for a well-formed histogram; an empty string would be
-    // rejected by `decode`, so a failure is visible rather than silent.
-    if V2Serializer::new().serialize(h, &mut buf).is_err() {
-        return String::new();
-    }
-    STANDARD.encode(buf)
+    servebench_stats::histogram_codec::encode_histogram(h).unwrap_or_default()
 }
 
 #[cfg(test)]
