@@ -71,6 +71,8 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         },
         cancel: cancel.clone(),
     };
+    // Thousands of concurrent streams need as many sockets: soft limit up to the hard one.
+    let _ = servebench_runner::loadgen::raise_open_file_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
