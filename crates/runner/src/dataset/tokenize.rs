@@ -139,6 +139,11 @@ impl ServerTokenizer {
     ) -> Result<Result<u32, u16>, DatasetError> {
         let mut body = serde_json::Map::new();
         body.insert(key.to_owned(), value);
+        if key == "content" {
+            // llama.cpp counts BOS in `usage.prompt_tokens`; ask /tokenize to count it too,
+            // so the fitted length is the length the server reports.
+            body.insert("add_special".to_owned(), true.into());
+        }
         if let Some(m) = &self.model {
             body.insert("model".to_owned(), m.as_str().into());
         }
@@ -191,6 +196,8 @@ impl TokenCounter for ServerTokenizer {
         let mut last = 0;
         for &(key, style) in keys {
             match self.request(key, text.into()).await? {
+                // llama.cpp answers `{"prompt": …}` with 200 and no tokens: the wrong key.
+                Ok(0) if !text.trim().is_empty() && self.style == TokenizeStyle::Auto => last = 200,
                 Ok(n) => {
                     self.style = style;
                     return Ok(n);
