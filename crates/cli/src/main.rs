@@ -32,6 +32,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Compare variants with confidence intervals, verdicts and re-baseline flags.
     Compare(cmd::compare::Args),
+    /// Write a report folder: Markdown, one self-contained HTML file, SVG plots, trials CSV.
+    Report(cmd::report::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -55,6 +57,7 @@ fn main() {
         Command::Plan(a) => cmd::plan::run(a),
         Command::Run(a) => cmd::run::run_cmd(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod loadgen;
 pub mod metrics;
 pub mod provenance;
+pub mod report;
 pub mod result;
 pub mod run;
 pub mod server;

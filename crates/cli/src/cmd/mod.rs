@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod sim;

@@ -1,0 +1,101 @@
+//! `servebench report RESULT [CANDIDATE_RESULT] [-o DIR]`: a folder a reader can open —
+//! `report.md`, a self-contained `report.html`, SVG plots and `trials.csv`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use servebench_runner::compare::{CompareOptions, LoadedResult};
+use servebench_runner::report::{self, ReportOptions};
+use servebench_runner::result::load_result;
+
+use crate::exit::Exit;
+
+/// Arguments of `report`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "With one RESULT, every variant of the run is compared with its baseline \
+                  variant, as by `servebench compare RESULT`; with two, the baseline variant \
+                  of the first file is compared with a variant of the second. The folder gets \
+                  report.md, report.html (one file: plots and styles inlined, nothing fetched \
+                  from the network), throughput.svg, ratio-<candidate>.svg, ttft.svg, \
+                  tpot.svg, cdf.svg and trials.csv.\n\nExit codes: 0 written; 2 usage or I/O \
+                  error."
+)]
+pub struct Args {
+    /// A result file (`results/<spec>/<run id>.json`): the run to report, or the
+    /// baseline's run when a second file is given.
+    result: PathBuf,
+    /// A second result file: the candidate's run.
+    candidate_result: Option<PathBuf>,
+    /// Output folder (default: beside RESULT, `<run id>.report/`).
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// The sweep point of the latency CDFs: a concurrency (`32`), a short label (`c=32`) or
+    /// a full point label (default: the highest concurrency).
+    #[arg(long, value_name = "POINT")]
+    cdf_point: Option<String>,
+    /// The baseline variant (default: the `baseline: true` variant of the first file).
+    #[arg(long, value_name = "NAME")]
+    baseline_variant: Option<String>,
+    /// The candidate variant (default: every other variant within a run; across runs the
+    /// baseline's name, else the second file's baseline variant).
+    #[arg(long, value_name = "NAME")]
+    candidate_variant: Option<String>,
+    /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
+    /// list).
+    #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
+    metrics: Vec<String>,
+    /// Practical threshold θ for every metric (e.g. 0.02), overriding the spec's.
+    #[arg(long, value_name = "FRACTION")]
+    threshold: Option<f64>,
+    /// Significance level α, overriding the spec's `compare.alpha`.
+    #[arg(long, value_name = "ALPHA")]
+    alpha: Option<f64>,
+}
+
+fn load(path: &Path) -> Result<LoadedResult> {
+    let result = load_result(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(LoadedResult {
+        file: path.display().to_string(),
+        result,
+    })
+}
+
+/// `results/x/<id>.json` → `results/x/<id>.report`.
+fn default_dir(result: &Path) -> PathBuf {
+    let stem = result
+        .file_stem()
+        .map_or_else(|| "servebench".into(), |s| s.to_string_lossy().into_owned());
+    result.with_file_name(format!("{stem}.report"))
+}
+
+/// Build and write the report.
+pub fn run(args: Args) -> Result<Exit> {
+    let opts = ReportOptions {
+        cdf_point: args.cdf_point.clone(),
+        compare: CompareOptions {
+            metrics: (!args.metrics.is_empty()).then(|| args.metrics.clone()),
+            threshold: args.threshold,
+            alpha: args.alpha,
+            baseline_variant: args.baseline_variant.clone(),
+            candidate_variant: args.candidate_variant.clone(),
+        },
+    };
+    let first = load(&args.result)?;
+    let built = match &args.candidate_result {
+        None => report::within(first, &opts)?,
+        Some(p) => report::across(first, load(p)?, &opts)?,
+    };
+    let dir = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_dir(&args.result));
+    let written = report::write(&built, &dir)?;
+    if let Some(why) = &built.no_compare {
+        eprintln!("note: no comparison ({why}): the report has no verdicts or flags");
+    }
+    for path in &written {
+        println!("{}", path.display());
+    }
+    Ok(Exit::Ok)
+}

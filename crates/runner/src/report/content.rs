@@ -1,0 +1,154 @@
+//! The report's content, once, as a [`Document`]: what was run, the verdicts and flags of the
+//! comparison, the plots with what to read in them, and the trials.
+
+use crate::result::TrialStatus;
+
+use super::describe;
+use super::doc::{Block, Document, Span, code, t};
+use super::model::Report;
+use super::plots;
+use super::text::mean_ci;
+use super::verdicts;
+
+fn intro(report: &Report) -> Vec<Block> {
+    let first = &report.sources[0].result;
+    let mut out = Vec::new();
+    if let Some(d) = &first.spec.metadata.description {
+        out.push(Block::Para(vec![t(d.clone())]));
+    }
+    let arms = report
+        .arms
+        .iter()
+        .map(|a| a.label.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut line = vec![
+        t(format!("Arms: {arms}. Made by ")),
+        code("servebench report"),
+        t(" from "),
+    ];
+    for (i, s) in report.sources.iter().enumerate() {
+        if i > 0 {
+            line.push(t(" and "));
+        }
+        line.push(code(s.file.clone()));
+    }
+    line.push(t("; every number below is in the result file(s)."));
+    out.push(Block::Para(line));
+    out
+}
+
+fn figures(report: &Report) -> Vec<Block> {
+    let mut out = vec![Block::Heading(2, "Plots".into())];
+    for f in plots::figures(report) {
+        out.push(Block::Figure {
+            file: f.exporter.file_name(),
+            alt: f.alt,
+            caption: vec![t(f.caption)],
+        });
+    }
+    out
+}
+
+/// Mean throughput per arm and point, the table a reader checks the plots against.
+fn throughput_table(report: &Report) -> Block {
+    let metric = "output_throughput";
+    let mut header = vec!["sweep point".to_owned()];
+    header.extend(report.arms.iter().map(|a| format!("{} (tok/s)", a.label)));
+    let mut labels: Vec<String> = Vec::new();
+    for arm in &report.arms {
+        for p in report.points(arm) {
+            if !labels.contains(&p.short) {
+                labels.push(p.short);
+            }
+        }
+    }
+    let rows = labels
+        .iter()
+        .map(|label| {
+            let mut row = vec![vec![t(label.clone())]];
+            for arm in &report.arms {
+                let cell = report
+                    .points(arm)
+                    .into_iter()
+                    .find(|p| p.short == *label)
+                    .and_then(|p| report.cell(arm, p.index, metric));
+                row.push(vec![t(match cell {
+                    Some(c) => mean_ci(c.mean, c.ci, c.n),
+                    None => "—".into(),
+                })]);
+            }
+            row
+        })
+        .collect();
+    let right = (0..=report.arms.len()).map(|i| i > 0).collect();
+    Block::Table {
+        header,
+        right,
+        rows,
+    }
+}
+
+fn trials(report: &Report) -> Vec<Block> {
+    let mut out = vec![
+        Block::Heading(2, "Trials".into()),
+        Block::Para(vec![t(
+            "Output throughput, mean across trials [95% CI] (geometric mean, t interval on \
+             logs; no interval below 3 trials):",
+        )]),
+        throughput_table(report),
+    ];
+    let mut failed = Vec::new();
+    for arm in &report.arms {
+        let r = report.result(arm);
+        for tr in r
+            .trials
+            .iter()
+            .filter(|x| x.variant == arm.variant && x.status == TrialStatus::Failed)
+        {
+            let point = r
+                .points
+                .get(tr.point)
+                .map_or_else(|| tr.point.to_string(), |p| p.label.clone());
+            failed.push(vec![t(format!(
+                "{} trial {} at {point}: {}",
+                arm.variant,
+                tr.trial,
+                tr.failure.as_deref().unwrap_or("no reason recorded")
+            ))]);
+        }
+    }
+    if failed.is_empty() {
+        out.push(Block::Para(vec![t("No trial failed.")]));
+    } else {
+        out.push(Block::Para(vec![t(format!(
+            "{} trial(s) failed and are left out of every statistic:",
+            failed.len()
+        ))]));
+        out.push(Block::List(failed));
+    }
+    out.push(Block::Para(vec![
+        t("Every trial with its main metrics: "),
+        Span::Link {
+            text: "trials.csv".into(),
+            href: "trials.csv".into(),
+        },
+        t(" (one row per trial and sweep point, for spreadsheets and pandas)."),
+    ]));
+    out
+}
+
+/// The whole report.
+pub fn document(report: &Report) -> Document {
+    let first = &report.sources[0].result;
+    let mut blocks = intro(report);
+    blocks.extend(describe::blocks(report));
+    blocks.extend(verdicts::verdict_blocks(report));
+    blocks.extend(figures(report));
+    blocks.extend(verdicts::flag_blocks(report));
+    blocks.extend(trials(report));
+    Document {
+        title: format!("servebench report: {}", first.spec_name),
+        blocks,
+    }
+}

@@ -1,0 +1,210 @@
+//! The comparison's flags as the report shows them: grouped by (comparison, metric, rule),
+//! numbered for footnotes, with the sweep points — and, where the evidence names one, the
+//! arm — each group concerns, so that plots can ring exactly those points.
+//!
+//! The flags themselves are `servebench compare`'s ([`crate::compare`]); nothing is
+//! re-derived here. A flag's points are read from its evidence, which names them the same
+//! way every rule does (`… at c=16: …`, `… at c=16, candidate …`, `…; c=16: leave-one-out
+//! …`), and from the point rows' flag ids, so every flag id a row lists is marked.
+
+use servebench_stats::flags::{Flag, FlagId, FlagLevel};
+
+use crate::compare::{CompareReport, Comparison};
+
+use super::model::{FlagMarks, Report, Role};
+
+/// Flags of one rule for one metric of one comparison, under one footnote number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagGroup {
+    /// Footnote number, from 1.
+    pub number: usize,
+    /// Index into the report's comparisons.
+    pub comparison: usize,
+    /// The metric, or `None` for a flag about the whole comparison (multiplicity).
+    pub metric: Option<String>,
+    /// The rule.
+    pub id: FlagId,
+    /// Re-baseline or look.
+    pub level: FlagLevel,
+    /// The flags, each with its own evidence and action.
+    pub flags: Vec<Flag>,
+    /// Short labels of the sweep points concerned, with the arm when the evidence names
+    /// one.
+    pub points: Vec<(String, Option<Role>)>,
+    /// For a flag about the whole comparison: the (metric, point) rows its evidence names
+    /// (`multiplicity`: "no longer significant: ttft_p50 c=4 (p = …)").
+    pub rows: Vec<(String, String)>,
+}
+
+/// The points (and arms) a flag's evidence names, among `labels`.
+pub fn points_of(flag: &Flag, labels: &[String]) -> Vec<(String, Option<Role>)> {
+    let e = &flag.evidence;
+    let mut out = Vec::new();
+    for label in labels {
+        let mut hit = None;
+        for pat in [format!(" at {label}:"), format!("; {label}:")] {
+            if e.contains(&pat) {
+                hit = Some(None);
+            }
+        }
+        let comma = format!(" at {label}, ");
+        if let Some(i) = e.find(&comma) {
+            let rest = &e[i + comma.len()..];
+            hit = Some(if rest.starts_with("baseline") {
+                Some(Role::Baseline)
+            } else if rest.starts_with("candidate") {
+                Some(Role::Candidate)
+            } else {
+                None
+            });
+        }
+        if let Some(arm) = hit {
+            out.push((label.clone(), arm));
+        }
+    }
+    out
+}
+
+fn metric_groups(ci: usize, c: &Comparison, level: FlagLevel, out: &mut Vec<FlagGroup>) {
+    for m in &c.metrics {
+        let labels: Vec<String> = m.points.iter().map(|p| p.label.clone()).collect();
+        let mut ids: Vec<FlagId> = m
+            .flags
+            .iter()
+            .filter(|f| f.level == level)
+            .map(|f| f.id)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            let flags: Vec<Flag> = m.flags.iter().filter(|f| f.id == id).cloned().collect();
+            let mut points: Vec<(String, Option<Role>)> = Vec::new();
+            for f in &flags {
+                for p in points_of(f, &labels) {
+                    if !points.contains(&p) {
+                        points.push(p);
+                    }
+                }
+            }
+            // A row that lists this id but whose point no evidence names: mark it too.
+            for row in m.points.iter().filter(|p| p.flags.contains(&id)) {
+                if !points.iter().any(|(l, _)| *l == row.label) {
+                    points.push((row.label.clone(), None));
+                }
+            }
+            out.push(FlagGroup {
+                number: 0,
+                comparison: ci,
+                metric: Some(m.metric.clone()),
+                id,
+                level,
+                flags,
+                points,
+                rows: Vec::new(),
+            });
+        }
+    }
+}
+
+/// The (metric, point) rows a comparison-wide flag's evidence names as `metric label (`.
+fn rows_of(flag: &Flag, c: &Comparison) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for m in &c.metrics {
+        for p in &m.points {
+            if flag
+                .evidence
+                .contains(&format!("{} {} (", m.metric, p.label))
+            {
+                out.push((m.metric.clone(), p.label.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Every flag of `compare`, grouped: re-baseline before look, then comparison, metric (in
+/// the order compared) and rule; flags about a whole comparison last. Numbered from 1.
+pub fn groups(compare: &CompareReport) -> Vec<FlagGroup> {
+    let mut out = Vec::new();
+    for level in [FlagLevel::ReBaseline, FlagLevel::Look] {
+        for (ci, c) in compare.comparisons.iter().enumerate() {
+            metric_groups(ci, c, level, &mut out);
+        }
+    }
+    for (ci, c) in compare.comparisons.iter().enumerate() {
+        for f in &c.flags {
+            out.push(FlagGroup {
+                number: 0,
+                comparison: ci,
+                metric: None,
+                id: f.id,
+                level: f.level,
+                flags: vec![f.clone()],
+                points: Vec::new(),
+                rows: rows_of(f, c),
+            });
+        }
+    }
+    for (i, g) in out.iter_mut().enumerate() {
+        g.number = i + 1;
+    }
+    out
+}
+
+/// The arm index of a comparison side (`run_id`, `variant`).
+fn arm_index(report: &Report, run_id: &str, variant: &str) -> Option<usize> {
+    report
+        .arms
+        .iter()
+        .position(|a| a.variant == variant && report.result(a).run_id == run_id)
+}
+
+/// Rings for the sweep plots: each group's points, on the arm its evidence names, else on
+/// the comparison's candidate.
+pub fn marks(report: &Report) -> FlagMarks {
+    let mut marks = FlagMarks::default();
+    let Some(compare) = &report.compare else {
+        return marks;
+    };
+    for g in &report.flags {
+        let (Some(c), Some(metric)) = (compare.comparisons.get(g.comparison), &g.metric) else {
+            continue;
+        };
+        let base = arm_index(report, &c.baseline.run_id, &c.baseline.variant);
+        let cand = arm_index(report, &c.candidate.run_id, &c.candidate.variant);
+        let rows = c
+            .metrics
+            .iter()
+            .find(|m| &m.metric == metric)
+            .map(|m| m.points.as_slice())
+            .unwrap_or_default();
+        for (label, role) in &g.points {
+            let arm = match role {
+                Some(Role::Baseline) => base,
+                _ => cand,
+            };
+            let full = rows
+                .iter()
+                .find(|p| &p.label == label)
+                .map_or(label.as_str(), |p| p.point_label.as_str());
+            if let Some(arm) = arm {
+                marks.add(arm, metric, full, g.number);
+            }
+        }
+    }
+    marks
+}
+
+/// Footnote numbers of the groups that concern `label` of `metric` in comparison `ci`.
+pub fn numbers_at(report: &Report, ci: usize, metric: &str, label: &str) -> Vec<usize> {
+    report
+        .flags
+        .iter()
+        .filter(|g| {
+            g.comparison == ci
+                && (g.metric.as_deref() == Some(metric) && g.points.iter().any(|(l, _)| l == label)
+                    || g.rows.iter().any(|(m, l)| m == metric && l == label))
+        })
+        .map(|g| g.number)
+        .collect()
+}

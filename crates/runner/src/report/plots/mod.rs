@@ -1,0 +1,133 @@
+//! The SVG plots, one exporter per file: [`throughput`], [`latency`] (TTFT, TPOT), [`cdf`],
+//! all drawn on the shared [`canvas`] and [`axis`] with the sweep layout of [`sweep`].
+
+pub mod axis;
+pub mod canvas;
+pub mod cdf;
+pub mod latency;
+pub mod ratio;
+pub mod sweep;
+pub mod throughput;
+
+use servebench_spec::metrics::min_requests_for_quantile;
+
+use super::Exporter;
+use super::model::Report;
+
+/// A plot and the words that go with it in the report.
+pub struct Figure {
+    /// Draws the SVG.
+    pub exporter: Box<dyn Exporter>,
+    /// Short alternative text.
+    pub alt: String,
+    /// What to read in it.
+    pub caption: String,
+}
+
+impl std::fmt::Debug for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Figure")
+            .field("file", &self.exporter.file_name())
+            .field("alt", &self.alt)
+            .finish()
+    }
+}
+
+const MEANS: &str = "Faint dots are single trials; a marker with its bar is the mean across \
+                     trials (geometric) with its 95% confidence interval.";
+
+fn requests_per_trial(report: &Report) -> Option<u32> {
+    report
+        .sources
+        .iter()
+        .filter_map(|s| s.result.spec.spec.workload.requests)
+        .min()
+}
+
+fn flag_note(report: &Report) -> &'static str {
+    if report.marks.is_empty() {
+        ""
+    } else {
+        " A red ring with [n] marks a point that flag n (under Flags) concerns."
+    }
+}
+
+fn p99_note(report: &Report) -> String {
+    let need = min_requests_for_quantile(0.99, 0.99);
+    match requests_per_trial(report) {
+        Some(n) if u64::from(n) < need => format!(
+            " With {n} requests per trial a trial's p99 is close to its maximum (a reportable \
+             p99 needs {need}): read the dashed line as a tail indicator, not a p99."
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Every plot of the report, in reading order.
+pub fn figures(report: &Report) -> Vec<Figure> {
+    let latency = |family: &'static str, name: &'static str, what: &str| Figure {
+        exporter: Box::new(latency::Latency { family, name }),
+        alt: format!("{name} p50 and p99 against the sweep"),
+        caption: format!(
+            "{what}: each trial's median (p50, solid) and 99th percentile (p99, dashed). \
+             {MEANS}{}{}",
+            p99_note(report),
+            flag_note(report)
+        ),
+    };
+    let mut out = vec![Figure {
+        exporter: Box::new(throughput::Throughput),
+        alt: "output throughput against the sweep".into(),
+        caption: format!(
+            "Output tokens per second over each trial (first send to last response). \
+                 {MEANS}{}",
+            flag_note(report)
+        ),
+    }];
+    if let Some(c) = &report.compare {
+        for (ci, comparison) in c.comparisons.iter().enumerate() {
+            let theta: Vec<String> = comparison
+                .metrics
+                .iter()
+                .map(|m| format!("{} {}", m.metric, super::text::pct(m.threshold)))
+                .collect();
+            out.push(Figure {
+                exporter: Box::new(ratio::Ratio {
+                    comparison: ci,
+                    candidate: comparison.candidate.variant.clone(),
+                }),
+                alt: format!(
+                    "{} against {} per metric across the sweep",
+                    comparison.candidate.variant, comparison.baseline.variant
+                ),
+                caption: format!(
+                    "{} against {} at each sweep point, from servebench compare: the ratio of \
+                     geometric means (for metrics that can be 0, the difference of means) with \
+                     its 95% Welch interval. The grey band is ±θ ({}): inside it a change is \
+                     too small to matter. Green: improved, purple: regressed (p < α and the \
+                     whole interval beyond θ), grey: any other verdict.{}",
+                    comparison.candidate.variant,
+                    comparison.baseline.variant,
+                    theta.join(", "),
+                    flag_note(report)
+                ),
+            });
+        }
+    }
+    out.extend([
+        latency("ttft", "TTFT", "Time to first token"),
+        latency("tpot", "TPOT", "Time per output token after the first"),
+        Figure {
+            exporter: Box::new(cdf::Cdf),
+            alt: format!("latency CDFs at {}", report.cdf_point),
+            caption: format!(
+                "Share of requests at or below each latency at {}, from the HDR histograms of \
+                 all ok trials of each arm merged (≤ 0.1% relative error). Merging pools \
+                 requests across trials: read the shapes here, the intervals in the plots \
+                 above. Choose the point with --cdf-point.",
+                report.cdf_point
+            ),
+        },
+    ]);
+    out
+}
