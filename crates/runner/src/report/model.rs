@@ -252,9 +252,13 @@ impl Report {
         match found {
             Some(p) => Ok(short_label(p, vary)),
             None => {
-                let mut available: Vec<String> =
-                    points.iter().map(|p| short_label(p, vary)).collect();
-                available.dedup();
+                let mut available: Vec<String> = Vec::new();
+                for p in &points {
+                    let s = short_label(p, vary);
+                    if !available.contains(&s) {
+                        available.push(s);
+                    }
+                }
                 Err(ReportError::UnknownPoint {
                     asked: asked.to_owned(),
                     available: available.join(", "),

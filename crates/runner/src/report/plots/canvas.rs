@@ -29,6 +29,8 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(0x56, 0xB4, 0xE9),
     RGBColor(0x33, 0x33, 0x33),
 ];
+/// The ±θ band (drawn at opacity 0.6).
+pub const BAND: RGBColor = RGBColor(0xD9, 0xD9, 0xD9);
 /// Grid lines.
 pub(super) const GRID: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 pub(super) const FONT: &str = "sans-serif";
@@ -318,11 +320,7 @@ impl Canvas<'_> {
                         self.circle((x + 14, y), 3, BLACK.mix(0.35), true, 1)?;
                     }
                     Key::Flag(_) => self.circle((x + 14, y), 8, FLAG_RED.to_rgba(), false, 2)?,
-                    Key::Band(_) => self.rect(
-                        (x, y - 7),
-                        (x + 28, y + 7),
-                        RGBColor(0xDD, 0xDD, 0xDD).to_rgba(),
-                    )?,
+                    Key::Band(_) => self.rect((x, y - 7), (x + 28, y + 7), BAND.mix(0.6))?,
                 }
                 self.text((x + 34, y), label, SIZE, BLACK, HPos::Left, false)?;
             }

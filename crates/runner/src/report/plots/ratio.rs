@@ -14,7 +14,7 @@ use crate::report::error::ReportError;
 use crate::report::findings::numbers_at;
 use crate::report::model::{Report, Role};
 
-use super::canvas::{Axis, Canvas, Key, Panel, Ticks, svg};
+use super::canvas::{Axis, BAND, Canvas, Key, Panel, Ticks, svg};
 
 /// One comparison's ratio figure.
 #[derive(Debug, Clone)]
@@ -31,7 +31,6 @@ pub const IMPROVED: RGBColor = RGBColor(0x00, 0x9E, 0x73);
 pub const REGRESSED: RGBColor = RGBColor(0xCC, 0x79, 0xA7);
 /// Colour of any other verdict.
 pub const NEUTRAL: RGBColor = RGBColor(0x55, 0x55, 0x55);
-const BAND: RGBColor = RGBColor(0xD9, 0xD9, 0xD9);
 
 fn color(v: VerdictKind) -> RGBColor {
     match v {
