@@ -208,3 +208,55 @@ pub fn numbers_at(report: &Report, ci: usize, metric: &str, label: &str) -> Vec<
         .map(|g| g.number)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flag(evidence: &str) -> Flag {
+        Flag {
+            id: FlagId::OutlierTrial,
+            level: FlagLevel::ReBaseline,
+            evidence: evidence.into(),
+            action: String::new(),
+        }
+    }
+
+    fn labels() -> Vec<String> {
+        ["c=1", "c=4", "c=16", "c=32"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn points_and_arms_are_read_from_the_evidence() {
+        let f = flag("ttft_p50 at c=16, baseline trial 2: 42.6 has robust z = 18.6 (> 3.5)");
+        assert_eq!(
+            points_of(&f, &labels()),
+            vec![("c=16".to_owned(), Some(Role::Baseline))]
+        );
+        let f = flag("output_throughput at c=32, candidate: the values trend with run order");
+        assert_eq!(
+            points_of(&f, &labels()),
+            vec![("c=32".to_owned(), Some(Role::Candidate))]
+        );
+        let f = flag("output_throughput at c=4: the minimum detectable effect is 2.3%");
+        assert_eq!(points_of(&f, &labels()), vec![("c=4".to_owned(), None)]);
+    }
+
+    #[test]
+    fn a_sweep_flag_names_its_residual_points_not_its_description() {
+        let f = flag(
+            "output_throughput across the sweep: Cochran's Q = 1342.8; c=1: leave-one-out \
+             residual 28.6 SE; c=4: leave-one-out residual 22.7 SE; the candidate is better \
+             from c=1 to c=4, and worse from c=16 to c=32",
+        );
+        let got: Vec<String> = points_of(&f, &labels()).into_iter().map(|p| p.0).collect();
+        assert_eq!(got, ["c=1", "c=4"]);
+    }
+
+    #[test]
+    fn a_label_is_not_matched_inside_a_longer_one() {
+        let f = flag("e2e_mean at c=16: the minimum detectable effect is 2.5%");
+        let got: Vec<String> = points_of(&f, &labels()).into_iter().map(|p| p.0).collect();
+        assert_eq!(got, ["c=16"], "c=1 must not match c=16");
+    }
+}

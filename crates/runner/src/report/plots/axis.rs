@@ -91,13 +91,12 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    let mut t = (lo / step).ceil() * step;
-    let mut out = Vec::new();
-    while t <= hi + step * 1e-9 {
-        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
-    }
-    out
+    // Multiples of the step, rounded to its decimals (no 0.30000000000000004).
+    let scale = 10f64.powi((-step.log10().floor() as i32 + 1).max(0));
+    let round = |v: f64| (v * scale).round() / scale;
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| round(k as f64 * step)).collect()
 }
 
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -292,5 +291,59 @@ impl<'a, 'b> Panel<'a, 'b> {
     pub fn bounds(&self) -> (i32, i32, i32, i32) {
         let (xr, yr) = self.chart.plotting_area().get_pixel_range();
         (xr.start, yr.start, xr.end, yr.end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_ticks_are_round_and_inside() {
+        assert_eq!(
+            linear_ticks(0.0, 2300.0),
+            [0.0, 500.0, 1000.0, 1500.0, 2000.0]
+        );
+        let t = linear_ticks(-0.12, 0.3);
+        assert!(t.iter().all(|v| (-0.12..=0.3).contains(v)));
+        assert!(t.contains(&0.0), "zero is a tick when inside: {t:?}");
+    }
+
+    #[test]
+    fn log_ticks_use_1_2_5_per_decade() {
+        assert_eq!(log_ticks(6.0, 120.0), [10.0, 20.0, 50.0, 100.0]);
+        assert_eq!(
+            log_ticks(1e-3, 1e4),
+            [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4]
+        );
+    }
+
+    #[test]
+    fn an_axis_is_logarithmic_only_past_a_decade() {
+        let a = Axis::fit("x (ms)", &[7.0, 95.0], true, false, Ticks::Number);
+        assert!(a.log && a.desc == "x (ms), log scale");
+        let a = Axis::fit("x (ms)", &[10.0, 95.0], true, false, Ticks::Number);
+        assert!(!a.log && a.desc == "x (ms)");
+        let a = Axis::fit("x", &[0.0, 95.0], true, false, Ticks::Number);
+        assert!(!a.log, "zero cannot sit on a log axis");
+        let a = Axis::fit("y", &[200.0, 2000.0], false, true, Ticks::Number);
+        assert_eq!(a.lo, 0.0, "from zero when asked");
+    }
+
+    #[test]
+    fn the_sweep_axis_ticks_are_the_sweep_values() {
+        let a = Axis::sweep(&SweepAxis::Concurrency {
+            values: vec![1.0, 4.0, 16.0, 32.0],
+            log: true,
+        });
+        assert_eq!(a.ticks, [1.0, 4.0, 16.0, 32.0]);
+        assert!(a.lo < 1.0 && a.hi > 32.0);
+        assert_eq!(a.label(a.fwd(32.0)), "32");
+        let c = Axis {
+            format: Ticks::Change,
+            ..Axis::fit("r", &[0.9, 1.1], false, false, Ticks::Number)
+        };
+        assert_eq!(c.label(1.05), "+5%");
+        assert_eq!(c.label(1.0), "0%");
     }
 }
