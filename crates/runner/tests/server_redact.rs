@@ -158,3 +158,30 @@ async fn the_log_header_and_record_hold_no_secret() {
     );
     assert_eq!(rec.env["HF_TOKEN"], "***");
 }
+
+#[test]
+fn numeric_values_of_token_named_flags_are_settings_not_secrets() {
+    let argv: Vec<String> = [
+        "sim",
+        "--prefill-ms-per-token",
+        "0.02",
+        "--per-token-cost=3",
+        "--hf-token",
+        "hf_abc123",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = servebench_runner::server::redact_argv(&argv, &[]);
+    assert_eq!(
+        out,
+        [
+            "sim",
+            "--prefill-ms-per-token",
+            "0.02",
+            "--per-token-cost=3",
+            "--hf-token",
+            "***"
+        ]
+    );
+}

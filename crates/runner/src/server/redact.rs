@@ -16,7 +16,9 @@ pub const REDACTED: &str = "***";
 ///
 /// Flag names are judged word by word (words split at `-`, `_`, `.`), and the counting words
 /// `TOKENS` and `TOKENIZER…` are not secret: `--max-tokens 128` and `--tokenizer path` are
-/// recorded as they are, since they are part of the experiment's fingerprint.
+/// recorded as they are, since they are part of the experiment's fingerprint. A flag value that
+/// is a plain number (`--prefill-ms-per-token 0.02`) is a setting, not a credential, and is
+/// kept too.
 pub fn redact_argv(argv: &[String], secret_values: &[String]) -> Vec<String> {
     let secrets: Vec<&str> = secret_values
         .iter()
@@ -27,11 +29,12 @@ pub fn redact_argv(argv: &[String], secret_values: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut value_is_secret = false;
     for arg in argv {
-        if std::mem::take(&mut value_is_secret) && !arg.starts_with("--") {
+        if std::mem::take(&mut value_is_secret) && !arg.starts_with("--") && !is_number(arg) {
             out.push(REDACTED.to_owned());
             continue;
         }
-        if let Some((name, _)) = arg.split_once('=')
+        if let Some((name, value)) = arg.split_once('=')
+            && !is_number(value)
             && ((is_flag(name) && is_secret_flag(name))
                 || (is_env_name(name) && is_secret_name(name)))
         {
@@ -48,6 +51,11 @@ pub fn redact_argv(argv: &[String], secret_values: &[String]) -> Vec<String> {
         out.push(arg.clone());
     }
     out
+}
+
+/// A plain number (`128`, `0.02`, `-1`): never a credential.
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// `env` with the value of every secret-named variable (`HF_TOKEN`, `OPENAI_API_KEY`…)
