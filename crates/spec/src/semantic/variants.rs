@@ -60,7 +60,11 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     }
     for (i, a) in s.variants.iter().enumerate() {
         for b in s.variants.iter().skip(i + 1) {
-            if a.server == b.server && a.base_url == b.base_url && a.vars == b.vars && a.name != b.name {
+            if a.server == b.server
+                && a.base_url == b.base_url
+                && a.vars == b.vars
+                && a.name != b.name
+            {
                 out.push(Diagnostic::warning(
                     at("variants"),
                     format!(
