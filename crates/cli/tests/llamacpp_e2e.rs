@@ -112,6 +112,7 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn flash_attention_ab_matches_the_engines_own_timings() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let Some(env) = require_llamacpp() else {
         return;
     };
@@ -195,6 +196,7 @@ fn flash_attention_ab_matches_the_engines_own_timings() {
 
 #[test]
 fn four_slots_are_clearly_faster_than_one_at_concurrency_four() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let Some(env) = require_llamacpp() else {
         return;
     };
