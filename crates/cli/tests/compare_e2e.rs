@@ -4,8 +4,9 @@
 //! parses, and usage errors exit 2.
 //!
 //! Effects are far from the thresholds (θ = 25% for the twin, +20–25% against θ = 5% for the
-//! faster variant, +27% / −22% for the crossing curves) so the outcomes do not depend on
-//! chance or on machine load. Which re-baseline flags fire is random and is not asserted.
+//! faster variant, +25% at c=1 for the crossing curves) so the outcomes do not depend on
+//! chance or on machine load; where an effect is closer (−12% at c=32 against θ = 8%) only
+//! its sign is asserted. Which re-baseline flags fire is random and is not asserted.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -87,10 +88,12 @@ fn an_identical_twin_is_never_improved_or_regressed() {
     assert_eq!(c["interleaved"], true);
     for metric in ["output_throughput", "tpot_p50", "e2e_mean"] {
         for v in verdicts(c, metric) {
-            assert!(
-                v == "equivalent" || v == "inconclusive",
-                "{metric}: {v} for an identical twin"
-            );
+            // A trial's tpot_p50 can be 0 on a loaded machine (all tokens in one read): that
+            // point is then not computed, which is no verdict either way.
+            let allowed = v == "equivalent"
+                || v == "inconclusive"
+                || (metric == "tpot_p50" && v == "not-computed");
+            assert!(allowed, "{metric}: {v} for an identical twin");
         }
     }
 }
@@ -232,8 +235,16 @@ fn the_sim_ab_shape_reports_its_sign_change_in_words() {
     let r = compare_json(&[], &result);
     let m = &r["comparisons"][0]["metrics"][0];
     let v = verdicts(&r["comparisons"][0], "output_throughput");
+    // +25% at c=1 is far beyond θ = 8%; the deficit at c=32 (about −12%: the batch stays
+    // below 32) is significant but may reach inside θ.
     assert_eq!(v.first().map(String::as_str), Some("improved"), "{v:?}");
-    assert_eq!(v.last().map(String::as_str), Some("regressed"), "{v:?}");
+    assert!(
+        matches!(
+            v.last().map(String::as_str),
+            Some("regressed" | "significant-but-small")
+        ),
+        "{v:?}"
+    );
     let crossovers = m["crossovers"].as_array().expect("crossovers");
     assert_eq!(crossovers.len(), 1, "{m}");
     let c = &crossovers[0];
