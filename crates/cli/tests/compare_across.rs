@@ -62,7 +62,10 @@ struct Runs {
 fn runs() -> &'static Runs {
     static RUNS: OnceLock<Runs> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("tmp").keep();
+        // Kept for the tests sharing it (a static is never dropped): under target/tmp.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .expect("tmp")
+            .keep();
         let spec = repo().join("crates/cli/tests/specs/compare-across.yaml");
         let text = std::fs::read_to_string(&spec).expect("spec");
         let changed = text

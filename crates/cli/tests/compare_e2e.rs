@@ -24,7 +24,10 @@ fn sb() -> Command {
 
 /// Run `crates/cli/tests/specs/<name>.yaml` once into a kept temporary folder; its result file.
 fn run_spec(name: &str) -> PathBuf {
-    let dir = tempfile::tempdir().expect("tmp").keep();
+    // Kept for the tests sharing it (a static is never dropped): under target/tmp.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tmp")
+        .keep();
     let spec = repo().join(format!("crates/cli/tests/specs/{name}.yaml"));
     sb().current_dir(&dir)
         .args(["run", "--quiet", "--no-bars", "--results-dir"])
