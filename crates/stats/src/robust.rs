@@ -14,6 +14,28 @@ use crate::percentile::median;
 /// STATISTICS.md: a robust z above 3.5 marks an outlier trial.
 pub const OUTLIER_Z: f64 = 3.5;
 
+/// 99th percentile of the largest robust z among n standard-normal values, n = 3…30
+/// (Monte Carlo, 200,000 arms each; `tests/reference/robust_cutoffs.py`).
+const MAX_Z_Q99: [f64; 28] = [
+    110.25, 16.09, 18.53, 9.94, 10.79, 8.05, 8.17, 6.92, 7.07, 6.3, 6.4, 5.88, 5.98, 5.58, 5.67,
+    5.43, 5.42, 5.24, 5.28, 5.1, 5.13, 4.96, 5.02, 4.94, 4.95, 4.83, 4.88, 4.78,
+];
+
+/// The outlier cutoff for an arm of `n` trials: `base` (3.5) raised to the 99th percentile
+/// of the largest robust z of n well-behaved (normal) trials. With the fixed 3.5, an arm of
+/// 5 normal trials is flagged 21% of the time (9–29% for n = 3…30), so nearly every
+/// comparison would carry an outlier flag; the calibrated cutoff flags such an arm about 1%
+/// of the time while a trial far from the rest (z of 20 and more) is still caught. Beyond
+/// 30 trials the n = 30 value is kept (conservative).
+pub fn outlier_cutoff(n: usize, base: f64) -> f64 {
+    let calibrated = match n {
+        0..=2 => f64::INFINITY,
+        3..=30 => MAX_Z_Q99[n - 3],
+        _ => MAX_Z_Q99[27],
+    };
+    base.max(calibrated)
+}
+
 /// `0.6745 ≈ Φ⁻¹(0.75)`, making the MAD consistent with σ for normal data.
 pub const MAD_CONSTANT: f64 = 0.6745;
 
@@ -77,5 +99,23 @@ mod tests {
         assert!((z[4] - 4.0 / (1.253_314 * 0.8)).abs() < 1e-12);
         assert!(z[4] > OUTLIER_Z);
         assert_eq!(robust_z(&[2.0; 4]).expect("valid"), vec![0.0; 4]);
+    }
+
+    #[test]
+    fn cutoff_is_calibrated_to_the_trial_count() {
+        // Five ordinary trials whose largest robust z (about 4.0) passes the fixed 3.5 but
+        // not the calibrated cutoff for n = 5; one trial far off is still caught.
+        let ordinary = [100.0, 101.0, 100.5, 99.8, 103.5];
+        let z = robust_z(&ordinary).expect("valid");
+        let top = z.iter().copied().fold(0.0, f64::max);
+        assert!(
+            top > OUTLIER_Z && top < outlier_cutoff(5, OUTLIER_Z),
+            "{top}"
+        );
+        let far = [100.0, 101.0, 100.5, 99.8, 130.0];
+        let z = robust_z(&far).expect("valid");
+        assert!(z[4] > outlier_cutoff(5, OUTLIER_Z), "{}", z[4]);
+        assert_eq!(outlier_cutoff(100, OUTLIER_Z), 4.78);
+        assert!(outlier_cutoff(2, OUTLIER_Z).is_infinite());
     }
 }

@@ -11,7 +11,7 @@ use crate::holm::{expected_false_alarms, holm_adjust};
 use crate::interval::log_prediction_interval;
 use crate::mann_whitney::min_attainable_p;
 use crate::order_stat::min_requests_for_quantile;
-use crate::robust::robust_z;
+use crate::robust::{outlier_cutoff, robust_z};
 use crate::spearman::trend;
 use crate::summary::{geometric_mean, mean};
 use crate::verdict::Scale;
@@ -280,13 +280,14 @@ pub fn drift(
                 ));
             }
         }
+        let cutoff = outlier_cutoff(arm.trial_values.len(), settings.outlier_z);
         if arm.trial_values.len() >= 4
             && let Ok(z) = robust_z(&arm.trial_values)
-            && z[0] > settings.outlier_z
+            && z[0] > cutoff
         {
             reasons.push(format!(
-                "the first trial ({:.4}) is an outlier (robust z = {:.1} > {}): warm-up too short",
-                arm.trial_values[0], z[0], settings.outlier_z
+                "the first trial ({:.4}) is an outlier (robust z = {:.1} > {cutoff:.1}): warm-up too short",
+                arm.trial_values[0], z[0]
             ));
         }
         if !reasons.is_empty() {
@@ -325,18 +326,19 @@ pub fn outlier_trials(
         let Ok(z) = robust_z(&arm.trial_values) else {
             continue;
         };
+        let cutoff = outlier_cutoff(arm.trial_values.len(), settings.outlier_z);
         for (i, zi) in z.iter().enumerate().skip(1) {
-            if *zi > settings.outlier_z {
+            if *zi > cutoff {
                 flags.push(Flag::new(
                     FlagId::OutlierTrial,
                     FlagLevel::ReBaseline,
                     format!(
-                        "{} at {}, {name} trial {i}: {:.4} has robust z = {zi:.1} (> {}) \
-                         against the other trials (median {:.4})",
+                        "{} at {}, {name} trial {i}: {:.4} has robust z = {zi:.1} (> {cutoff:.1}, \
+                         the cutoff for {} trials) against the other trials (median {:.4})",
                         metric.name,
                         point.label,
                         arm.trial_values[i],
-                        settings.outlier_z,
+                        arm.trial_values.len(),
                         crate::percentile::median(&arm.trial_values).unwrap_or(f64::NAN)
                     ),
                     "inspect that trial (server log, errors, host load); it stays in the \
