@@ -67,5 +67,5 @@ async fn limit_10_reqwest() {
 async fn limit_1024() {
     // Long enough a first token that all 1024 connections are open before any finishes.
     let _ = servebench_runner::loadgen::raise_open_file_limit();
-    check_limit(1024, 2048, 600).await;
+    check_limit(1024, 2048, 2500).await;
 }
