@@ -3,8 +3,9 @@
 //!
 //! Method: `ρ` is Pearson's correlation of the mid-ranks (ties averaged). The p-value uses
 //! `t = ρ·√((n − 2)/(1 − ρ²))` with `n − 2` degrees of freedom, two-sided (p = 0 when
-//! `|ρ| = 1`), as `scipy.stats.spearmanr`. For very small n (≤ 6) this approximation is
-//! coarse; the drift rule therefore uses a strict threshold (see `flags`).
+//! `|ρ| = 1`), as `scipy.stats.spearmanr`. For the small n of trial counts that
+//! approximation is badly anti-conservative, so [`trend`] (the drift rule's test) computes
+//! the exact permutation p-value for n ≤ 9.
 //! Reference: C. Spearman, Amer. J. Psychol. 15, 1904; Zar, *Biostatistical Analysis* 5th ed.
 //! §19.9; scipy `stats.spearmanr`.
 
@@ -70,10 +71,63 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Result<Correlation, StatsError> {
     Ok(Correlation { rho, p, n })
 }
 
+/// Largest n for which [`trend`] enumerates every permutation (9! = 362,880).
+pub const EXACT_TREND_MAX_N: usize = 9;
+
 /// Spearman's ρ of `values` against their position (0, 1, 2, …): a trend with run order.
+///
+/// For n ≤ [`EXACT_TREND_MAX_N`] (the usual trial counts) the p-value is exact: the share of
+/// all n! orderings of the observed ranks whose |ρ| is at least the observed |ρ| (a
+/// permutation test; Zar §19.9, scipy `stats.permutation_test`). The t approximation gives
+/// p = 0 for a perfect order, but 5 trials fall in perfect order by chance 2 times in 120
+/// (p = 0.0167), which would make the drift rule fire on well-behaved runs. Larger n use
+/// [`spearman`]'s t approximation.
 pub fn trend(values: &[f64]) -> Result<Correlation, StatsError> {
     let order: Vec<f64> = (0..values.len()).map(|i| i as f64).collect();
-    spearman(&order, values)
+    let c = spearman(&order, values)?;
+    if values.len() > EXACT_TREND_MAX_N {
+        return Ok(c);
+    }
+    let (ranks, _) = average_ranks(values);
+    Ok(Correlation {
+        p: exact_trend_p(&order, &ranks, c.rho),
+        ..c
+    })
+}
+
+/// Share of permutations of `ranks` whose |ρ| against `order` reaches |`rho`| (Heap's
+/// algorithm over all n! orderings).
+fn exact_trend_p(order: &[f64], ranks: &[f64], rho: f64) -> f64 {
+    let n = ranks.len();
+    let mut a = ranks.to_vec();
+    let target = rho.abs() - 1e-12;
+    let mut hits = 0u64;
+    let mut total = 0u64;
+    let mut count = |a: &[f64]| {
+        total += 1;
+        if pearson(order, a).is_some_and(|r| r.abs() >= target) {
+            hits += 1;
+        }
+    };
+    count(&a);
+    let mut c = vec![0usize; n];
+    let mut i = 1;
+    while i < n {
+        if c[i] < i {
+            if i % 2 == 0 {
+                a.swap(0, i);
+            } else {
+                a.swap(c[i], i);
+            }
+            count(&a);
+            c[i] += 1;
+            i = 1;
+        } else {
+            c[i] = 0;
+            i += 1;
+        }
+    }
+    hits as f64 / total as f64
 }
 
 #[cfg(test)]
@@ -84,7 +138,10 @@ mod tests {
     fn monotone_is_one() {
         let c = trend(&[1.0, 2.0, 4.0, 8.0, 16.0]).expect("valid");
         assert_eq!(c.rho, 1.0);
-        assert_eq!(c.p, 0.0);
+        // Exact: 2 of the 120 orderings are perfectly monotone.
+        assert!((c.p - 2.0 / 120.0).abs() < 1e-12, "{}", c.p);
+        let s = spearman(&[0.0, 1.0, 2.0, 3.0, 4.0], &[1.0, 2.0, 4.0, 8.0, 16.0]).expect("valid");
+        assert_eq!(s.p, 0.0);
         let d = trend(&[5.0, 4.0, 3.0]).expect("valid");
         assert_eq!(d.rho, -1.0);
         assert!(trend(&[1.0, 1.0, 1.0]).is_err());

@@ -126,7 +126,10 @@ fn implausible_against_earlier_runs() {
 
 #[test]
 fn drift_across_within_and_first_trial() {
-    let trending = ArmEvidence::from_values(vec![100.0, 100.5, 101.2, 101.4, 102.0]);
+    // Eight trials in perfect order: exact p = 2/8! — a trend. (Five cannot reach p < 0.01:
+    // they fall in perfect order by chance 2 times in 120.)
+    let trending =
+        ArmEvidence::from_values(vec![100.0, 100.5, 101.2, 101.4, 102.0, 102.3, 102.9, 103.4]);
     let a = assess(
         &[point("c=1", 1.0, trending, arm(100.0, &NOISE_B))],
         &ComparisonContext::interleaved_run(),
