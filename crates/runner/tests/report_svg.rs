@@ -212,11 +212,22 @@ fn throughput_has_a_series_bars_and_dots_per_arm() {
 
 #[test]
 fn every_flagged_point_is_ringed_and_numbered() {
-    let r = report();
+    let mut r = report();
     assert!(!r.flags.is_empty(), "the example has flags");
+    // The example's throughput points may carry no flag: mark two by hand so the rule
+    // "one ring and one marker per flagged point" is exercised on several points.
+    let arm = r
+        .arms
+        .iter()
+        .position(|a| a.role == Role::Baseline)
+        .expect("baseline");
+    for i in [0, 2] {
+        let label = r.points(&r.arms[arm])[i].label.clone();
+        r.marks.add(arm, "output_throughput", &label, 90 + i);
+    }
     let els = parse(&Throughput.export(&r).expect("draws"));
     let n = marked(&r, "output_throughput");
-    assert!(n > 0);
+    assert!(n >= 2);
     // One ring per flagged point, plus the legend's.
     assert_eq!(rings(&els), n);
     assert_eq!(markers(&els).len(), n);
