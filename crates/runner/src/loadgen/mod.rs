@@ -17,6 +17,7 @@ pub mod client;
 pub mod config;
 pub mod h1;
 pub mod limits;
+pub mod progress;
 pub mod record;
 pub mod schedule;
 pub mod sse;

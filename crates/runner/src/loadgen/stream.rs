@@ -138,6 +138,7 @@ impl EventState {
                 None => 1,
             };
             rec.events.push(TokenEvent { t_ns, tokens });
+            super::progress::add_tokens(tokens);
         }
         if let Some(u) = chunk.usage {
             self.last_usage_out = Some(u.completion_tokens);

@@ -160,7 +160,7 @@ impl<'a> BlockContext<'a> {
             ui.trial_start(t, &self.plan.points[t.point].to_string());
             let (trial, lines) = match &mut source {
                 Err(e) => (failed(t, block, &format!("prompts: {e}")), Vec::new()),
-                Ok(src) => match self.measure(t, block, src, &target).await {
+                Ok(src) => match self.measure(t, block, src, &target, ui.trial_bar()).await {
                     Some(m) => m,
                     // Interrupted: not recorded, so `--resume` measures it again.
                     None => break,
@@ -207,6 +207,7 @@ impl<'a> BlockContext<'a> {
         block: &Block,
         source: &mut PromptSource,
         target: &Target,
+        live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
         let prompts = tokio::select! {
             p = source.trial_prompts(self.spec, t.trial, t.point) => p,
@@ -221,6 +222,7 @@ impl<'a> BlockContext<'a> {
         let outcome = tokio::select! {
             r = run_trial(target, &cfg, &prompts) => r,
             _ = wait_cancel(self) => return None,
+            _ = Progress::live_throughput(live) => return None,
         };
         Some(match outcome {
             Err(e) => (

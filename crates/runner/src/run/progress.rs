@@ -87,10 +87,18 @@ impl Progress {
             point
         );
         match &self.bars {
-            Some((_, _, bar)) => bar.set_message(msg),
+            Some((_, _, bar)) => {
+                bar.reset_elapsed();
+                bar.set_message(msg);
+            }
             None if self.mode == ProgressMode::Lines => eprintln!("servebench: trial {msg} …"),
             None => {}
         }
+    }
+
+    /// The trial bar, when bars are shown (for live updates while a trial runs).
+    pub fn trial_bar(&self) -> Option<ProgressBar> {
+        self.bars.as_ref().map(|(_, _, bar)| bar.clone())
     }
 
     /// A trial ended (recorded).
@@ -119,6 +127,31 @@ impl Progress {
             }
             None if self.mode == ProgressMode::Lines => eprintln!("servebench: {msg}"),
             None => {}
+        }
+    }
+
+    /// Update `bar` every half second with the live output-token rate until dropped.
+    pub async fn live_throughput(bar: Option<ProgressBar>) {
+        let Some(bar) = bar else {
+            return std::future::pending().await;
+        };
+        let base = bar.message();
+        let mut last = (
+            std::time::Instant::now(),
+            crate::loadgen::progress::tokens_received(),
+        );
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let now = (
+                std::time::Instant::now(),
+                crate::loadgen::progress::tokens_received(),
+            );
+            let dt = now.0.duration_since(last.0).as_secs_f64();
+            if dt > 0.0 {
+                let rate = (now.1 - last.1) as f64 / dt;
+                bar.set_message(format!("{base} — {rate:.0} tok/s live"));
+            }
+            last = now;
         }
     }
 
