@@ -1,0 +1,177 @@
+//! Starting one block's server: substitutions, the launch record, readiness and verify.
+
+use std::collections::BTreeMap;
+
+use servebench_spec::Variant;
+use servebench_spec::plan::Block;
+use servebench_spec::substitute::{Context, resolve};
+
+use super::BlockContext;
+use crate::result::{RunResult, ServerStart, VerifyRecord};
+use crate::run::setup::now_rfc3339;
+use crate::server::{self, RunningServer, ServerLaunch};
+
+impl BlockContext<'_> {
+    /// Start, wait for readiness, verify. On failure the server is stopped and the reason
+    /// returned; a verify failure also refuses the variant for the rest of the run.
+    pub(super) async fn start_server(
+        &mut self,
+        block: &Block,
+        variant: &Variant,
+        server_spec: &servebench_spec::Server,
+        result: &mut RunResult,
+    ) -> Result<RunningServer, String> {
+        let port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
+        let ctx = Context {
+            port: Some(port),
+            servebench: Some(&self.opts.servebench_bin),
+            vars: Some(&variant.vars),
+            env: true,
+        };
+        let sub = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
+        let mut argv = Vec::new();
+        for a in server_spec
+            .command
+            .iter()
+            .chain(&server_spec.args)
+            .chain(&variant.server.args)
+        {
+            argv.push(sub(a)?);
+        }
+        let mut env = BTreeMap::new();
+        for (k, v) in server_spec.env.iter().chain(&variant.server.env) {
+            env.insert(k.clone(), sub(v)?);
+        }
+        let block_seed = block_seed(&result.run_id, block.index);
+        env.insert("SERVEBENCH_RUN_ID".into(), result.run_id.clone());
+        env.insert("SERVEBENCH_BLOCK".into(), block.index.to_string());
+        env.insert("SERVEBENCH_BLOCK_SEED".into(), block_seed.to_string());
+        let mut verify = server_spec.verify.clone();
+        for r in &mut verify {
+            if let Some(t) = &r.log_contains {
+                r.log_contains = Some(sub(t)?);
+            }
+            if let Some(j) = &mut r.json {
+                j.path = sub(&j.path)?;
+                if let Some(s) = j.equals.as_str() {
+                    j.equals = serde_json::Value::String(sub(s)?);
+                }
+            }
+        }
+        let log_dir = self.store.result_path.with_extension("logs");
+        let log_path = log_dir.join(format!("block-{:03}-{}.log", block.index + 1, variant.name));
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        secrets.extend(env_secret_values(server_spec, variant));
+        let launch = ServerLaunch {
+            argv: argv.clone(),
+            env: env.clone(),
+            working_dir: server_spec
+                .working_dir
+                .as_ref()
+                .map(|w| self.spec_dir.join(w)),
+            log_path: log_path.clone(),
+            port,
+            readiness: server_spec.readiness.clone(),
+            verify: verify.clone(),
+            stop: server_spec.stop.clone(),
+            secret_values: secrets.clone(),
+        };
+        let mut record = ServerStart {
+            block: block.index,
+            variant: variant.name.clone(),
+            argv: server::redact_argv(&argv, &secrets),
+            env: server::redact_env(&env),
+            pid: None,
+            pgid: None,
+            port,
+            log_path: log_path.display().to_string(),
+            started_at: now_rfc3339(),
+            ready_after_s: None,
+            verify: Vec::new(),
+            info: None,
+            stop: None,
+            error: None,
+        };
+        let running = match server::start(&launch).await {
+            Ok(s) => s,
+            Err(e) => {
+                record.error = Some(e.to_string());
+                result.servers.push(record);
+                let _ = self.store.save(result);
+                return Err(format!("server did not start: {e}"));
+            }
+        };
+        record.pid = Some(running.pid());
+        record.pgid = Some(running.pgid());
+        record.started_at = running.started_at().to_owned();
+        record.ready_after_s = Some(running.ready_after().as_secs_f64());
+        result.servers.push(record);
+        let _ = self.store.save(result);
+        let outcome = server::verify(&running, &verify).await;
+        let info = server::server_info(&running).await;
+        let (records, failure) = match outcome {
+            Ok(outcomes) => (
+                outcomes.iter().map(VerifyRecord::from).collect::<Vec<_>>(),
+                None,
+            ),
+            Err(e) => {
+                let mut recs: Vec<VerifyRecord> = e.passed.iter().map(VerifyRecord::from).collect();
+                recs.extend(e.failures.iter().map(VerifyRecord::from));
+                (recs, Some(e.to_string()))
+            }
+        };
+        if let Some(rec) = result.servers.last_mut() {
+            rec.verify = records;
+            rec.info = info;
+        }
+        if let Some(reason) = failure {
+            let reason = format!(
+                "verify failed for variant `{}`: {reason}. The variant is not measured (its change may not be in effect)",
+                variant.name
+            );
+            self.refused.insert(variant.name.clone(), reason.clone());
+            let report = server::stop(running).await;
+            if let Some(rec) = result.servers.last_mut() {
+                rec.stop = Some(report);
+                rec.error = Some(reason.clone());
+            }
+            let _ = self.store.save(result);
+            return Err(reason);
+        }
+        Ok(running)
+    }
+}
+
+/// Values of `${env.*}` references in the server block: never recorded.
+fn env_secret_values(server: &servebench_spec::Server, variant: &Variant) -> Vec<String> {
+    use servebench_spec::substitute::{Reference, references};
+    let strings = server
+        .command
+        .iter()
+        .chain(&server.args)
+        .chain(server.env.values())
+        .chain(&variant.server.args)
+        .chain(variant.server.env.values());
+    let mut out = Vec::new();
+    for s in strings {
+        for r in references(s).unwrap_or_default() {
+            if let Reference::Env(name) = r
+                && let Ok(v) = std::env::var(&name)
+                && !v.is_empty()
+            {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Seed handed to each server start (`SERVEBENCH_BLOCK_SEED`): derived from the run id and
+/// the block, so repeated starts of one variant really differ (A/A trials are not replays).
+pub fn block_seed(run_id: &str, block: usize) -> u64 {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("{run_id}/{block}").as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
