@@ -4,9 +4,9 @@
 //! parses, and usage errors exit 2.
 //!
 //! Effects are far from the thresholds (θ = 25% for the twin, +20–25% against θ = 5% for the
-//! faster variant, +25% at c=1 for the crossing curves) so the outcomes do not depend on
-//! chance or on machine load; where an effect is closer (−12% at c=32 against θ = 8%) only
-//! its sign is asserted. Which re-baseline flags fire is random and is not asserted.
+//! faster variant, about +20% at c=1 and a larger deficit at c=32 for the crossing curves) so
+//! the outcomes do not depend on chance or on machine load. Which re-baseline flags fire is
+//! random and is not asserted.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -238,8 +238,8 @@ fn the_sim_ab_shape_reports_its_sign_change_in_words() {
     let r = compare_json(&[], &result);
     let m = &r["comparisons"][0]["metrics"][0];
     let v = verdicts(&r["comparisons"][0], "output_throughput");
-    // +25% at c=1 is far beyond θ = 8%; the deficit at c=32 (about −12%: the batch stays
-    // below 32) is significant but may reach inside θ.
+    // +20% at c=1 is far beyond θ = 8%; so is the deficit at c=32 (a dearer cost per
+    // running sequence), which may still be called significant-but-small on a loaded machine.
     assert_eq!(v.first().map(String::as_str), Some("improved"), "{v:?}");
     assert!(
         matches!(

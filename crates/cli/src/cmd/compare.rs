@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use servebench_runner::compare::{
-    CompareOptions, FailOn, LoadedResult, compare_across, compare_within, evaluate_gates, render,
+    FailOn, LoadedResult, compare_across, compare_within, evaluate_gates, render,
 };
 use servebench_runner::result::load_result;
 
@@ -29,23 +29,9 @@ pub struct Args {
     result: PathBuf,
     /// A second result file: the candidate's run.
     candidate_result: Option<PathBuf>,
-    /// The baseline variant (default: the `baseline: true` variant of the first file).
-    #[arg(long, value_name = "NAME")]
-    baseline_variant: Option<String>,
-    /// The candidate variant (default: every other variant within a run; across runs the
-    /// baseline's name, else the second file's baseline variant).
-    #[arg(long, value_name = "NAME")]
-    candidate_variant: Option<String>,
-    /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
-    /// list).
-    #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
-    metrics: Vec<String>,
-    /// Practical threshold θ for every metric (e.g. 0.02), overriding the spec's.
-    #[arg(long, value_name = "FRACTION")]
-    threshold: Option<f64>,
-    /// Significance level α, overriding the spec's `compare.alpha`.
-    #[arg(long, value_name = "ALPHA")]
-    alpha: Option<f64>,
+    /// Which variants and metrics, and the thresholds.
+    #[command(flatten)]
+    selection: super::Selection,
     /// Print the report as JSON (format `servebench-compare/1`, see docs/statistics.md).
     #[arg(long)]
     json: bool,
@@ -75,13 +61,7 @@ fn load(path: &Path) -> Result<LoadedResult> {
 
 /// Compare, print, and apply the gates.
 pub fn run(args: Args) -> Result<Exit> {
-    let opts = CompareOptions {
-        metrics: (!args.metrics.is_empty()).then(|| args.metrics.clone()),
-        threshold: args.threshold,
-        alpha: args.alpha,
-        baseline_variant: args.baseline_variant.clone(),
-        candidate_variant: args.candidate_variant.clone(),
-    };
+    let opts = args.selection.options();
     let first = load(&args.result)?;
     let mut report = match &args.candidate_result {
         None => compare_within(&first, &opts)?,

@@ -31,3 +31,38 @@ pub fn print_warnings(spec: &Spec, file: &str) {
         eprintln!("{}", w.render(file));
     }
 }
+
+/// Variant, metric and threshold choices shared by `compare` and `report`.
+#[derive(Debug, clap::Args)]
+pub struct Selection {
+    /// The baseline variant (default: the `baseline: true` variant of the first file).
+    #[arg(long, value_name = "NAME")]
+    pub baseline_variant: Option<String>,
+    /// The candidate variant (default: every other variant within a run; across runs the
+    /// baseline's name, else the second file's baseline variant).
+    #[arg(long, value_name = "NAME")]
+    pub candidate_variant: Option<String>,
+    /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
+    /// list).
+    #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+    /// Practical threshold θ for every metric (e.g. 0.02), overriding the spec's.
+    #[arg(long, value_name = "FRACTION")]
+    pub threshold: Option<f64>,
+    /// Significance level α, overriding the spec's `compare.alpha`.
+    #[arg(long, value_name = "ALPHA")]
+    pub alpha: Option<f64>,
+}
+
+impl Selection {
+    /// As the comparison's options.
+    pub fn options(&self) -> servebench_runner::compare::CompareOptions {
+        servebench_runner::compare::CompareOptions {
+            metrics: (!self.metrics.is_empty()).then(|| self.metrics.clone()),
+            threshold: self.threshold,
+            alpha: self.alpha,
+            baseline_variant: self.baseline_variant.clone(),
+            candidate_variant: self.candidate_variant.clone(),
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use servebench_runner::compare::{CompareOptions, LoadedResult};
+use servebench_runner::compare::LoadedResult;
 use servebench_runner::report::{self, ReportOptions};
 use servebench_runner::result::load_result;
 
@@ -34,23 +34,9 @@ pub struct Args {
     /// a full point label (default: the highest concurrency).
     #[arg(long, value_name = "POINT")]
     cdf_point: Option<String>,
-    /// The baseline variant (default: the `baseline: true` variant of the first file).
-    #[arg(long, value_name = "NAME")]
-    baseline_variant: Option<String>,
-    /// The candidate variant (default: every other variant within a run; across runs the
-    /// baseline's name, else the second file's baseline variant).
-    #[arg(long, value_name = "NAME")]
-    candidate_variant: Option<String>,
-    /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
-    /// list).
-    #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
-    metrics: Vec<String>,
-    /// Practical threshold θ for every metric (e.g. 0.02), overriding the spec's.
-    #[arg(long, value_name = "FRACTION")]
-    threshold: Option<f64>,
-    /// Significance level α, overriding the spec's `compare.alpha`.
-    #[arg(long, value_name = "ALPHA")]
-    alpha: Option<f64>,
+    /// Which variants and metrics, and the thresholds.
+    #[command(flatten)]
+    selection: super::Selection,
 }
 
 fn load(path: &Path) -> Result<LoadedResult> {
@@ -73,13 +59,7 @@ fn default_dir(result: &Path) -> PathBuf {
 pub fn run(args: Args) -> Result<Exit> {
     let opts = ReportOptions {
         cdf_point: args.cdf_point.clone(),
-        compare: CompareOptions {
-            metrics: (!args.metrics.is_empty()).then(|| args.metrics.clone()),
-            threshold: args.threshold,
-            alpha: args.alpha,
-            baseline_variant: args.baseline_variant.clone(),
-            candidate_variant: args.candidate_variant.clone(),
-        },
+        compare: args.selection.options(),
     };
     let first = load(&args.result)?;
     let built = match &args.candidate_result {
