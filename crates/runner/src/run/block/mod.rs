@@ -306,10 +306,15 @@ async fn exited_soon_after(
     if let Some(e) = s.try_exit_status() {
         return Some(e);
     }
-    let suspicious = trial
-        .errors
-        .keys()
-        .any(|k| matches!(k.as_str(), "connect" | "transport" | "stream_disconnected"));
+    use crate::loadgen::ErrorKind;
+    let suspicious = trial.summary.as_ref().is_some_and(|sum| {
+        sum.errors.keys().any(|k| {
+            matches!(
+                k,
+                ErrorKind::Connect | ErrorKind::Transport | ErrorKind::StreamDisconnected
+            )
+        })
+    });
     if !suspicious {
         return None;
     }
