@@ -71,6 +71,7 @@ pub mod order_stat;
 pub mod percentile;
 pub mod power;
 pub mod rank;
+pub mod reproduce;
 pub mod robust;
 pub mod spearman;
 pub mod summary;
