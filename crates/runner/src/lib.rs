@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod dataset;
 pub mod gpu;
+pub mod import;
 pub mod loadgen;
 pub mod metrics;
 pub mod provenance;

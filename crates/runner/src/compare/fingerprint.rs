@@ -192,6 +192,11 @@ pub(crate) fn compare(
             notes.push(format!(
                 "the {side} result is imported (converted from another tool's output): {what}"
             ));
+            if let Some(info) = &r.import {
+                for n in &info.notes {
+                    notes.push(format!("{side} imported from {}: {n}", info.tool));
+                }
+            }
         }
     }
     if !unchecked.is_empty() {

@@ -100,6 +100,10 @@ pub struct TrialSummary {
     pub ttft_overhead: Option<LatencyStats>,
     pub histograms: LatencyHistograms,
     pub percentile_method: String,
+    /// Metrics as another tool reported them (imported results only), by catalogue name;
+    /// read when the window has no value of its own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reported: BTreeMap<String, f64>,
 }
 
 /// Names accepted by [`TrialSummary::metric`] (the catalogue's).
@@ -156,7 +160,9 @@ impl WindowSummary {
 impl TrialSummary {
     /// A metric over all measured requests, by catalogue name.
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.all.metric(name)
+        self.all
+            .metric(name)
+            .or_else(|| self.reported.get(name).copied())
     }
 
     /// A metric over the steady window, by catalogue name.
@@ -243,6 +249,7 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         histograms: hist.encode(),
         percentile_method: "linear interpolation (Hyndman-Fan 7, numpy default) over exact values"
             .to_owned(),
+        reported: BTreeMap::new(),
     }
 }
 

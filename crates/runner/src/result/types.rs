@@ -91,6 +91,36 @@ pub struct RunResult {
     /// File name of the per-request sidecar, beside this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_file: Option<String>,
+    /// Where an imported result came from and how its definitions differ (`origin:
+    /// imported` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<ImportInfo>,
+}
+
+/// The source of an imported result (`servebench import`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ImportInfo {
+    /// The tool that measured: `sglang` (`bench_serving`) or `vllm` (`vllm bench serve`).
+    pub tool: String,
+    /// The file as given to `import`.
+    pub source_file: String,
+    /// sha256 of the source file (`sha256:…`).
+    pub source_sha256: String,
+    /// Line of a JSONL source (from 1), when the file holds several results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The tool's own record of when it ran, as it wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_at: Option<String>,
+    /// Source fields read, and the catalogue metric each became.
+    #[serde(default)]
+    pub mapped: BTreeMap<String, String>,
+    /// Source fields not read (no servebench counterpart).
+    #[serde(default)]
+    pub ignored: Vec<String>,
+    /// Where the tool's definitions differ from servebench's, and what was unknown.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// servebench's version and build.

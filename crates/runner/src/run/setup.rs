@@ -121,6 +121,7 @@ pub fn open(
             .file_name()
             .and_then(|n| n.to_str())
             .map(str::to_owned),
+        import: None,
     };
     store.save(&result)?;
     Ok((result, store))
