@@ -25,6 +25,9 @@ pub struct SweepPoint {
     pub input_tokens: Option<TokenCount>,
     /// Output length (`None`: from the prompt file).
     pub output_tokens: Option<TokenCount>,
+    /// Measured requests per trial at this point (`None`: trials by `duration`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u32>,
 }
 
 impl SweepPoint {
@@ -92,6 +95,7 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
                         request_rate: *r,
                         input_tokens: *i,
                         output_tokens: *o,
+                        requests: w.requests,
                     });
                 }
             }
@@ -102,30 +106,36 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
 
 /// The sweep points that run, in order: the matrix less `exclude`, then `include`.
 pub fn sweep_points(spec: &SpecFile) -> Vec<SweepPoint> {
-    let w = &spec.spec.workload;
     let sw = &spec.spec.sweep;
     let mut points: Vec<SweepPoint> = matrix_points(spec)
         .into_iter()
         .filter(|p| !sw.exclude.iter().any(|e| p.matches(e)))
         .collect();
     for inc in &sw.include {
-        let p = SweepPoint {
-            max_concurrency: inc.max_concurrency.or(w.max_concurrency),
-            request_rate: inc.request_rate.unwrap_or(w.request_rate),
-            input_tokens: inc
-                .input_tokens
-                .map(TokenCount::Fixed)
-                .or(w.dataset.input_tokens),
-            output_tokens: inc
-                .output_tokens
-                .map(TokenCount::Fixed)
-                .or(w.dataset.output_tokens),
-        };
+        let p = include_point(spec, inc);
         if !points.contains(&p) {
             points.push(p);
         }
     }
     points
+}
+
+/// The sweep point an `include` entry adds: keys not given take the workload's value.
+pub fn include_point(spec: &SpecFile, inc: &SweepPointSpec) -> SweepPoint {
+    let w = &spec.spec.workload;
+    SweepPoint {
+        max_concurrency: inc.max_concurrency.or(w.max_concurrency),
+        request_rate: inc.request_rate.unwrap_or(w.request_rate),
+        input_tokens: inc
+            .input_tokens
+            .map(TokenCount::Fixed)
+            .or(w.dataset.input_tokens),
+        output_tokens: inc
+            .output_tokens
+            .map(TokenCount::Fixed)
+            .or(w.dataset.output_tokens),
+        requests: inc.requests.or(w.requests),
+    }
 }
 
 /// Seed of the prompts of trial `trial` (1-based) at sweep point `point` (0-based): the same
@@ -321,7 +331,42 @@ impl fmt::Display for Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::prompt_seed;
+    use super::{prompt_seed, sweep_points};
+
+    #[test]
+    fn include_points_carry_their_own_request_counts() {
+        let src = r#"
+apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: per-point}
+spec:
+  server: {command: [s], args: [--port, "${port}"]}
+  target: {model: m}
+  variants: [{name: a, baseline: true}, {name: b}]
+  workload:
+    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
+    requests: 20
+    request_rate: inf
+  sweep:
+    max_concurrency: [1]
+    include:
+      - {max_concurrency: 64, requests: 256}
+      - {max_concurrency: 8}
+"#;
+        let spec = crate::parse_str(src, "per-point.yaml").expect("valid");
+        let got: Vec<_> = sweep_points(&spec.file)
+            .iter()
+            .map(|p| (p.max_concurrency, p.requests))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(1), Some(20)),
+                (Some(64), Some(256)),
+                (Some(8), Some(20))
+            ]
+        );
+    }
 
     #[test]
     fn prompt_seed_matches_an_independent_splitmix_chain() {

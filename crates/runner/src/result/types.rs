@@ -212,6 +212,10 @@ pub struct PointInfo {
     pub input_tokens: Option<u32>,
     /// Fixed output length, when fixed.
     pub output_tokens: Option<u32>,
+    /// Measured requests per trial at this point (absent in results from before per-point
+    /// request counts: then `workload.requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u32>,
 }
 
 /// One server start.

@@ -58,6 +58,7 @@ fn point_info(plan: &Plan) -> Vec<PointInfo> {
             },
             input_tokens: fixed(p.input_tokens),
             output_tokens: fixed(p.output_tokens),
+            requests: p.requests,
         })
         .collect()
 }

@@ -26,7 +26,7 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 /// The `LoadConfig` of one trial at `point`; `schedule_seed` seeds its arrival times.
 pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> LoadConfig {
     let w = &spec.spec.workload;
-    let mut cfg = LoadConfig::new(w.requests.unwrap_or(1) as usize);
+    let mut cfg = LoadConfig::new(point.requests.or(w.requests).unwrap_or(1) as usize);
     cfg.max_concurrency = point.max_concurrency.map(|c| c as usize);
     cfg.arrival = match point.request_rate {
         Rate::Inf => Arrival::Inf,
@@ -157,8 +157,12 @@ impl PromptSource {
         point: usize,
     ) -> Result<TrialPrompts, DatasetError> {
         let w = &spec.spec.workload;
+        let requests = servebench_spec::plan::sweep_points(spec)
+            .get(point)
+            .and_then(|p| p.requests)
+            .or(w.requests);
         let (n, warm, seed) = (
-            w.requests.unwrap_or(1) as usize,
+            requests.unwrap_or(1) as usize,
             w.warmup_requests as usize,
             w.seed,
         );

@@ -253,6 +253,42 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+    for (i, ex) in sw.exclude.iter().enumerate() {
+        if let Some(n) = ex.requests {
+            out.push(
+                Diagnostic::error(
+                    at(&format!("sweep.exclude[{i}].requests")),
+                    format!("`requests: {n}` in an `exclude` entry selects nothing: a point's request count is not one of its keys"),
+                )
+                .with_hint("remove `requests` here; to change a point's request count, exclude it and `include` it again with `requests`"),
+            );
+        }
+    }
+    let mut earlier: Vec<crate::plan::SweepPoint> = crate::plan::matrix_points(spec)
+        .into_iter()
+        .filter(|p| !sw.exclude.iter().any(|e| p.matches(e)))
+        .collect();
+    for (k, inc) in sw.include.iter().enumerate() {
+        let p = crate::plan::include_point(spec, inc);
+        if let Some(q) = earlier
+            .iter()
+            .find(|q| q.to_string() == p.to_string() && q.requests != p.requests)
+        {
+            let n = |r: Option<u32>| r.map_or_else(|| "no".to_string(), |n| n.to_string());
+            out.push(
+                Diagnostic::error(
+                    at(&format!("sweep.include[{k}]")),
+                    format!(
+                        "this point ({p}) is already in the sweep with {} requests, here with {}: one point cannot run twice with different request counts",
+                        n(q.requests),
+                        n(p.requests)
+                    ),
+                )
+                .with_hint("`exclude` the matrix point first, or drop the key from the sweep matrix and list every point under `include`"),
+            );
+        }
+        earlier.push(p);
+    }
     let points = crate::plan::sweep_points(spec);
     if points.is_empty() {
         out.push(Diagnostic::error(
@@ -279,6 +315,7 @@ fn concurrency_warnings(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
         return;
     };
     for p in crate::plan::sweep_points(spec) {
+        let requests = p.requests.unwrap_or(requests);
         if let Some(c) = p.max_concurrency
             && u64::from(c) > u64::from(requests)
         {
@@ -292,6 +329,11 @@ fn concurrency_warnings(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                 )).with_hint(format!("raise `workload.requests` to at least {c} (several times that for a steady state)")));
         }
     }
+    let requests = crate::plan::sweep_points(spec)
+        .iter()
+        .filter_map(|p| p.requests)
+        .min()
+        .unwrap_or(requests);
     for (i, name) in s.compare.metrics.iter().enumerate() {
         if let Some(m) = metrics::metric(name)
             && let Aggregate::Quantile(q) = m.aggregate

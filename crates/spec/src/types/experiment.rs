@@ -84,6 +84,10 @@ pub struct SweepPointSpec {
     /// `workload.dataset.output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u32>,
+    /// `workload.requests` for this point (`include` only): e.g. more requests at high
+    /// concurrency, fewer at concurrency 1, so each point runs for a similar time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u32>,
 }
 
 /// Repetitions and their order.

@@ -40,7 +40,11 @@ fn requests_per_trial(report: &Report) -> Option<u32> {
     report
         .sources
         .iter()
-        .filter_map(|s| s.result.spec.spec.workload.requests)
+        .flat_map(|s| {
+            servebench_spec::plan::sweep_points(&s.result.spec)
+                .into_iter()
+                .filter_map(|p| p.requests)
+        })
         .min()
 }
 
