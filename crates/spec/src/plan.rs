@@ -66,6 +66,8 @@ impl fmt::Display for SweepPoint {
 
 /// The full matrix of sweep points, before `exclude` and `include`. Keys vary with
 /// `max_concurrency` outermost, then `request_rate`, `input_tokens`, `output_tokens`.
+/// With no matrix key but some `include` entries the matrix is empty: the sweep is the
+/// included points alone.
 pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
     let w = &spec.spec.workload;
     let sw = &spec.spec.sweep;
@@ -86,6 +88,14 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
         None => vec![w.dataset.output_tokens],
     };
     let mut points = Vec::new();
+    let no_matrix_key = sw.max_concurrency.is_none()
+        && sw.request_rate.is_none()
+        && sw.input_tokens.is_none()
+        && sw.output_tokens.is_none();
+    if no_matrix_key && !sw.include.is_empty() {
+        // a sweep of `include` entries alone is exactly those points
+        return points;
+    }
     for c in &conc {
         for r in &rates {
             for i in &ins {
@@ -366,6 +376,14 @@ spec:
                 (Some(8), Some(20))
             ]
         );
+        // with no matrix key, the included points are the whole sweep
+        let only = src.replace("    max_concurrency: [1]\n", "");
+        let spec = crate::parse_str(&only, "per-point.yaml").expect("valid");
+        let got: Vec<_> = sweep_points(&spec.file)
+            .iter()
+            .map(|p| (p.max_concurrency, p.requests))
+            .collect();
+        assert_eq!(got, [(Some(64), Some(256)), (Some(8), Some(20))]);
     }
 
     #[test]

@@ -60,7 +60,8 @@ pub struct Sweep {
     /// Fixed values of `workload.dataset.output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<Vec<u32>>,
-    /// Extra points added after the matrix (keys not given take the workload's value).
+    /// Extra points added after the matrix (keys not given take the workload's value). With
+    /// no matrix key above, the sweep is exactly these points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<SweepPointSpec>,
     /// Matrix points removed (a point matches when every key given here matches).
