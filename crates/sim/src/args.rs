@@ -27,6 +27,10 @@ pub struct SimArgs {
     /// Seed of jitter, speed factor, EOS positions, generated text and faults.
     #[arg(long, default_value_t = 0, env = "SERVEBENCH_BLOCK_SEED")]
     pub seed: u64,
+    /// Require `Authorization: Bearer KEY` on /v1/* (except /v1/sim/*), /tokenize and
+    /// /detokenize, as vLLM's --api-key does (401 otherwise). Never logged.
+    #[arg(long)]
+    pub api_key: Option<String>,
     /// Milliseconds a graceful shutdown (SIGTERM/SIGINT) waits for in-flight responses.
     #[arg(long, default_value_t = 5000)]
     pub shutdown_grace_ms: u64,
@@ -111,6 +115,13 @@ pub struct FaultArgs {
     /// Exit the whole server right after this many generation requests were answered.
     #[arg(long)]
     pub exit_after_requests: Option<u64>,
+    /// Readiness flaps: after the start-up delay, each period of this many ms ends with
+    /// --flap-down-ms of 503s on /health, /v1/models and generation; 0 = off.
+    #[arg(long, default_value_t = 0)]
+    pub flap_period_ms: u64,
+    /// The unready part of each flap period, ms.
+    #[arg(long, default_value_t = 0)]
+    pub flap_down_ms: u64,
 }
 
 impl Default for FaultArgs {
@@ -125,6 +136,8 @@ impl Default for FaultArgs {
             stall_ms: d.stall_ms,
             malformed_rate: d.malformed_rate,
             exit_after_requests: d.exit_after_requests,
+            flap_period_ms: d.flap_period_ms,
+            flap_down_ms: d.flap_down_ms,
         }
     }
 }
@@ -172,7 +185,10 @@ impl SimArgs {
                 stall_ms: f.stall_ms,
                 malformed_rate: f.malformed_rate,
                 exit_after_requests: f.exit_after_requests,
+                flap_period_ms: f.flap_period_ms,
+                flap_down_ms: f.flap_down_ms,
             },
+            api_key: self.api_key.clone().map(crate::config::ApiKey),
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
         };
         config.validate()?;

@@ -222,6 +222,11 @@ pub struct FaultParams {
     pub malformed_rate: f64,
     /// Stop the whole server right after this many generation requests have been answered.
     pub exit_after_requests: Option<u64>,
+    /// Readiness flaps: after the start-up delay, every period of this many ms ends with
+    /// `flap_down_ms` during which the server answers as if starting up (503); 0 = never.
+    pub flap_period_ms: u64,
+    /// The unready part of each flap period.
+    pub flap_down_ms: u64,
 }
 
 impl Default for FaultParams {
@@ -235,6 +240,8 @@ impl Default for FaultParams {
             stall_ms: 1000,
             malformed_rate: 0.0,
             exit_after_requests: None,
+            flap_period_ms: 0,
+            flap_down_ms: 0,
         }
     }
 }
@@ -271,6 +278,15 @@ impl FaultParams {
                 )));
             }
         }
+        if self.flap_period_ms > MAX_DELAY_MS
+            || (self.flap_period_ms > 0
+                && (self.flap_down_ms == 0 || self.flap_down_ms >= self.flap_period_ms))
+        {
+            return Err(SimError::InvalidConfig(format!(
+                "flap_down_ms must be in (0, flap_period_ms) and flap_period_ms at most {MAX_DELAY_MS}, got {} and {}",
+                self.flap_down_ms, self.flap_period_ms
+            )));
+        }
         if self.exit_after_requests == Some(0) {
             return Err(SimError::InvalidConfig(
                 "exit_after_requests must be at least 1".into(),
@@ -299,9 +315,24 @@ pub struct SimConfig {
     pub engine: EngineParams,
     /// Injected faults.
     pub faults: FaultParams,
+    /// When set, `/v1/*` (except `/v1/sim/*`), `/tokenize` and `/detokenize` require
+    /// `Authorization: Bearer <key>` (401 otherwise), as vLLM's `--api-key` does. Never
+    /// serialised, logged or reported.
+    #[serde(skip)]
+    pub api_key: Option<ApiKey>,
     /// How long a graceful shutdown waits for in-flight responses before dropping them.
     #[serde(serialize_with = "ser_ms")]
     pub shutdown_grace: Duration,
+}
+
+/// An API key: compared, never shown (its `Debug` is redacted).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(pub String);
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -321,6 +352,7 @@ impl SimConfig {
             seed: 0,
             engine: preset.engine(),
             faults: FaultParams::default(),
+            api_key: None,
             shutdown_grace: Duration::from_secs(5),
         }
     }

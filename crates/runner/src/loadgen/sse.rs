@@ -92,6 +92,12 @@ impl SseParser {
         self.line.extend_from_slice(rest);
     }
 
+    /// Bytes held for the event being assembled: its unterminated line and its data so far.
+    /// The caller bounds it (a server that never ends an event must not exhaust memory).
+    pub fn pending_bytes(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
     /// End of input: completes an unterminated last line and dispatches a pending event.
     pub fn finish(&mut self, mut on_event: impl FnMut(SseEvent<'_>)) {
         if !self.line.is_empty() {

@@ -38,6 +38,11 @@ struct EventState {
 
 const HEAD_BYTES: usize = 512;
 
+/// Largest SSE event (its data and unterminated line) held while it is assembled. A token
+/// event is a few hundred bytes; a server that sends more than this without ending the event
+/// is broken, and the request fails as `malformed_event` instead of growing without bound.
+pub const MAX_EVENT_BYTES: usize = 4 << 20;
+
 impl StreamConsumer {
     pub fn new() -> Self {
         Self::default()
@@ -52,6 +57,15 @@ impl StreamConsumer {
         let st = &mut self.st;
         self.sse
             .feed(chunk, |ev| st.on_event(t_ns, ev.kind, ev.data, rec));
+        if rec.error.is_none() && self.sse.pending_bytes() > MAX_EVENT_BYTES {
+            rec.fail(
+                ErrorKind::MalformedEvent,
+                format!(
+                    "an SSE event exceeded {MAX_EVENT_BYTES} bytes without ending ({} bytes held)",
+                    self.sse.pending_bytes()
+                ),
+            );
+        }
         if rec.error.is_some() {
             Flow::Stop
         } else {
@@ -229,6 +243,47 @@ mod tests {
         let rec = run(&[b"{\"error\":{\"message\":\"bad model\"}}"]);
         assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
         let rec = run(&[b"<html>oops</html>"]);
+        assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+    }
+
+    #[test]
+    fn an_event_that_never_ends_is_cut_at_the_bound() {
+        let mut rec = RequestRecord::default();
+        let mut c = StreamConsumer::new();
+        assert_eq!(c.on_chunk(0, TOK, &mut rec), Flow::Continue);
+        let filler = vec![b'x'; 64 << 10];
+        assert_eq!(
+            c.on_chunk(1, b"data: {\"choices\":\"", &mut rec),
+            Flow::Continue
+        );
+        let mut fed = 0;
+        let flow = loop {
+            let f = c.on_chunk(2, &filler, &mut rec);
+            fed += filler.len();
+            if f == Flow::Stop || fed > 2 * MAX_EVENT_BYTES {
+                break f;
+            }
+        };
+        assert_eq!(flow, Flow::Stop);
+        assert!(
+            fed <= MAX_EVENT_BYTES + filler.len(),
+            "stopped at the bound"
+        );
+        assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+        assert!(
+            rec.error_detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("exceeded")
+        );
+        // Many long data lines of one event count together.
+        let mut rec = RequestRecord::default();
+        let mut c = StreamConsumer::new();
+        let mut line = b"data: ".to_vec();
+        line.extend_from_slice(&filler);
+        line.push(b'\n');
+        let flow = (0..100).map(|_| c.on_chunk(0, &line, &mut rec)).last();
+        assert_eq!(flow, Some(Flow::Stop));
         assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
     }
 

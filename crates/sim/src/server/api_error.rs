@@ -34,6 +34,7 @@ impl ApiError {
             StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => "invalid_request_error",
             StatusCode::NOT_FOUND => "not_found_error",
             StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::UNAUTHORIZED => "authentication_error",
             StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
             StatusCode::SERVICE_UNAVAILABLE => "service_unavailable",
             _ => "server_error",

@@ -1,6 +1,7 @@
 //! The HTTP side: router, shared state, and the public ways to start a server.
 
 mod api_error;
+mod auth;
 pub(crate) mod encode;
 mod endpoints;
 mod faults;
@@ -91,7 +92,17 @@ pub(crate) struct AppState {
 
 impl AppState {
     pub(crate) fn ready(&self) -> bool {
-        Instant::now() >= self.ready_at
+        let now = Instant::now();
+        if now < self.ready_at {
+            return false;
+        }
+        let f = &self.config.faults;
+        if f.flap_period_ms == 0 {
+            return true;
+        }
+        // Each flap period: up first, then `flap_down_ms` unready.
+        let into = (now - self.ready_at).as_millis() % u128::from(f.flap_period_ms);
+        into < u128::from(f.flap_period_ms - f.flap_down_ms)
     }
 
     pub(crate) fn exiting(&self) -> bool {
@@ -156,7 +167,8 @@ impl AppState {
              max_model_len={} prefill_ms_per_token={} decode_base_ms={} decode_per_seq_ms={} \
              jitter_cv={} speed_cv={} drift_per_min={} eos_mean_tokens={} default_max_tokens={} \
              zero_delay={} startup_delay_ms={} error_rate_500={} error_rate_429={} \
-             disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} exit_after_requests={exit}",
+             disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} exit_after_requests={exit} \
+             flap_period_ms={} flap_down_ms={} api_key={}",
             crate::VERSION,
             c.label,
             c.model,
@@ -183,6 +195,13 @@ impl AppState {
             f.stall_rate,
             f.stall_ms,
             f.malformed_rate,
+            f.flap_period_ms,
+            f.flap_down_ms,
+            if c.api_key.is_some() {
+                "required"
+            } else {
+                "none"
+            },
         )
     }
 }
@@ -201,5 +220,9 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(endpoints::not_found)
         .method_not_allowed_fallback(endpoints::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_key,
+        ))
         .with_state(state)
 }
