@@ -34,6 +34,10 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Write a report folder: Markdown, one self-contained HTML file, SVG plots, trials CSV.
     Report(cmd::report::Args),
+    /// Run the spec stored in a published result again and say whether each value reproduces.
+    Rerun(cmd::rerun::Args),
+    /// Read an SGLang or vLLM benchmark result file as a servebench result (one trial).
+    Import(cmd::import::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -58,6 +62,8 @@ fn main() {
         Command::Run(a) => cmd::run::run_cmd(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Rerun(a) => cmd::rerun::run_cmd(a),
+        Command::Import(a) => cmd::import::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

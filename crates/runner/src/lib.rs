@@ -15,6 +15,7 @@ pub mod loadgen;
 pub mod metrics;
 pub mod provenance;
 pub mod report;
+pub mod rerun;
 pub mod result;
 pub mod run;
 pub mod server;

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod import;
 pub mod plan;
 pub mod report;
+pub mod rerun;
 pub mod run;
 pub mod schema;
 pub mod sim;

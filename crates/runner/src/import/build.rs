@@ -110,10 +110,15 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 request_rate: im.request_rate,
                 arrival,
                 burstiness,
-                max_concurrency: im.max_concurrency,
+                max_concurrency: None,
                 ..default_workload()
             },
-            sweep: Sweep::default(),
+            // The concurrency limit as a one-value sweep, as servebench specs usually write it
+            // (the point label, which `compare` matches on, is the same either way).
+            sweep: Sweep {
+                max_concurrency: im.max_concurrency.map(|c| vec![c]),
+                ..Sweep::default()
+            },
             trials: Trials {
                 count: 1,
                 ..Trials::default()
@@ -139,7 +144,7 @@ fn recompute(p: &PerRequest, w: &mut WindowSummary) -> HistogramSet {
     let (mut ttft, mut tpot, mut itl, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..p.ttfts.len() {
         let t = p.ttfts[i];
-        if !p.errors[i].is_empty() || !(t.is_finite() && t > 0.0) {
+        if !(p.errors[i].is_empty() && t.is_finite() && t > 0.0) {
             continue;
         }
         let gaps: f64 = p.itls[i].iter().sum();

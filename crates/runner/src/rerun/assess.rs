@@ -1,0 +1,336 @@
+//! The re-run against the published run. Each variant of the published run is compared
+//! with the same variant of the new run by `compare_across` (published = baseline arm, new =
+//! candidate arm: the ratio is new/published, the fingerprints are compared field by field,
+//! `stale-baseline` is always raised); each value is then judged by
+//! `servebench_stats::reproduce::value_outcome`. The published A/B claims (every variant
+//! against the baseline variant, within the published run) are judged by
+//! `reproduce::claim_outcome` against the same comparison within the new run.
+
+use serde::{Deserialize, Serialize};
+use servebench_stats::Estimate;
+use servebench_stats::flags::{FingerprintDifference, Flag, FlagId};
+use servebench_stats::reproduce::{Claim, Reproduction, claim_outcome, value_outcome};
+use servebench_stats::verdict::{Scale, Verdict};
+
+use crate::compare::{
+    CompareError, CompareOptions, LoadedResult, MetricReport, PointReport, VerdictKind,
+    compare_across, compare_within,
+};
+
+/// Format tag of the JSON report; changes on any incompatible change.
+pub const RERUN_FORMAT: &str = "servebench-rerun/1";
+
+/// One published value checked against the re-run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueRow {
+    /// Variant.
+    pub variant: String,
+    /// Short point label (`c=16`).
+    pub point: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit.
+    pub unit: String,
+    /// Log (ratio) or arithmetic (difference).
+    pub scale: Scale,
+    /// θ.
+    pub threshold: f64,
+    /// Published mean (geometric on the log scale) with its interval, when computable.
+    pub published: Option<Estimate>,
+    /// Trials with a value in the published run.
+    pub published_trials: usize,
+    /// New mean with its interval.
+    pub new: Option<Estimate>,
+    /// Trials with a value in the re-run.
+    pub new_trials: usize,
+    /// new/published (log) or new − published (arithmetic), with its CI at 1 − α.
+    pub change: Option<Estimate>,
+    /// The outcome.
+    pub outcome: Reproduction,
+    /// Trials per arm that would settle an inconclusive outcome.
+    pub trials_per_arm: Option<u64>,
+    /// Why there is no interval, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_no_interval: Option<String>,
+    /// Flags of this point (ids; evidence in the report's `flags`).
+    pub flags: Vec<FlagId>,
+}
+
+/// One published A/B claim checked against the re-run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRow {
+    /// Candidate variant.
+    pub candidate: String,
+    /// Baseline variant.
+    pub baseline: String,
+    /// Short point label.
+    pub point: String,
+    /// Metric.
+    pub metric: String,
+    /// Published verdict and ratio.
+    pub published_verdict: VerdictKind,
+    /// Published candidate/baseline ratio (or difference).
+    pub published_effect: Option<Estimate>,
+    /// New verdict.
+    pub new_verdict: VerdictKind,
+    /// New ratio (or difference).
+    pub new_effect: Option<Estimate>,
+    /// The outcome.
+    pub outcome: Reproduction,
+}
+
+/// Counts of outcomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Values reproduced.
+    pub reproduced: usize,
+    /// Values not reproduced.
+    pub not_reproduced: usize,
+    /// Values inconclusive.
+    pub inconclusive: usize,
+    /// Claims reproduced.
+    pub claims_reproduced: usize,
+    /// Claims not reproduced.
+    pub claims_not_reproduced: usize,
+    /// Claims inconclusive.
+    pub claims_inconclusive: usize,
+}
+
+/// The whole re-run report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RerunReport {
+    /// [`RERUN_FORMAT`].
+    pub format: String,
+    /// The published result file.
+    pub published_file: String,
+    /// Its run id.
+    pub published_run: String,
+    /// The new result file.
+    pub new_file: String,
+    /// Its run id.
+    pub new_run: String,
+    /// The spec hash both share.
+    pub spec_hash: String,
+    /// Significance level; intervals are at 1 − α.
+    pub alpha: f64,
+    /// One row per variant × point × metric.
+    pub values: Vec<ValueRow>,
+    /// One row per published A/B claim (variant × point × metric with a verdict).
+    pub claims: Vec<ClaimRow>,
+    /// Fields that differ between the published and the new run (host, accelerators,
+    /// versions…).
+    pub fingerprint_differences: Vec<FingerprintDifference>,
+    /// Every flag raised, with its evidence and action (deduplicated).
+    pub flags: Vec<Flag>,
+    /// Notes from the comparison.
+    pub notes: Vec<String>,
+    /// Counts.
+    pub summary: Summary,
+}
+
+fn outcome_of(m: &MetricReport, p: &PointReport) -> (Reproduction, Option<u64>, Option<String>) {
+    let (Some(effect), Some(margin)) = (p.effect, p.margin) else {
+        let why = p.error.clone().unwrap_or_else(|| {
+            format!(
+                "{} published and {} new trial(s): an interval needs at least 3 on each side",
+                p.n_baseline, p.n_candidate
+            )
+        });
+        return (Reproduction::Inconclusive, None, Some(why));
+    };
+    let (lo, hi) = match m.scale {
+        Scale::Log => (effect.ci.lower.ln(), effect.ci.upper.ln()),
+        Scale::Arithmetic => (effect.ci.lower, effect.ci.upper),
+    };
+    let outcome = value_outcome(lo, hi, margin);
+    let settle = (outcome == Reproduction::Inconclusive)
+        .then_some(p.trials_per_arm)
+        .flatten();
+    (outcome, settle, None)
+}
+
+fn verdict_of(kind: VerdictKind) -> Option<Verdict> {
+    Some(match kind {
+        VerdictKind::Improved => Verdict::Improved,
+        VerdictKind::Regressed => Verdict::Regressed,
+        VerdictKind::Equivalent => Verdict::Equivalent,
+        VerdictKind::SignificantButSmall => Verdict::SignificantButSmall,
+        VerdictKind::Inconclusive | VerdictKind::NotComputed => return None,
+    })
+}
+
+fn claim_of(kind: VerdictKind, effect: Option<Estimate>, m: &MetricReport) -> Option<Claim> {
+    let v = verdict_of(kind)?;
+    let diff = match (m.scale, effect) {
+        (Scale::Log, Some(e)) => e.point.ln(),
+        (Scale::Arithmetic, Some(e)) => e.point,
+        (_, None) => 0.0,
+    };
+    Claim::from_verdict(v, m.direction.is_better(diff))
+}
+
+/// Add `flags` not already present (the same rule and evidence count once, whatever the
+/// action's trial count says).
+fn push_flags(all: &mut Vec<Flag>, flags: &[Flag]) {
+    for f in flags {
+        if !all.iter().any(|g| g.id == f.id && g.evidence == f.evidence) {
+            all.push(f.clone());
+        }
+    }
+}
+
+/// Claims: every published within-run comparison that made one, against the new run's.
+fn claims(
+    published: &LoadedResult,
+    new: &LoadedResult,
+    opts: &CompareOptions,
+) -> Result<Vec<ClaimRow>, CompareError> {
+    if published.result.spec.spec.variants.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let within = |lr: &LoadedResult| {
+        compare_within(
+            lr,
+            &CompareOptions {
+                baseline_variant: None,
+                candidate_variant: None,
+                ..opts.clone()
+            },
+        )
+    };
+    let (old, fresh) = (within(published)?, within(new)?);
+    let mut rows = Vec::new();
+    for oc in &old.comparisons {
+        let Some(nc) = fresh
+            .comparisons
+            .iter()
+            .find(|c| c.candidate.variant == oc.candidate.variant)
+        else {
+            continue;
+        };
+        for om in &oc.metrics {
+            let Some(nm) = nc.metrics.iter().find(|m| m.metric == om.metric) else {
+                continue;
+            };
+            for op in &om.points {
+                let Some(claim) = claim_of(op.verdict, op.effect, om) else {
+                    continue;
+                };
+                let np = nm.points.iter().find(|p| p.point_label == op.point_label);
+                let new_claim = np.and_then(|p| claim_of(p.verdict, p.effect, nm));
+                rows.push(ClaimRow {
+                    candidate: oc.candidate.variant.clone(),
+                    baseline: oc.baseline.variant.clone(),
+                    point: op.label.clone(),
+                    metric: om.metric.clone(),
+                    published_verdict: op.verdict,
+                    published_effect: op.effect,
+                    new_verdict: np.map_or(VerdictKind::NotComputed, |p| p.verdict),
+                    new_effect: np.and_then(|p| p.effect),
+                    outcome: claim_outcome(claim, new_claim),
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Judge `new` (the re-run) against `published`. `opts` picks metrics, θ and α (default:
+/// the published spec's `compare` settings); its variant choices are ignored.
+pub fn assess(
+    published: &LoadedResult,
+    new: &LoadedResult,
+    opts: &CompareOptions,
+) -> Result<RerunReport, CompareError> {
+    let mut values = Vec::new();
+    let mut flags: Vec<Flag> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut differences: Vec<FingerprintDifference> = Vec::new();
+    let mut alpha = opts
+        .alpha
+        .unwrap_or(published.result.spec.spec.compare.alpha);
+    for v in &published.result.spec.spec.variants {
+        let o = CompareOptions {
+            baseline_variant: Some(v.name.clone()),
+            candidate_variant: Some(v.name.clone()),
+            ..opts.clone()
+        };
+        let report = compare_across(published, new, &o)?;
+        alpha = report.alpha;
+        for c in &report.comparisons {
+            for d in &c.fingerprint_differences {
+                if !differences.contains(d) {
+                    differences.push(d.clone());
+                }
+            }
+            for n in &c.notes {
+                if !notes.contains(n) {
+                    notes.push(n.clone());
+                }
+            }
+            push_flags(&mut flags, &c.flags);
+            for m in &c.metrics {
+                push_flags(&mut flags, &m.flags);
+                for p in &m.points {
+                    let (outcome, trials_per_arm, why) = outcome_of(m, p);
+                    values.push(ValueRow {
+                        variant: v.name.clone(),
+                        point: p.label.clone(),
+                        metric: m.metric.clone(),
+                        unit: m.unit.clone(),
+                        scale: m.scale,
+                        threshold: m.threshold,
+                        published: p.baseline,
+                        published_trials: p.n_baseline,
+                        new: p.candidate,
+                        new_trials: p.n_candidate,
+                        change: p.effect,
+                        outcome,
+                        trials_per_arm,
+                        why_no_interval: why,
+                        flags: p.flags.clone(),
+                    });
+                }
+            }
+        }
+    }
+    flags.sort_by_key(|f| (f.level, f.id));
+    let claims = claims(published, new, opts)?;
+    let mut summary = Summary::default();
+    for r in &values {
+        match r.outcome {
+            Reproduction::Reproduced => summary.reproduced += 1,
+            Reproduction::NotReproduced => summary.not_reproduced += 1,
+            Reproduction::Inconclusive => summary.inconclusive += 1,
+        }
+    }
+    for c in &claims {
+        match c.outcome {
+            Reproduction::Reproduced => summary.claims_reproduced += 1,
+            Reproduction::NotReproduced => summary.claims_not_reproduced += 1,
+            Reproduction::Inconclusive => summary.claims_inconclusive += 1,
+        }
+    }
+    Ok(RerunReport {
+        format: RERUN_FORMAT.to_owned(),
+        published_file: published.file.clone(),
+        published_run: published.result.run_id.clone(),
+        new_file: new.file.clone(),
+        new_run: new.result.run_id.clone(),
+        spec_hash: published.result.spec_hash.clone(),
+        alpha,
+        values,
+        claims,
+        fingerprint_differences: differences,
+        flags,
+        notes,
+        summary,
+    })
+}
+
+impl RerunReport {
+    /// Whether any published value or claim was contradicted.
+    pub fn any_not_reproduced(&self) -> bool {
+        self.summary.not_reproduced > 0 || self.summary.claims_not_reproduced > 0
+    }
+}
