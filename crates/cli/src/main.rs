@@ -42,6 +42,17 @@ enum Command {
     Sim(Box<servebench_sim::SimArgs>),
 }
 
+/// Printing commands end quietly when their reader goes away (`servebench plan … | head`),
+/// as command-line tools do, instead of panicking on the write error. Not for `run`,
+/// `rerun` and `sim`: a closed pipe must not kill a measurement before it stops its server.
+#[allow(unsafe_code)]
+fn die_quietly_on_closed_pipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: restores the default disposition of SIGPIPE (installs no Rust handler), at the
+    // start of main before any other thread exists.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -55,6 +66,12 @@ fn main() {
             std::process::exit(code as i32);
         }
     };
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Rerun(_) | Command::Sim(_)
+    ) {
+        die_quietly_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Schema(a) => cmd::schema::run(a),
