@@ -54,7 +54,17 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
             .last_json()
             .map(|v| v["timings"].clone())
             .unwrap_or_default();
-        server_ttft.push(t["ttft_ms"].as_f64().unwrap_or(0.0));
+        let wire = t["ttft_ms"].as_f64().unwrap_or(0.0);
+        let model = t["queue_ms"].as_f64().unwrap_or(0.0) + t["prompt_ms"].as_f64().unwrap_or(0.0);
+        // A streamed ttft_ms is measured at the HTTP layer: from after the client sent the
+        // request to before it read the first token, and never before the modelled step end.
+        let client = ms(r.ttft().unwrap_or_default());
+        assert!(
+            wire <= client + 0.001,
+            "server ttft {wire} > client ttft {client}"
+        );
+        assert!(wire + 0.002 >= model, "wire ttft {wire} < modelled {model}");
+        server_ttft.push(wire);
         server_tpot.push(t["predicted_per_token_ms"].as_f64().unwrap_or(0.0));
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

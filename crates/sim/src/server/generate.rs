@@ -49,6 +49,7 @@ fn failure(st: &AppState, e: ApiError) -> Response {
 }
 
 async fn generate(st: Arc<AppState>, api: Api, body: Result<Bytes, BytesRejection>) -> Response {
+    let received = tokio::time::Instant::now();
     let n = st.next_request();
     bump(&st.stats.received);
     if st.exiting() {
@@ -118,7 +119,8 @@ async fn generate(st: Arc<AppState>, api: Api, body: Result<Bytes, BytesRejectio
             req.include_usage,
             Arc::clone(&st),
             in_flight,
-        );
+        )
+        .received_at(received);
         return (
             [
                 (header::CONTENT_TYPE, "text/event-stream"),

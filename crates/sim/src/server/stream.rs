@@ -10,13 +10,14 @@ use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use futures_util::Stream;
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::AppState;
 use super::encode::{DONE_EVENT, Encoder};
 use super::faults::{FaultPlan, fires};
 use super::stats::{InFlight, bump};
 use super::wire::Api;
+use crate::engine::Timings;
 use crate::feed::{Feed, Token};
 
 /// One streamed response. Every token is its own SSE event, and every event is flushed on
@@ -32,7 +33,12 @@ pub(crate) struct TokenStream {
     chat: bool,
     include_usage: bool,
     role_sent: bool,
-    pending: VecDeque<Bytes>,
+    /// Events to send, each marked when it carries the first token.
+    pending: VecDeque<(Bytes, bool)>,
+    /// When the handler had the whole request.
+    received: Instant,
+    /// When the first token's event was handed to the connection.
+    first_sent: Option<Instant>,
     held: Option<Token>,
     stall: Option<Pin<Box<Sleep>>>,
     finished: bool,
@@ -60,6 +66,8 @@ impl TokenStream {
             include_usage,
             role_sent: false,
             pending: VecDeque::new(),
+            received: Instant::now(),
+            first_sent: None,
             held: None,
             stall: None,
             finished: false,
@@ -68,6 +76,24 @@ impl TokenStream {
             state,
             _in_flight: in_flight,
         }
+    }
+
+    /// Sets the instant the request was received (default: when the stream was made).
+    pub(crate) fn received_at(mut self, at: Instant) -> Self {
+        self.received = at;
+        self
+    }
+
+    /// The engine's timings with `ttft_ms` measured on the wall clock: receipt of the request
+    /// → first token event handed to the connection. So it includes the simulator's own
+    /// HTTP handling and timer lateness, and a client's TTFT minus it is what the client and
+    /// the loopback add. `queue_ms + prompt_ms` stays the engine's modelled TTFT.
+    fn wire_timings(&self, mut t: Timings) -> Timings {
+        if let Some(at) = self.first_sent {
+            let d = at.saturating_duration_since(self.received);
+            t.ttft_ms = (d.as_secs_f64() * 1e6).round() / 1000.0;
+        }
+        t
     }
 
     fn fail(&mut self, why: &'static str) -> Poll<Option<io::Result<Bytes>>> {
@@ -90,7 +116,10 @@ impl Stream for TokenStream {
             return Poll::Pending;
         }
         loop {
-            if let Some(b) = this.pending.pop_front() {
+            if let Some((b, first)) = this.pending.pop_front() {
+                if first {
+                    this.first_sent = Some(Instant::now());
+                }
                 this.flush = true;
                 return Poll::Ready(Some(Ok(b)));
             }
@@ -123,28 +152,39 @@ impl Stream for TokenStream {
             if fires(this.plan.malformed_at, e.index, last) {
                 this.plan.malformed_at = None;
                 bump(&this.state.stats.injected_malformed);
-                this.pending.push_back(this.enc.malformed_event());
+                this.pending.push_back((this.enc.malformed_event(), false));
             }
             if this.chat && !this.role_sent {
                 this.role_sent = true;
-                this.pending.push_back(this.enc.role_event());
+                this.pending.push_back((this.enc.role_event(), false));
             }
+            let first = this.first_sent.is_none() && e.index == 0;
             match e.finish {
                 None => {
                     let b = this.enc.token_event(e.index);
                     if this.pending.is_empty() {
+                        if first {
+                            this.first_sent = Some(Instant::now());
+                        }
                         this.flush = true;
                         return Poll::Ready(Some(Ok(b)));
                     }
-                    this.pending.push_back(b);
+                    this.pending.push_back((b, first));
                 }
-                Some(f) => {
-                    this.pending
-                        .push_back(this.enc.final_token_event(e.index, &f));
-                    if this.include_usage {
-                        this.pending.push_back(this.enc.usage_event(&f.timings));
+                Some(mut f) => {
+                    if first {
+                        // a one-token answer: its only event is about to go out
+                        this.first_sent = Some(Instant::now());
                     }
-                    this.pending.push_back(Bytes::from_static(DONE_EVENT));
+                    f.timings = this.wire_timings(f.timings);
+                    this.pending
+                        .push_back((this.enc.final_token_event(e.index, &f), false));
+                    if this.include_usage {
+                        this.pending
+                            .push_back((this.enc.usage_event(&f.timings), false));
+                    }
+                    this.pending
+                        .push_back((Bytes::from_static(DONE_EVENT), false));
                     this.finished = true;
                     this.counted = true;
                     this.state.served(f.timings.predicted_n);
