@@ -34,6 +34,18 @@ pub enum StoreError {
         /// Where the result was written instead.
         rescue: PathBuf,
     },
+    /// A trial's request records could not be appended to the sidecar (which was cut back
+    /// to its previous length). The message says where they went instead and where the
+    /// trial's summary is.
+    #[error("{message}")]
+    Sidecar {
+        /// The sidecar.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+        /// What happened to the data, in words, with paths.
+        message: String,
+    },
     /// Reading failed.
     #[error("cannot read result {path}: {source}")]
     Read {
@@ -81,6 +93,26 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Appends `lines` to `path` as JSON lines and fsyncs; on failure cuts the file back to its
+/// previous length (best effort).
+fn append_lines(path: &Path, lines: &[RequestLine]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let mut buf = Vec::with_capacity(lines.len() * 512);
+    for l in lines {
+        serde_json::to_writer(&mut buf, l).map_err(std::io::Error::other)?;
+        buf.push(b'\n');
+    }
+    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let before = f.metadata()?.len();
+    let written = f.write_all(&buf).and_then(|()| f.sync_all());
+    if written.is_err() {
+        let _ = f.set_len(before);
+    }
+    written
 }
 
 /// Read a result file.
@@ -149,27 +181,71 @@ impl ResultStore {
         }
     }
 
-    /// Append a trial's requests to the sidecar and fsync it.
+    /// Append a trial's requests to the sidecar and fsync it. On failure the sidecar is cut
+    /// back to its length before the append, so it never holds half a trial.
     pub fn append_requests(&self, lines: &[RequestLine]) -> Result<(), StoreError> {
-        let err = |source| StoreError::Write {
+        append_lines(&self.requests_path, lines).map_err(|source| StoreError::Write {
             path: self.requests_path.clone(),
             source,
+        })
+    }
+
+    /// Record one finished trial: its requests to the sidecar, then the result file (already
+    /// holding the trial) rewritten. When the sidecar cannot be written, the result is still
+    /// saved (or rescued) and the requests go to a rescue file in the temporary folder; the
+    /// error says where everything is.
+    pub fn save_trial(&self, result: &RunResult, lines: &[RequestLine]) -> Result<(), StoreError> {
+        let sidecar = if lines.is_empty() {
+            Ok(())
+        } else {
+            append_lines(&self.requests_path, lines)
         };
-        if let Some(dir) = self.requests_path.parent() {
-            fs::create_dir_all(dir).map_err(err)?;
-        }
-        let mut buf = Vec::with_capacity(lines.len() * 512);
-        for l in lines {
-            serde_json::to_writer(&mut buf, l).map_err(|e| err(std::io::Error::other(e)))?;
-            buf.push(b'\n');
-        }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.requests_path)
-            .map_err(err)?;
-        f.write_all(&buf).map_err(err)?;
-        f.sync_all().map_err(err)
+        let saved = self.save(result);
+        let Err(source) = sidecar else {
+            return saved;
+        };
+        let rescue = std::env::temp_dir().join(format!(
+            "servebench-rescue-{}.requests.jsonl",
+            result.run_id
+        ));
+        let requests = match append_lines(&rescue, lines) {
+            Ok(()) => format!(
+                "this trial's {} request records were saved to {} instead",
+                lines.len(),
+                rescue.display()
+            ),
+            Err(e) => format!(
+                "this trial's {} request records could not be saved anywhere ({}: {e}); its summary and histograms are kept",
+                lines.len(),
+                rescue.display()
+            ),
+        };
+        let summaries = match &saved {
+            Ok(()) => format!(
+                "every trial's summary, this one included, is in {}",
+                self.result_path.display()
+            ),
+            Err(StoreError::Rescued { rescue, .. }) => format!(
+                "the result file could not be written either: every trial's summary was saved to {}",
+                rescue.display()
+            ),
+            Err(e) => format!(
+                "the result file could not be written either ({e}); {} holds the trials before this one",
+                self.result_path.display()
+            ),
+        };
+        let message = format!(
+            "cannot write {}: {source}. {requests}; {summaries}. Free space or fix permissions, \
+             copy the rescued files back (append the requests to the sidecar), and continue with \
+             `servebench run --resume {}`",
+            self.requests_path.display(),
+            self.result_path.display()
+        );
+        Err(StoreError::Sidecar {
+            path: self.requests_path.clone(),
+            source,
+            message,
+        })
     }
 
     /// Keep only sidecar lines of trials in `keep` (after a crash between the sidecar append

@@ -104,13 +104,18 @@ impl Progress {
     /// A trial ended (recorded).
     pub fn trial_end(&self, t: &TrialResult) {
         let what = match (&t.status, &t.summary) {
-            (TrialStatus::Ok, Some(s)) => format!(
-                "{:.1} tok/s out, ttft p50 {:.1} ms, {} ok / {} failed",
-                s.metric("output_throughput").unwrap_or(f64::NAN),
-                s.metric("ttft_p50").unwrap_or(f64::NAN),
-                s.all.completed,
-                s.all.failed
-            ),
+            (TrialStatus::Ok, Some(s)) => {
+                // A trial whose requests all failed has no latency: "—", not "NaN".
+                let shown =
+                    |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.1}"));
+                format!(
+                    "{} tok/s out, ttft p50 {} ms, {} ok / {} failed",
+                    shown(s.metric("output_throughput")),
+                    shown(s.metric("ttft_p50")),
+                    s.all.completed,
+                    s.all.failed
+                )
+            }
             _ => format!("FAILED: {}", t.failure.as_deref().unwrap_or("?")),
         };
         let msg = format!(

@@ -117,6 +117,36 @@ pub fn render(result: &RunResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    // Failed requests are data: a trial that measured with errors says so here, with the
+    // counts by kind (its latencies cover only the requests that succeeded).
+    let with_errors: Vec<_> = result
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Ok)
+        .filter_map(|t| Some((t, t.summary.as_ref()?)))
+        .filter(|(_, s)| s.all.failed > 0)
+        .collect();
+    if !with_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} trial(s) had failed requests (counted in error_rate and in every throughput's denominator of time; latencies cover the successful ones):",
+            with_errors.len()
+        );
+        for (t, s) in with_errors {
+            let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+            let _ = writeln!(
+                out,
+                "  #{} {} t={} point [{}]: {} of {} requests failed ({})",
+                t.seq + 1,
+                t.variant,
+                t.trial,
+                t.point,
+                s.all.failed,
+                s.all.requests,
+                kinds.join(", ")
+            );
+        }
+    }
     let failed = result
         .trials
         .iter()

@@ -236,15 +236,17 @@ impl<'a> BlockContext<'a> {
                     .iter()
                     .map(|(k, v)| (k.to_string(), *v))
                     .collect();
+                // The records move into the sidecar lines (no copy: a trial's records are its
+                // largest allocation).
                 let mut lines = Vec::with_capacity(o.records.len() + o.warmup_records.len());
-                for (warmup, recs) in [(true, &o.warmup_records), (false, &o.records)] {
-                    lines.extend(recs.iter().map(|r| RequestLine {
+                for (warmup, recs) in [(true, o.warmup_records), (false, o.records)] {
+                    lines.extend(recs.into_iter().map(|record| RequestLine {
                         seq: t.seq,
                         variant: t.variant.clone(),
                         trial: t.trial,
                         point: t.point,
                         warmup,
-                        record: r.clone(),
+                        record,
                     }));
                 }
                 let trial = TrialResult {
@@ -272,12 +274,9 @@ impl<'a> BlockContext<'a> {
         trial: TrialResult,
         lines: &[RequestLine],
     ) -> Result<(), RunError> {
-        if !lines.is_empty() {
-            self.store.append_requests(lines)?;
-        }
         result.trials.push(trial);
         result.updated_at = now_rfc3339();
-        self.store.save(result)?;
+        self.store.save_trial(result, lines)?;
         Ok(())
     }
 
