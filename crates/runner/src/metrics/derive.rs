@@ -53,6 +53,38 @@ fn ms(a: u64, b: u64) -> f64 {
 
 /// Derives the metrics of one record.
 pub fn derive(r: &RequestRecord) -> RequestMetrics {
+    let mut m = derive_without_itl(r);
+    if m.failure.is_none() {
+        m.itl_ms.reserve(r.events.len().saturating_sub(1));
+        m.itl_per_token_ms.reserve(r.events.len().saturating_sub(1));
+        for (gap, per_token) in itl_gaps(r, &m) {
+            m.itl_ms.push(gap);
+            m.itl_per_token_ms.push(per_token);
+        }
+    }
+    m
+}
+
+/// The ITL samples of a successful request, `(gap, gap per token)` in ms, computed from its
+/// record on demand: summaries stream them instead of keeping a copy per request (a trial's
+/// ITL samples are as many as its tokens).
+pub(crate) fn itl_gaps<'a>(
+    r: &'a RequestRecord,
+    m: &RequestMetrics,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    // Tokens per event: as observed, or the mean when usage says otherwise.
+    let mean_per_event = m
+        .reconciled
+        .then(|| m.n_out.unwrap_or(0) as f64 / r.events.len() as f64);
+    r.events.windows(2).map(move |w| {
+        let gap = ms(w[0].t_ns, w[1].t_ns);
+        let tokens = mean_per_event.unwrap_or(f64::from(w[1].tokens.max(1)));
+        (gap, gap / tokens)
+    })
+}
+
+/// [`derive`] without the per-request ITL vectors (left empty; see [`itl_gaps`]).
+pub(crate) fn derive_without_itl(r: &RequestRecord) -> RequestMetrics {
     let mut m = RequestMetrics {
         queue_ms: r.send_ns.map(|s| ms(r.intended_ns, s.max(r.intended_ns))),
         ..Default::default()
@@ -87,21 +119,8 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
         m.tpot_ms = Some((e2e - ttft) / (n_out - 1) as f64);
     }
 
-    // Tokens per event: as observed, or the mean when usage says otherwise.
-    let mean_per_event = if r.usage.is_some() && n_out != client_out && n_out > 0 {
-        m.reconciled = true;
-        Some(n_out as f64 / r.events.len() as f64)
-    } else {
-        None
-    };
-    m.itl_ms.reserve(r.events.len().saturating_sub(1));
-    m.itl_per_token_ms.reserve(r.events.len().saturating_sub(1));
-    for w in r.events.windows(2) {
-        let gap = ms(w[0].t_ns, w[1].t_ns);
-        let tokens = mean_per_event.unwrap_or(f64::from(w[1].tokens.max(1)));
-        m.itl_ms.push(gap);
-        m.itl_per_token_ms.push(gap / tokens);
-    }
+    // Per-event token counts disagree with usage: ITL per token uses the mean (itl_gaps).
+    m.reconciled = r.usage.is_some() && n_out != client_out && n_out > 0;
 
     if let Some(target) = r.output_target {
         let t = f64::from(target);

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::concurrency::{Phase, interval, mean_in_flight, sweep};
-use super::derive::{RequestMetrics, derive};
+use super::derive::{RequestMetrics, derive_without_itl, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::{LatencyStats, STAT_NAMES};
 use crate::loadgen::{ErrorKind, RequestRecord};
@@ -173,7 +173,9 @@ impl TrialSummary {
 
 /// Summarises the measured records of one trial.
 pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSummary {
-    let metrics: Vec<RequestMetrics> = records.iter().map(derive).collect();
+    // ITL samples are not kept per request (as many as the trial's tokens): they are
+    // streamed from the records where needed.
+    let metrics: Vec<RequestMetrics> = records.iter().map(derive_without_itl).collect();
     let sw = sweep(records, opts.max_concurrency);
 
     let mut errors = BTreeMap::new();
@@ -212,7 +214,7 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
                 record_ms(h, v);
             }
         }
-        for &v in &m.itl_ms {
+        for (v, _) in itl_gaps(r, m) {
             record_ms(&mut hist.itl, v);
         }
         overhead.extend(m.ttft_overhead_ms);
@@ -267,8 +269,13 @@ impl Ctx<'_> {
         };
         let (mut ttft, mut tpot, mut e2e, mut queue) = (vec![], vec![], vec![], vec![]);
         let (mut itl, mut itl_tok) = (vec![], vec![]);
-        let members = self.metrics.iter().enumerate().filter(|(i, _)| member(*i));
-        for (_, m) in members {
+        let members = self
+            .records
+            .iter()
+            .zip(self.metrics)
+            .enumerate()
+            .filter(|(i, _)| member(*i));
+        for (_, (r, m)) in members {
             s.requests += 1;
             queue.extend(m.queue_ms);
             if m.failure.is_some() {
@@ -279,8 +286,10 @@ impl Ctx<'_> {
             ttft.extend(m.ttft_ms);
             tpot.extend(m.tpot_ms);
             e2e.extend(m.e2e_ms);
-            itl.extend_from_slice(&m.itl_ms);
-            itl_tok.extend_from_slice(&m.itl_per_token_ms);
+            for (gap, per_token) in itl_gaps(r, m) {
+                itl.push(gap);
+                itl_tok.push(per_token);
+            }
         }
         s.ttft = LatencyStats::from_values(ttft);
         s.tpot = LatencyStats::from_values(tpot);

@@ -101,14 +101,20 @@ fn append_lines(path: &Path, lines: &[RequestLine]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
-    let mut buf = Vec::with_capacity(lines.len() * 512);
-    for l in lines {
-        serde_json::to_writer(&mut buf, l).map_err(std::io::Error::other)?;
-        buf.push(b'\n');
-    }
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let f = OpenOptions::new().create(true).append(true).open(path)?;
     let before = f.metadata()?.len();
-    let written = f.write_all(&buf).and_then(|()| f.sync_all());
+    // Streamed through a small buffer: a trial of a million requests must not need a second
+    // copy of its records as one JSON text in memory.
+    let written = (|| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
+        for l in lines {
+            serde_json::to_writer(&mut w, l).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")?;
+        }
+        w.flush()?;
+        drop(w);
+        f.sync_all()
+    })();
     if written.is_err() {
         let _ = f.set_len(before);
     }
