@@ -20,7 +20,8 @@ pub use lengths::LengthDist;
 pub use prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
 pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
 pub use tokenize::{
-    AnyCounter, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec, WordCount,
+    AnyCounter, LocalTokenizer, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec,
+    WordCount,
 };
 
 /// A dataset that cannot be built.
@@ -30,11 +31,6 @@ pub enum DatasetError {
     InvalidLength(String),
     #[error("tokenizer: {0}")]
     Tokenize(String),
-    #[error(
-        "local tokenizer files are not supported in this build ({path}); use the server's \
-         /tokenize (tokenizer: server) or no tokenizer (approximate lengths)"
-    )]
-    LocalTokenizerUnsupported { path: PathBuf },
     #[error("reading {path}: {source}")]
     Io {
         path: PathBuf,

@@ -5,8 +5,9 @@
 //!   `{"content": text}` and answers `{"tokens": [...]}`. Both request and response shapes
 //!   are handled; with [`TokenizeStyle::Auto`] the first request tries `prompt` and falls
 //!   back to `content` on a 4xx, then keeps what worked.
-//! - A local `tokenizer.json` is not supported in this build ([`TokenizerSpec::Local`] gives
-//!   [`DatasetError::LocalTokenizerUnsupported`]).
+//! - [`LocalTokenizer`]: a Hugging Face `tokenizer.json` read with the `tokenizers` crate,
+//!   counting with special tokens added (the BOS a server adds to a completion prompt), for
+//!   servers without `/tokenize`.
 //! - [`WordCount`]: no tokenizer; whitespace-separated words, flagged approximate.
 
 use std::future::Future;
@@ -46,7 +47,7 @@ pub enum TokenizerSpec {
         model: Option<String>,
         api_key: Option<String>,
     },
-    /// A local Hugging Face `tokenizer.json` (not supported in this build).
+    /// A local Hugging Face `tokenizer.json`.
     Local { path: PathBuf },
     /// No tokenizer: approximate lengths (whitespace words), flagged as approximate.
     None,
@@ -246,10 +247,66 @@ impl TokenCounter for WordCount {
     }
 }
 
+/// Counts with a local Hugging Face `tokenizer.json`, special tokens included (as a server
+/// counts a completion prompt: BOS and the like). Chat prompts are not counted (`None`):
+/// the chat template lives beside the tokenizer, not in it.
+pub struct LocalTokenizer {
+    path: PathBuf,
+    tok: tokenizers::Tokenizer,
+}
+
+impl std::fmt::Debug for LocalTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalTokenizer")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalTokenizer {
+    /// Reads `path`; a missing or unreadable file and one that is not a tokenizer.json are
+    /// errors that name the file.
+    pub fn open(path: &std::path::Path) -> Result<Self, DatasetError> {
+        let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
+            DatasetError::Tokenize(format!(
+                "{} is not a Hugging Face tokenizer.json ({e}); point `target.tokenizer_path` at                  the model's tokenizer.json, or use `tokenizer: server`",
+                path.display()
+            ))
+        })?;
+        Ok(LocalTokenizer {
+            path: path.to_path_buf(),
+            tok,
+        })
+    }
+}
+
+impl TokenCounter for LocalTokenizer {
+    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+        let enc = self
+            .tok
+            .encode(text, true)
+            .map_err(|e| DatasetError::Tokenize(format!("{}: {e}", self.path.display())))?;
+        Ok(u32::try_from(enc.len()).unwrap_or(u32::MAX))
+    }
+
+    async fn count_chat(&mut self, _: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+        Ok(None)
+    }
+
+    fn is_exact(&self) -> bool {
+        true
+    }
+}
+
 /// A counter chosen at run time from a [`TokenizerSpec`].
 #[derive(Debug)]
 pub enum AnyCounter {
     Server(Box<ServerTokenizer>),
+    Local(Box<LocalTokenizer>),
     Approximate(WordCount),
 }
 
@@ -269,7 +326,7 @@ impl AnyCounter {
                 TokenizeStyle::Auto,
             )?))),
             TokenizerSpec::Local { path } => {
-                Err(DatasetError::LocalTokenizerUnsupported { path: path.clone() })
+                Ok(AnyCounter::Local(Box::new(LocalTokenizer::open(path)?)))
             }
             TokenizerSpec::None => Ok(AnyCounter::Approximate(WordCount)),
         }
@@ -280,6 +337,7 @@ impl TokenCounter for AnyCounter {
     async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
         match self {
             AnyCounter::Server(s) => s.count(text).await,
+            AnyCounter::Local(l) => l.count(text).await,
             AnyCounter::Approximate(w) => w.count(text).await,
         }
     }
@@ -287,18 +345,19 @@ impl TokenCounter for AnyCounter {
     async fn count_chat(&mut self, messages: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
         match self {
             AnyCounter::Server(s) => s.count_chat(messages).await,
+            AnyCounter::Local(l) => l.count_chat(messages).await,
             AnyCounter::Approximate(w) => w.count_chat(messages).await,
         }
     }
 
     fn is_exact(&self) -> bool {
-        matches!(self, AnyCounter::Server(_))
+        matches!(self, AnyCounter::Server(_) | AnyCounter::Local(_))
     }
 
     fn round_trips(&self) -> u64 {
         match self {
             AnyCounter::Server(s) => s.round_trips(),
-            AnyCounter::Approximate(_) => 0,
+            AnyCounter::Local(_) | AnyCounter::Approximate(_) => 0,
         }
     }
 }

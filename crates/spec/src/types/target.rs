@@ -20,7 +20,8 @@ pub struct Target {
     /// (`tokenizer_path`, a tokenizer.json) or `none` (approximate lengths, flagged).
     #[serde(default)]
     pub tokenizer: TokenizerSource,
-    /// Path of a local tokenizer.json, with `tokenizer: local`.
+    /// Path of a local Hugging Face tokenizer.json (relative to the spec file), with
+    /// `tokenizer: local`: for servers without a `/tokenize` endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer_path: Option<String>,
     /// Name of the environment variable holding the API key (never the key itself).
