@@ -148,3 +148,13 @@ fn a_closed_output_pipe_ends_plan_quietly_without_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");
 }
+
+#[test]
+fn validate_warns_that_run_refuses_duration_trials() {
+    sb().args(["validate", "crates/cli/tests/specs/duration-trials.yaml"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("warning"))
+        .stderr(predicate::str::contains("will refuse `duration`"))
+        .stderr(predicate::str::contains("set `requests` instead"));
+}

@@ -106,6 +106,13 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
             at("workload.duration"),
             "`duration` must be greater than 0",
         )),
+        (None, Some(_)) => out.push(
+            Diagnostic::warning(
+                at("workload.duration"),
+                "`servebench run` in this version measures trials by request count and will refuse `duration`",
+            )
+            .with_hint("set `requests` instead (about request rate × duration, or several times the concurrency with `request_rate: inf`); per-point counts go in `sweep.include[].requests`"),
+        ),
         _ => {}
     }
     if w.request_timeout.is_zero() {
