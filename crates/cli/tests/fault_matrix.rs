@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+use common::{read_json, walk};
+
 fn sb(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("servebench").expect("binary");
     c.current_dir(dir);
@@ -28,21 +31,6 @@ fn write_spec(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("spec.yaml");
     std::fs::write(&p, text).expect("write spec");
     p
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p))
-            } else {
-                out.push(p)
-            }
-        }
-    }
-    out
 }
 
 /// The only result file under `dir/results`.
@@ -56,10 +44,6 @@ fn result_file(dir: &Path) -> PathBuf {
         .collect();
     assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
     found[0].clone()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
 }
 
 /// The sidecar's lines, each parsed.

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+use common::read_json;
+
 fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
@@ -60,10 +63,6 @@ fn require_llamacpp() -> Option<BTreeMap<String, String>> {
             None
         }
     }
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
 }
 
 /// Run `spec_text` in a fresh folder; returns the result and its request lines.

@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+use common::{read_json, walk};
+
 fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
@@ -44,25 +47,6 @@ fn result_file(dir: &Path) -> PathBuf {
     }
     assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
     found.remove(0)
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p))
-            } else {
-                out.push(p)
-            }
-        }
-    }
-    out
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
 }
 
 fn validate_against(schema_file: &str, doc: &Value) {

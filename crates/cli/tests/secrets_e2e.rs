@@ -6,28 +6,16 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+use common::walk;
+
 const KEY: &str = "sk-sbtest-7Qx9Lr2mZc4Vt8Hn";
 const ENV: &str = "SERVEBENCH_TEST_SECRET_KEY";
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p))
-            } else {
-                out.push(p)
-            }
-        }
-    }
-    out
-}
 
 fn sb(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("servebench").expect("binary");
