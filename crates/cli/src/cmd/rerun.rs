@@ -2,14 +2,11 @@
 //! variant, sweep point and metric, whether the published value reproduces.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use servebench_runner::compare::LoadedResult;
 use servebench_runner::rerun::{self, Override};
-use servebench_runner::result::{ToolInfo, load_result};
-use servebench_runner::run::{ProgressMode, RunOptions, run};
+use servebench_runner::result::load_result;
 
 use crate::exit::Exit;
 
@@ -69,46 +66,15 @@ fn loaded(path: &Path) -> Result<LoadedResult> {
     })
 }
 
-/// Run the prepared spec; `None` when interrupted.
+/// Run the prepared spec: the new result's path, whether it was interrupted, failed trials.
 fn measure(spec: &servebench_spec::Spec, args: &Args) -> Result<(PathBuf, bool, usize)> {
-    let exe = std::env::current_exe().context("locating the servebench binary")?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let results_root = std::path::absolute(&args.results_dir)
-        .with_context(|| format!("resolving {}", args.results_dir.display()))?;
-    let opts = RunOptions {
-        results_root,
-        servebench_bin: exe.display().to_string(),
-        tool: ToolInfo {
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_sha: Some(env!("SERVEBENCH_GIT_SHA").to_owned()).filter(|s| !s.is_empty()),
-        },
-        resume: None,
-        progress: if args.quiet {
-            ProgressMode::Quiet
-        } else if args.no_bars {
-            ProgressMode::Lines
-        } else {
-            ProgressMode::Auto
-        },
-        cancel: cancel.clone(),
-    };
-    let _ = servebench_runner::loadgen::raise_open_file_limit();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let outcome = rt.block_on(async {
-        let flag = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!(
-                    "\nservebench: interrupted — stopping the server and keeping finished trials…"
-                );
-                flag.store(true, Ordering::SeqCst);
-            }
-        });
-        run(spec, &opts).await
-    });
-    let outcome = outcome.context("the re-run could not continue")?;
+    let outcome = super::run::execute(
+        spec,
+        &args.results_dir,
+        None,
+        super::run::Progress::of(args.quiet, args.no_bars),
+    )
+    .context("the re-run could not continue")?;
     Ok((
         outcome.result_path.clone(),
         outcome.interrupted,

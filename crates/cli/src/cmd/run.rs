@@ -1,12 +1,12 @@
 //! `servebench run SPEC` and `servebench run --resume RESULT`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use servebench_runner::result::{ToolInfo, load_result};
-use servebench_runner::run::{ProgressMode, RunOptions, run, table};
+use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, run, table};
 
 use crate::exit::Exit;
 
@@ -50,46 +50,13 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         return Ok(Exit::Failed);
     };
     super::print_warnings(&spec, &spec_path.display().to_string());
-    let exe = std::env::current_exe().context("locating the servebench binary")?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let results_root = std::path::absolute(&args.results_dir)
-        .with_context(|| format!("resolving {}", args.results_dir.display()))?;
-    let opts = RunOptions {
-        results_root,
-        servebench_bin: exe.display().to_string(),
-        tool: ToolInfo {
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_sha: Some(env!("SERVEBENCH_GIT_SHA").to_owned()).filter(|s| !s.is_empty()),
-        },
-        resume: args.resume.clone(),
-        progress: if args.quiet {
-            ProgressMode::Quiet
-        } else if args.no_bars {
-            ProgressMode::Lines
-        } else {
-            ProgressMode::Auto
-        },
-        cancel: cancel.clone(),
-    };
-    // Thousands of concurrent streams need as many sockets: soft limit up to the hard one.
-    let _ = servebench_runner::loadgen::raise_open_file_limit();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let outcome = rt.block_on(async {
-        let flag = cancel.clone();
-        tokio::spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-            }
-            eprintln!("\nservebench: interrupted — stopping the server and keeping finished trials…");
-            flag.store(true, Ordering::SeqCst);
-        });
-        run(&spec, &opts).await
-    });
-    let outcome = outcome.context("the run could not continue")?;
+    let outcome = execute(
+        &spec,
+        &args.results_dir,
+        args.resume.clone(),
+        Progress::of(args.quiet, args.no_bars),
+    )
+    .context("the run could not continue")?;
     print!("{}", table::render(&outcome.result));
     println!("\nresult: {}", outcome.result_path.display());
     if outcome.interrupted {
@@ -106,4 +73,64 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         return Ok(Exit::Failed);
     }
     Ok(Exit::Ok)
+}
+
+/// How `run` and `rerun` show progress.
+pub(crate) struct Progress(ProgressMode);
+
+impl Progress {
+    /// From the `--quiet` and `--no-bars` flags.
+    pub(crate) fn of(quiet: bool, no_bars: bool) -> Self {
+        Progress(if quiet {
+            ProgressMode::Quiet
+        } else if no_bars {
+            ProgressMode::Lines
+        } else {
+            ProgressMode::Auto
+        })
+    }
+}
+
+/// Measures `spec` (or the trials missing from `resume`) into `results_dir`. Ctrl-C and
+/// SIGTERM stop it cleanly: the server is stopped and finished trials are kept
+/// (`RunOutcome::interrupted`).
+pub(crate) fn execute(
+    spec: &servebench_spec::Spec,
+    results_dir: &Path,
+    resume: Option<PathBuf>,
+    progress: Progress,
+) -> Result<RunOutcome> {
+    let exe = std::env::current_exe().context("locating the servebench binary")?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let results_root = std::path::absolute(results_dir)
+        .with_context(|| format!("resolving {}", results_dir.display()))?;
+    let opts = RunOptions {
+        results_root,
+        servebench_bin: exe.display().to_string(),
+        tool: ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            git_sha: Some(env!("SERVEBENCH_GIT_SHA").to_owned()).filter(|s| !s.is_empty()),
+        },
+        resume,
+        progress: progress.0,
+        cancel: cancel.clone(),
+    };
+    // Thousands of concurrent streams need as many sockets: soft limit up to the hard one.
+    let _ = servebench_runner::loadgen::raise_open_file_limit();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = rt.block_on(async {
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+            }
+            eprintln!("\nservebench: interrupted — stopping the server and keeping finished trials…");
+            cancel.store(true, Ordering::SeqCst);
+        });
+        run(spec, &opts).await
+    });
+    Ok(outcome?)
 }
