@@ -205,11 +205,16 @@ spec:
   compare: {metrics: [output_throughput, request_throughput, ttft_p50, e2e_mean, error_rate]}
 "#;
     let path = write_spec(dir.path(), spec);
+    // Every trial is recorded, but a run in which trials had no successful request is not
+    // a success: exit 1, with the reason.
     let out = sb(dir.path())
         .args(["run", "--no-bars"])
         .arg(&path)
         .assert()
-        .code(0);
+        .code(1)
+        .stderr(predicates::str::contains(
+            "6 trial(s) had no successful request",
+        ));
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         stdout.contains("12 of 12 requests failed (http_429: 12)"),
@@ -312,7 +317,9 @@ spec:
 #[test]
 fn mid_stream_disconnects_fail_the_requests_not_the_trial() {
     let (dir, code, out) = run_spec(&sim_spec(r#", --disconnect-rate, "1.0""#, 12, 2, "20s"));
-    assert_eq!(code, 0, "{out}");
+    // every request failed: measured and kept, but the run is not a success
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("had no successful request"), "{out}");
     let t = the_trial(dir.path(), 12);
     assert_eq!(t["status"], "ok", "the server is alive: not an exit");
     assert_eq!(errors_of(&t), [("stream_disconnected".to_owned(), 12)]);
@@ -342,7 +349,9 @@ fn stalls_longer_than_the_request_timeout_are_cut_as_timeouts() {
         "400ms",
     ));
     let took = started.elapsed();
-    assert_eq!(code, 0, "{out}");
+    // every request failed: measured and kept, but the run is not a success
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("had no successful request"), "{out}");
     assert!(
         took < Duration::from_secs(25),
         "the run waited for the stall: {took:?}"
@@ -365,7 +374,9 @@ fn stalls_longer_than_the_request_timeout_are_cut_as_timeouts() {
 #[test]
 fn malformed_events_fail_as_malformed_event_with_the_bad_data_shown() {
     let (dir, code, out) = run_spec(&sim_spec(r#", --malformed-rate, "1.0""#, 12, 2, "20s"));
-    assert_eq!(code, 0, "{out}");
+    // every request failed: measured and kept, but the run is not a success
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("had no successful request"), "{out}");
     let t = the_trial(dir.path(), 12);
     assert_eq!(errors_of(&t), [("malformed_event".to_owned(), 12)]);
     let lines = sidecar(&result_file(dir.path()));
@@ -494,7 +505,9 @@ fn an_oversized_event_fails_the_request_at_the_bound_instead_of_growing_without_
     body.resize(body.len() + (6 << 20), b'x');
     let port = scripted_server(body);
     let (dir, code, out) = run_spec(&base_url_spec(port, 4));
-    assert_eq!(code, 0, "{out}");
+    // every request failed: measured and kept, but the run is not a success
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("had no successful request"), "{out}");
     let t = the_trial(dir.path(), 4);
     assert_eq!(errors_of(&t), [("malformed_event".to_owned(), 4)]);
     for l in sidecar(&result_file(dir.path())) {

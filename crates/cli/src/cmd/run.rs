@@ -72,6 +72,13 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         eprintln!("{failed} trial(s) failed: see the table above and the result file");
         return Ok(Exit::Failed);
     }
+    let refused = outcome.trials_without_a_success();
+    if refused > 0 {
+        eprintln!(
+            "{refused} trial(s) had no successful request (every request failed): their failures are in the table above and the result file"
+        );
+        return Ok(Exit::Failed);
+    }
     Ok(Exit::Ok)
 }
 
