@@ -33,7 +33,8 @@ pub struct Workload {
     #[schemars(range(min = 1))]
     pub requests: Option<u32>,
     /// Length of a trial in time, as an alternative to `requests`: requests keep arriving
-    /// until it has passed.
+    /// until it has passed. Reserved: this version's `servebench run` measures trials by
+    /// request count and refuses `duration` (`validate` warns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<HumanDuration>,
     /// Requests per second: a number > 0, or `inf` to send as fast as the concurrency
