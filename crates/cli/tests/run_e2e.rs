@@ -384,3 +384,52 @@ fn an_unwritable_result_folder_rescues_the_measured_trials() {
     assert_eq!(r["spec_name"], "tiny-ab");
     let _ = std::fs::remove_file(rescue);
 }
+
+#[test]
+fn a_trial_by_duration_sends_the_requests_due_before_it_ends() {
+    // Constant arrivals at 40/s for 0.5 s: due at 0, 25, …, 475 ms — exactly 20 requests per
+    // trial, each with its intended offset inside the window; the sidecar holds them all.
+    let dir = tempfile::tempdir().expect("tmp");
+    let text = tiny_spec()
+        .replace(
+            "    requests: 8\n",
+            "    duration: 500ms\n    request_rate: 40\n    arrival: constant\n",
+        )
+        .replace(
+            "sweep: {max_concurrency: [1, 4]}",
+            "sweep: {max_concurrency: [4]}",
+        );
+    let spec = write_spec(dir.path(), &text);
+    sb(dir.path())
+        .args(["run", "--no-bars"])
+        .arg(&spec)
+        .assert()
+        .code(0);
+    let path = result_file(dir.path());
+    let r = read_json(&path);
+    assert_eq!(r["status"], "complete");
+    let trials = r["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 4, "2 variants × 2 trials");
+    for t in trials {
+        assert_eq!(t["summary"]["all"]["requests"], 20, "{t}");
+        assert_eq!(t["summary"]["all"]["failed"], 0, "{t}");
+    }
+    let sidecar = path.with_extension("requests.jsonl");
+    let lines: Vec<Value> = std::fs::read_to_string(&sidecar)
+        .expect("sidecar")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .filter(|l: &Value| l["warmup"] != true)
+        .collect();
+    assert_eq!(lines.len(), 4 * 20, "every sent request has a record");
+    let last_due = lines
+        .iter()
+        .filter_map(|l| {
+            l["record"]["intended_ns"]
+                .as_u64()
+                .or(l["intended_ns"].as_u64())
+        })
+        .max()
+        .expect("intended offsets");
+    assert_eq!(last_due, 475_000_000, "the last request is due at 475 ms");
+}

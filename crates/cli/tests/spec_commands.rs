@@ -150,11 +150,11 @@ fn a_closed_output_pipe_ends_plan_quietly_without_a_panic() {
 }
 
 #[test]
-fn validate_warns_that_run_refuses_duration_trials() {
+fn validate_refuses_a_duration_trial_without_a_request_rate() {
     sb().args(["validate", "crates/cli/tests/specs/duration-trials.yaml"])
         .assert()
-        .code(0)
-        .stderr(predicate::str::contains("warning"))
-        .stderr(predicate::str::contains("will refuse `duration`"))
-        .stderr(predicate::str::contains("set `requests` instead"));
+        .code(1)
+        .stderr(predicate::str::contains("duration-trials.yaml:23:"))
+        .stderr(predicate::str::contains("needs a request rate"))
+        .stderr(predicate::str::contains("give `request_rate` a number"));
 }

@@ -70,11 +70,6 @@ pub fn open(
     opts: &RunOptions,
     spec_dir: &Path,
 ) -> Result<(RunResult, ResultStore), RunError> {
-    if spec.file.spec.workload.requests.is_none() {
-        return Err(RunError::Setup(
-            "this runner measures trials by request count: set `workload.requests` (trials by `duration` are not supported yet)".into(),
-        ));
-    }
     if let Some(path) = &opts.resume {
         let mut result = load_result(path)?;
         if result.spec_hash != plan.spec_hash {

@@ -26,7 +26,9 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 /// The `LoadConfig` of one trial at `point`; `schedule_seed` seeds its arrival times.
 pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> LoadConfig {
     let w = &spec.spec.workload;
-    let mut cfg = LoadConfig::new(point.requests.or(w.requests).unwrap_or(1) as usize);
+    let requests = servebench_spec::plan::trial_requests(spec, point).unwrap_or(1);
+    let mut cfg = LoadConfig::new(requests as usize);
+    cfg.send_window = w.duration.map(|d| d.get());
     cfg.max_concurrency = point.max_concurrency.map(|c| c as usize);
     cfg.arrival = match point.request_rate {
         Rate::Inf => Arrival::Inf,
@@ -159,8 +161,7 @@ impl PromptSource {
         let w = &spec.spec.workload;
         let requests = servebench_spec::plan::sweep_points(spec)
             .get(point)
-            .and_then(|p| p.requests)
-            .or(w.requests);
+            .and_then(|p| servebench_spec::plan::trial_requests(spec, p));
         let (n, warm, seed) = (
             requests.unwrap_or(1) as usize,
             w.warmup_requests as usize,

@@ -106,13 +106,20 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
             at("workload.duration"),
             "`duration` must be greater than 0",
         )),
-        (None, Some(_)) => out.push(
-            Diagnostic::warning(
-                at("workload.duration"),
-                "`servebench run` in this version measures trials by request count and will refuse `duration`",
-            )
-            .with_hint("set `requests` instead (about request rate × duration, or several times the concurrency with `request_rate: inf`); per-point counts go in `sweep.include[].requests`"),
-        ),
+        (None, Some(_)) => {
+            let unbounded = crate::plan::sweep_points(spec)
+                .iter()
+                .any(|p| p.requests.is_none() && p.request_rate == crate::rate::Rate::Inf);
+            if unbounded {
+                out.push(
+                    Diagnostic::error(
+                        at("workload.duration"),
+                        "a trial by `duration` sends the requests due before it ends, so it needs a request rate; at `request_rate: inf` every request is due at once",
+                    )
+                    .with_hint("give `request_rate` a number (e.g. `request_rate: 20`, also in `sweep.request_rate`), or measure by count with `requests`"),
+                );
+            }
+        }
         _ => {}
     }
     if w.request_timeout.is_zero() {

@@ -32,9 +32,9 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub requests: Option<u32>,
-    /// Length of a trial in time, as an alternative to `requests`: requests keep arriving
-    /// until it has passed. Reserved: this version's `servebench run` measures trials by
-    /// request count and refuses `duration` (`validate` warns).
+    /// Length of a trial in time, as an alternative to `requests`: the requests due before
+    /// it has passed (by `request_rate` and `arrival`, which must then be a number) are
+    /// sent, and the trial ends when the last of them has finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<HumanDuration>,
     /// Requests per second: a number > 0, or `inf` to send as fast as the concurrency
