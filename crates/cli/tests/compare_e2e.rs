@@ -139,7 +139,7 @@ fn json_report_has_the_documented_shape() {
             "--label",
             "base",
             "--decode-base-ms",
-            "2",
+            "5",
             "--decode-per-seq-ms",
             "0.1"
         ])
