@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests (each test binary uses a subset).
 #![allow(dead_code)]
 
+pub mod faults;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

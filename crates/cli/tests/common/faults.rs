@@ -1,0 +1,135 @@
+//! Helpers of the fault-matrix tests (`fault_matrix.rs`, `fault_wire.rs`, `fault_host.rs`):
+//! one-variant specs on the simulator, running them, and the invariant every row checks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::common::{read_json, walk};
+
+pub fn sb(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("servebench").expect("binary");
+    c.current_dir(dir);
+    c
+}
+
+pub fn write_spec(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("spec.yaml");
+    std::fs::write(&p, text).expect("write spec");
+    p
+}
+
+/// The only result file under `dir/results`.
+pub fn result_file(dir: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = walk(&dir.join("results"))
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".json") && !name.starts_with('.')
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
+    found[0].clone()
+}
+
+/// The sidecar's lines, each parsed.
+pub fn sidecar(result: &Path) -> Vec<Value> {
+    let r = read_json(result);
+    let path = result.with_file_name(r["requests_file"].as_str().expect("sidecar name"));
+    std::fs::read_to_string(path)
+        .expect("sidecar")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every sidecar line is whole JSON"))
+        .collect()
+}
+
+/// A one-variant, one-point spec on the simulator (fast preset, fixed seed) with `extra`
+/// simulator flags, `requests` measured requests at concurrency `c`.
+pub fn sim_spec(extra: &str, requests: u32, c: u32, timeout: &str) -> String {
+    format!(
+        r#"apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {{name: fault-row}}
+spec:
+  server:
+    command: ["${{servebench}}", sim]
+    args: [--port, "${{port}}", --preset, fast, --seed, "7"{extra}]
+    readiness: {{http: {{path: /health}}, interval: 10ms, timeout: 20s}}
+    stop: {{signal: SIGTERM, grace: 5s}}
+  target: {{api: openai-completions, model: sim-model, tokenizer: server}}
+  variants:
+    - name: only
+      baseline: true
+  workload:
+    dataset: {{kind: random, input_tokens: 16, output_tokens: 8}}
+    requests: {requests}
+    warmup_requests: 0
+    request_timeout: {timeout}
+  sweep: {{max_concurrency: [{c}]}}
+  trials: {{count: 1}}
+"#
+    )
+}
+
+/// Runs `spec` in a fresh folder; returns the folder, the exit code and stderr.
+pub fn run_spec(spec: &str) -> (tempfile::TempDir, i32, String) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = write_spec(dir.path(), spec);
+    let out = sb(dir.path())
+        .args(["run", "--no-bars"])
+        .arg(&path)
+        .output()
+        .expect("run servebench");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (dir, out.status.code().unwrap_or(-1), stderr + &stdout)
+}
+
+/// The single trial of a one-trial run, checked for the invariant of every row: the trial
+/// is recorded, every request is in its denominators (completed + failed = requests), and
+/// the sidecar holds one record per request with the same failures.
+pub fn the_trial(dir: &Path, requests: u64) -> Value {
+    let path = result_file(dir);
+    let r = read_json(&path);
+    let trials = r["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 1, "{r}");
+    let t = trials[0].clone();
+    let all = &t["summary"]["all"];
+    assert_eq!(all["requests"], requests, "{all}");
+    assert_eq!(
+        all["completed"].as_u64().unwrap_or(0) + all["failed"].as_u64().unwrap_or(0),
+        requests,
+        "{all}"
+    );
+    let failed = all["failed"].as_u64().unwrap_or(0);
+    if requests > 0 {
+        let rate = all["error_rate"].as_f64().expect("error_rate");
+        assert!(
+            (rate - failed as f64 / requests as f64).abs() < 1e-12,
+            "{all}"
+        );
+    }
+    let errors: u64 = t["errors"]
+        .as_object()
+        .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
+    assert_eq!(errors, failed, "errors by kind add up to the failures");
+    let lines = sidecar(&path);
+    let measured: Vec<&Value> = lines.iter().filter(|l| l["warmup"] == false).collect();
+    assert_eq!(measured.len() as u64, requests);
+    let failed_lines = measured.iter().filter(|l| !l["error"].is_null()).count() as u64;
+    assert_eq!(failed_lines, failed);
+    t
+}
+
+pub fn errors_of(t: &Value) -> Vec<(String, u64)> {
+    t["errors"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
