@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
-use common::{read_json, walk};
+use common::{read_json, result_file, sb, walk, write_spec};
 
 fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -18,35 +17,6 @@ fn repo() -> PathBuf {
 
 fn tiny_spec() -> String {
     std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml")).expect("tiny spec")
-}
-
-fn write_spec(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("spec.yaml");
-    std::fs::write(&p, text).expect("write spec");
-    p
-}
-
-fn sb(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("servebench").expect("binary");
-    c.current_dir(dir);
-    c
-}
-
-/// The only result file under `dir/results`.
-fn result_file(dir: &Path) -> PathBuf {
-    let mut found = Vec::new();
-    for e in walk(&dir.join("results")) {
-        let name = e
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_owned();
-        if name.ends_with(".json") && !name.starts_with('.') {
-            found.push(e);
-        }
-    }
-    assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
-    found.remove(0)
 }
 
 fn validate_against(schema_file: &str, doc: &Value) {

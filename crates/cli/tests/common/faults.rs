@@ -2,37 +2,12 @@
 //! one-variant specs on the simulator, running them, and the invariant every row checks.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::common::{read_json, walk};
-
-pub fn sb(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("servebench").expect("binary");
-    c.current_dir(dir);
-    c
-}
-
-pub fn write_spec(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("spec.yaml");
-    std::fs::write(&p, text).expect("write spec");
-    p
-}
-
-/// The only result file under `dir/results`.
-pub fn result_file(dir: &Path) -> PathBuf {
-    let found: Vec<PathBuf> = walk(&dir.join("results"))
-        .into_iter()
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".json") && !name.starts_with('.')
-        })
-        .collect();
-    assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
-    found[0].clone()
-}
+use crate::common::read_json;
+pub use crate::common::{result_file, sb, write_spec};
 
 /// The sidecar's lines, each parsed.
 pub fn sidecar(result: &Path) -> Vec<Value> {

@@ -5,6 +5,7 @@ pub mod faults;
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::Command;
 use serde_json::Value;
 
 /// Every file below `dir`, depth first (nothing when `dir` is missing).
@@ -26,4 +27,30 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
 /// A JSON file, parsed.
 pub fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
+}
+
+/// `servebench` run in `dir`.
+pub fn sb(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("servebench").expect("binary");
+    c.current_dir(dir);
+    c
+}
+
+pub fn write_spec(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("spec.yaml");
+    std::fs::write(&p, text).expect("write spec");
+    p
+}
+
+/// The only result file under `dir/results`.
+pub fn result_file(dir: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = walk(&dir.join("results"))
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".json") && !name.starts_with('.')
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
+    found[0].clone()
 }
