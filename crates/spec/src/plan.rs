@@ -116,13 +116,19 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
     points
 }
 
+/// The matrix points that `exclude` leaves.
+pub fn kept_matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
+    let exclude = &spec.spec.sweep.exclude;
+    matrix_points(spec)
+        .into_iter()
+        .filter(|p| !exclude.iter().any(|e| p.matches(e)))
+        .collect()
+}
+
 /// The sweep points that run, in order: the matrix less `exclude`, then `include`.
 pub fn sweep_points(spec: &SpecFile) -> Vec<SweepPoint> {
     let sw = &spec.spec.sweep;
-    let mut points: Vec<SweepPoint> = matrix_points(spec)
-        .into_iter()
-        .filter(|p| !sw.exclude.iter().any(|e| p.matches(e)))
-        .collect();
+    let mut points = kept_matrix_points(spec);
     for inc in &sw.include {
         let p = include_point(spec, inc);
         if !points.contains(&p) {

@@ -278,10 +278,7 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-    let mut earlier: Vec<crate::plan::SweepPoint> = crate::plan::matrix_points(spec)
-        .into_iter()
-        .filter(|p| !sw.exclude.iter().any(|e| p.matches(e)))
-        .collect();
+    let mut earlier = crate::plan::kept_matrix_points(spec);
     for (k, inc) in sw.include.iter().enumerate() {
         let p = crate::plan::include_point(spec, inc);
         if let Some(q) = earlier
