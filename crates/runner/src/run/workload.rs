@@ -151,22 +151,17 @@ impl PromptSource {
         }
     }
 
-    /// Prompts of trial `trial` at point `point`: paired across variants (same seed).
+    /// The `requests` measured prompts (the trial's `LoadConfig::requests`) and the warm-up
+    /// prompts of trial `trial` at point `point`: paired across variants (same seed).
     pub async fn trial_prompts(
         &mut self,
         spec: &SpecFile,
         trial: u32,
         point: usize,
+        requests: usize,
     ) -> Result<TrialPrompts, DatasetError> {
         let w = &spec.spec.workload;
-        let requests = servebench_spec::plan::sweep_points(spec)
-            .get(point)
-            .and_then(|p| servebench_spec::plan::trial_requests(spec, p));
-        let (n, warm, seed) = (
-            requests.unwrap_or(1) as usize,
-            w.warmup_requests as usize,
-            w.seed,
-        );
+        let (n, warm, seed) = (requests, w.warmup_requests as usize, w.seed);
         match self {
             PromptSource::Random { builders } => {
                 let b = builders.get_mut(point).ok_or_else(|| {

@@ -209,16 +209,16 @@ impl<'a> BlockContext<'a> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
+        let point = &self.plan.points[t.point];
+        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
         let prompts = tokio::select! {
-            p = source.trial_prompts(self.spec, t.trial, t.point) => p,
+            p = source.trial_prompts(self.spec, t.trial, t.point, cfg.requests) => p,
             _ = wait_cancel(self) => return None,
         };
         let prompts = match prompts {
             Ok(p) => p,
             Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
         };
-        let point = &self.plan.points[t.point];
-        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
         let outcome = tokio::select! {
             r = run_trial(target, &cfg, &prompts) => r,
             _ = wait_cancel(self) => return None,
