@@ -4,15 +4,17 @@ use std::io;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use axum::Extension;
 use axum::body::Body;
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::AppState;
 use super::api_error::ApiError;
+use super::arrival::Arrival;
 use super::encode::Encoder;
 use super::faults::FaultPlan;
 use super::stats::bump;
@@ -21,18 +23,31 @@ use super::wire::{Api, GenRequest, parse_generation};
 use crate::driver::Job;
 use crate::rng::{mix3, salt};
 
+/// The connection's arrival record; absent when the router is served without it (tests).
+type Conn = Option<Extension<ConnectInfo<Arrival>>>;
+
 pub(crate) async fn completions(
     State(st): State<Arc<AppState>>,
+    conn: Conn,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    generate(st, Api::Completions, body).await
+    generate(st, Api::Completions, arrived(conn), body).await
 }
 
 pub(crate) async fn chat_completions(
     State(st): State<Arc<AppState>>,
+    conn: Conn,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    generate(st, Api::Chat, body).await
+    generate(st, Api::Chat, arrived(conn), body).await
+}
+
+/// When the request arrived: the kernel's stamp of the read that completed it, or now.
+fn arrived(conn: Conn) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    conn.and_then(|Extension(ConnectInfo(a))| a.latest())
+        .filter(|at| *at <= now)
+        .unwrap_or(now)
 }
 
 /// A response whose body fails at once: the client sees the connection cut.
@@ -48,8 +63,12 @@ fn failure(st: &AppState, e: ApiError) -> Response {
     e.into_response()
 }
 
-async fn generate(st: Arc<AppState>, api: Api, body: Result<Bytes, BytesRejection>) -> Response {
-    let received = tokio::time::Instant::now();
+async fn generate(
+    st: Arc<AppState>,
+    api: Api,
+    received: tokio::time::Instant,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     let n = st.next_request();
     bump(&st.stats.received);
     if st.exiting() {

@@ -6,13 +6,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
+use super::arrival::{Arrival, StampedListener};
 use super::{AppState, SimInfo, SimStats, router};
 use crate::config::SimConfig;
 use crate::{SimArgs, SimError, driver, raise_nofile_limit};
@@ -62,11 +62,8 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         stop: stop.clone(),
     });
     eprintln!("{}", state.log_line(local));
-    let listener = listener.tap_io(|tcp| {
-        // Streaming wants every event on the wire at once, not held back by Nagle.
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(listener, router(Arc::clone(&state)))
+    let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();
+    let server = axum::serve(StampedListener(listener), app)
         .with_graceful_shutdown(stop.clone().cancelled_owned());
     let server = tokio::spawn(async move { server.await });
     Ok(SimHandle {

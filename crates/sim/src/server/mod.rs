@@ -1,6 +1,7 @@
 //! The HTTP side: router, shared state, and the public ways to start a server.
 
 mod api_error;
+mod arrival;
 mod auth;
 pub(crate) mod encode;
 mod endpoints;
