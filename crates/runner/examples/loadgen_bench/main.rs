@@ -7,9 +7,10 @@
 //!     serves the simulator (current-thread runtime) until SIGTERM/SIGINT; prints
 //!     "servebench sim listening on http://HOST:PORT"
 //! loadgen_bench client --url URL [--requests N] [--concurrency C] [--input-tokens I]
-//!     [--output-tokens O] [--output-spread S] [--warmup W] [--raw | --reqwest]
+//!     [--output-tokens O] [--output-spread S] [--warmup W] [--raw | --reqwest | --user-clock]
 //!     runs one trial on a current-thread runtime and prints the figures; `--reqwest` uses
-//!     the reqwest executor instead of the lean one; `--raw` sends the same requests through
+//!     the reqwest executor instead of the lean one; `--user-clock` dates reads by the clock
+//!     instead of the kernel's receive stamp; `--raw` sends the same requests through
 //!     the minimal reference client of `raw.rs` instead
 //! ```
 //!
@@ -161,6 +162,9 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
         if args.iter().any(|a| a == "--reqwest") {
             cfg.transport = servebench_runner::loadgen::Transport::Reqwest;
         }
+        // `--user-clock`: date reads by a clock reading after the read, not by the kernel's
+        // receive stamp.
+        cfg.kernel_receive_stamps = !args.iter().any(|a| a == "--user-clock");
         if args.iter().any(|a| a == "--raw") {
             let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse()?;
             let body = |p| servebench_runner::loadgen::body::build_body(&target, &cfg, p, 0);
@@ -230,6 +234,9 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
                 "ttft_overhead_ms mean={:.3} p50={:.3} p90={:.3} p99={:.3} max={:.3} n={}",
                 o.mean, o.p50, o.p90, o.p99, o.max, o.count
             );
+        }
+        if let Some(st) = out.receive_stamps {
+            println!("reads_dated_by_kernel={} reads_dated_by_clock={}", st.kernel, st.clock);
         }
         println!(
             "client_peak_concurrency={} sim_max_in_flight={} sim_requests_received={}",

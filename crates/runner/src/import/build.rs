@@ -301,6 +301,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
             BTreeMap::new()
         },
         summary: Some(summary(im)),
+        receive_stamps: None,
     };
     let mut notes = im.notes.clone();
     notes.push(

@@ -12,6 +12,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use tokio::time::Instant;
 
 use super::config::Target;
+use super::h1::ReceiveStamps;
 use super::record::{ErrorKind, RequestRecord};
 use super::stream::{Flow, StreamConsumer};
 
@@ -57,6 +58,11 @@ pub trait Executor: Send + Sync + 'static {
         rec: &mut RequestRecord,
         clock: Clock,
     ) -> impl Future<Output = ()> + Send;
+
+    /// How the reads so far were dated, for executors that count them.
+    fn receive_stamps(&self) -> Option<ReceiveStamps> {
+        None
+    }
 }
 
 /// Failure to set up the HTTP client.

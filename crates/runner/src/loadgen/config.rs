@@ -154,6 +154,16 @@ pub struct LoadConfig {
     /// Service-level objectives for goodput; `None`: goodput is not reported.
     pub slo: Option<Slo>,
     pub transport: Transport,
+    /// With the lean transport, date each read by the kernel's receive stamp
+    /// (`SO_TIMESTAMPNS`) rather than by when the client got to it, so a busy client does
+    /// not add its own delay to TTFT and ITL (default on; where the kernel gives no stamp
+    /// the clock is read instead). The reqwest transport always reads the clock.
+    #[serde(default = "on")]
+    pub kernel_receive_stamps: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl LoadConfig {
@@ -175,6 +185,7 @@ impl LoadConfig {
             extra_body: serde_json::Map::new(),
             slo: None,
             transport: Transport::Lean,
+            kernel_receive_stamps: true,
         }
     }
 

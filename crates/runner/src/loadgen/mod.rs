@@ -26,7 +26,7 @@ pub mod trial;
 
 pub use client::{ClientError, Clock, Executor, HttpClient};
 pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target, Transport};
-pub use h1::LeanClient;
+pub use h1::{LeanClient, ReceiveStamps};
 pub use limits::raise_open_file_limit;
 pub use record::{ErrorKind, RequestRecord, ServerTimings, TokenEvent, Usage};
 pub use trial::{LoadError, TrialOutcome, run_trial, run_trial_with};

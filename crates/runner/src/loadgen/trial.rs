@@ -17,7 +17,7 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
 use super::config::{ConfigError, LoadConfig, Target, Transport};
-use super::h1::LeanClient;
+use super::h1::{LeanClient, ReceiveStamps};
 use super::record::{ErrorKind, RequestRecord};
 use super::schedule::arrival_offsets;
 use crate::dataset::{Prompt, TrialPrompts};
@@ -36,6 +36,8 @@ pub struct TrialOutcome {
     /// Wall-clock start and end of the measured phase (UTC).
     pub started_at: OffsetDateTime,
     pub ended_at: OffsetDateTime,
+    /// How the measured phase's reads were dated, where the executor says.
+    pub receive_stamps: Option<ReceiveStamps>,
 }
 
 /// A trial that could not be run (request failures are not errors: they are data in the
@@ -62,7 +64,8 @@ pub async fn run_trial(
 ) -> Result<TrialOutcome, LoadError> {
     match cfg.transport {
         Transport::Lean => {
-            let client = Arc::new(LeanClient::new(target).await?);
+            let client = LeanClient::new(target).await?;
+            let client = Arc::new(client.with_kernel_stamps(cfg.kernel_receive_stamps));
             run_trial_with(client, target, cfg, prompts).await
         }
         Transport::Reqwest => {
@@ -121,9 +124,17 @@ pub async fn run_trial_with<E: Executor>(
     let warmup_records = phase
         .run(&exec, warmup, &vec![0; cfg.warmup_requests])
         .await;
+    let stamps_before = exec.receive_stamps();
     let started_at = OffsetDateTime::now_utc();
     let records = phase.run(&exec, measured, &offsets).await;
     let ended_at = OffsetDateTime::now_utc();
+    let receive_stamps = exec.receive_stamps().map(|after| {
+        let before = stamps_before.unwrap_or_default();
+        ReceiveStamps {
+            kernel: after.kernel.saturating_sub(before.kernel),
+            clock: after.clock.saturating_sub(before.clock),
+        }
+    });
     let summary = summarize(
         &records,
         &SummaryOptions {
@@ -137,6 +148,7 @@ pub async fn run_trial_with<E: Executor>(
         summary,
         started_at,
         ended_at,
+        receive_stamps,
     })
 }
 

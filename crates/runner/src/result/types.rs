@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use servebench_spec::SpecFile;
 
 use crate::gpu::Accelerator;
-use crate::loadgen::RequestRecord;
+use crate::loadgen::{ReceiveStamps, RequestRecord};
 use crate::metrics::TrialSummary;
 use crate::server::{ServerInfo, ServerRecord, StopReport};
 
@@ -308,6 +308,10 @@ pub struct TrialResult {
     /// Metrics, histograms and flags of the measured requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<TrialSummary>,
+    /// How the client dated what it read in the measured phase: reads stamped by the
+    /// kernel on arrival, and reads dated by a clock reading after the read (docs/metrics.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_stamps: Option<ReceiveStamps>,
 }
 
 impl ServerStart {

@@ -10,12 +10,17 @@
 //! responses framed by chunked encoding, `Content-Length` or connection close.
 
 pub mod codec;
+mod stamp;
 
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Duration;
 
 use bytes::Bytes;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -40,12 +45,65 @@ pub struct LeanClient {
     /// Everything of the request head up to the `content-length` value.
     head_prefix: Vec<u8>,
     pool: Mutex<Vec<Conn>>,
+    /// Ask the kernel to stamp reads (see `stamp`).
+    kernel_stamps: bool,
+    reads: ReadCounts,
+}
+
+/// Reads dated by the kernel's stamp, and by a clock reading.
+#[derive(Debug, Default)]
+struct ReadCounts {
+    kernel: AtomicU64,
+    clock: AtomicU64,
+}
+
+/// How a trial's reads were dated: by the kernel's receive stamp, or by reading the clock
+/// after the read (no stamp asked for, none given, or one not believed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReceiveStamps {
+    /// Reads dated by the kernel's receive stamp (`SO_TIMESTAMPNS`).
+    pub kernel: u64,
+    /// Reads dated by a clock reading.
+    pub clock: u64,
 }
 
 #[derive(Debug)]
 struct Conn {
     stream: TcpStream,
+    /// The last read's bytes.
     buf: Vec<u8>,
+    /// Set when the kernel stamps this socket's reads (`stamp`): `buf` is then a fixed
+    /// READ_BUF bytes, `filled` of them read, and `control` receives the stamp.
+    stamped: bool,
+    filled: usize,
+    control: Vec<u8>,
+}
+
+impl Conn {
+    fn new(stream: TcpStream, kernel_stamps: bool) -> Self {
+        let stamped = kernel_stamps && stamp::enable(&stream);
+        let (buf, control) = if stamped {
+            (vec![0; READ_BUF], stamp::control_buffer())
+        } else {
+            (Vec::with_capacity(READ_BUF), Vec::new())
+        };
+        Conn {
+            stream,
+            buf,
+            stamped,
+            filled: 0,
+            control,
+        }
+    }
+
+    /// What the last read returned.
+    fn data(&self) -> &[u8] {
+        if self.stamped {
+            &self.buf[..self.filled]
+        } else {
+            &self.buf
+        }
+    }
 }
 
 impl LeanClient {
@@ -97,7 +155,23 @@ impl LeanClient {
             preferred: AtomicUsize::new(0),
             head_prefix: head.into_bytes(),
             pool: Mutex::new(Vec::new()),
+            kernel_stamps: true,
+            reads: ReadCounts::default(),
         })
+    }
+
+    /// Whether reads are dated by the kernel's receive stamp (on by default).
+    pub fn with_kernel_stamps(mut self, on: bool) -> Self {
+        self.kernel_stamps = on;
+        self
+    }
+
+    /// How the reads so far were dated.
+    pub fn receive_stamps(&self) -> ReceiveStamps {
+        ReceiveStamps {
+            kernel: self.reads.kernel.load(Relaxed),
+            clock: self.reads.clock.load(Relaxed),
+        }
     }
 
     /// Connects to the preferred address, then to the others in order.
@@ -139,30 +213,33 @@ impl LeanClient {
 }
 
 impl Executor for LeanClient {
+    fn receive_stamps(&self) -> Option<ReceiveStamps> {
+        Some(LeanClient::receive_stamps(self))
+    }
+
     async fn execute(&self, body: Bytes, rec: &mut RequestRecord, clock: Clock) {
         let req = self.request_bytes(&body);
+        // Restamped just before the request is written (`exchange`); this one stays only when
+        // no connection could be made, so the failure has a time.
         rec.send_ns = Some(clock.now_ns());
         // A pooled connection the server has closed fails on the first read: retry once on a
         // fresh one, which is safe because nothing of the response was seen.
         if let Some(conn) = self.pooled() {
-            match exchange(conn, &req, rec, clock).await {
+            match exchange(conn, &req, rec, clock, &self.reads).await {
                 Outcome::Done(Some(conn)) => return self.give_back(conn),
                 Outcome::Done(None) => return,
                 Outcome::StaleConnection => {}
             }
         }
         let conn = match self.connect().await {
-            Ok(stream) => Conn {
-                stream,
-                buf: Vec::with_capacity(READ_BUF),
-            },
+            Ok(stream) => Conn::new(stream, self.kernel_stamps),
             Err(e) => {
                 rec.end_ns = Some(clock.now_ns());
                 rec.fail(ErrorKind::Connect, e);
                 return;
             }
         };
-        match exchange(conn, &req, rec, clock).await {
+        match exchange(conn, &req, rec, clock, &self.reads).await {
             Outcome::Done(Some(conn)) => self.give_back(conn),
             Outcome::Done(None) => {}
             Outcome::StaleConnection => {
@@ -183,12 +260,51 @@ enum Outcome {
     StaleConnection,
 }
 
-async fn read_some(conn: &mut Conn) -> std::io::Result<usize> {
-    conn.buf.clear();
-    conn.stream.read_buf(&mut conn.buf).await
+/// One read; with it, how long before the read its data arrived, where the kernel says.
+async fn read_some(conn: &mut Conn, reads: &ReadCounts) -> io::Result<(usize, Option<Duration>)> {
+    let got = read_once(conn).await?;
+    let dated_by = if got.1.is_some() {
+        &reads.kernel
+    } else {
+        &reads.clock
+    };
+    dated_by.fetch_add(1, Relaxed);
+    Ok(got)
 }
 
-async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Clock) -> Outcome {
+async fn read_once(conn: &mut Conn) -> io::Result<(usize, Option<Duration>)> {
+    if conn.stamped {
+        let Conn {
+            stream,
+            buf,
+            control,
+            ..
+        } = conn;
+        let got = stamp::read(stream, buf, control).await?;
+        conn.filled = got.n;
+        return Ok((got.n, got.age));
+    }
+    conn.buf.clear();
+    Ok((conn.stream.read_buf(&mut conn.buf).await?, None))
+}
+
+/// The instant data read now arrived: the clock now, less the kernel-reported age, and never
+/// before `floor` (the previous instant of the same response).
+fn arrival(clock: Clock, age: Option<Duration>, floor: u64) -> u64 {
+    let age = age.map_or(0, |a| u64::try_from(a.as_nanos()).unwrap_or(u64::MAX));
+    clock.now_ns().saturating_sub(age).max(floor)
+}
+
+async fn exchange(
+    mut conn: Conn,
+    req: &[u8],
+    rec: &mut RequestRecord,
+    clock: Clock,
+    reads: &ReadCounts,
+) -> Outcome {
+    // t_send: just before the request is written, so connection set-up (a new connection, or
+    // SYN retries when a listen backlog overflows) is client queue time, not TTFT.
+    rec.send_ns = Some(clock.now_ns());
     if conn.stream.write_all(req).await.is_err() {
         return Outcome::StaleConnection;
     }
@@ -197,6 +313,7 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
     // Parse what has arrived before reading more: after an informational (1xx) head the
     // final head may already be in the buffer.
     let mut received = false;
+    let mut head_age = None;
     let (head, body_start) = loop {
         match parse_head(&head_buf) {
             Ok(Some((h, n))) if h.status < 200 => {
@@ -207,18 +324,19 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
             Ok(None) => {}
             Err(e) => return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string()),
         }
-        match read_some(&mut conn).await {
-            Ok(0) | Err(_) if !received => return Outcome::StaleConnection,
-            Ok(0) => {
+        match read_some(&mut conn, reads).await {
+            Ok((0, _)) | Err(_) if !received => return Outcome::StaleConnection,
+            Ok((0, _)) => {
                 let msg = "connection closed in the response head".to_owned();
                 return fail(rec, clock, ErrorKind::Transport, msg);
             }
             Err(e) => return fail(rec, clock, ErrorKind::Transport, e.to_string()),
-            Ok(_) => received = true,
+            Ok((_, age)) => (received, head_age) = (true, age),
         }
-        head_buf.extend_from_slice(&conn.buf);
+        head_buf.extend_from_slice(conn.data());
     };
-    rec.headers_ns = Some(clock.now_ns());
+    let head_ns = arrival(clock, head_age, rec.send_ns.unwrap_or(0));
+    rec.headers_ns = Some(head_ns);
     let json = head
         .content_type
         .as_deref()
@@ -234,9 +352,9 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
             .feed(&head_buf[body_start..], |d| keep(&mut text, d))
             .is_ok();
         while ok && !body.done && text.len() < MAX_ERROR_BODY {
-            match read_some(&mut conn).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => ok = body.feed(&conn.buf, |d| keep(&mut text, d)).is_ok(),
+            match read_some(&mut conn, reads).await {
+                Ok((0, _)) | Err(_) => break,
+                Ok(_) => ok = body.feed(conn.data(), |d| keep(&mut text, d)).is_ok(),
             }
         }
         rec.end_ns = Some(clock.now_ns());
@@ -253,9 +371,10 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
         rec.fail(kind, text);
         return Outcome::Done(None);
     }
-    // Streamed body: one read, one clock reading, then decode and parse in place.
+    // Streamed body: one read, one instant (the kernel's arrival stamp where there is one,
+    // else a clock reading), then decode and parse in place.
     let mut consumer = StreamConsumer::new();
-    let t = clock.now_ns();
+    let t = head_ns;
     let mut flow = Flow::Continue;
     if let Err(e) = body.feed(&head_buf[body_start..], |d| {
         flow = consume(&mut consumer, t, d, rec, flow)
@@ -263,19 +382,22 @@ async fn exchange(mut conn: Conn, req: &[u8], rec: &mut RequestRecord, clock: Cl
         return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string());
     }
     drop(head_buf);
+    let mut last = t;
     while flow == Flow::Continue && !body.done {
-        match read_some(&mut conn).await {
-            Ok(0) => {
+        match read_some(&mut conn, reads).await {
+            Ok((0, _)) => {
                 body.eof();
                 if !body.done {
                     let msg = "connection closed before the end of the body".to_owned();
                     return fail(rec, clock, ErrorKind::StreamDisconnected, msg);
                 }
             }
-            Ok(_) => {
-                let t = clock.now_ns();
-                let Conn { buf, .. } = &conn;
-                if let Err(e) = body.feed(buf, |d| flow = consume(&mut consumer, t, d, rec, flow)) {
+            Ok((_, age)) => {
+                let t = arrival(clock, age, last);
+                last = t;
+                let data = conn.data();
+                if let Err(e) = body.feed(data, |d| flow = consume(&mut consumer, t, d, rec, flow))
+                {
                     return fail(rec, clock, ErrorKind::StreamDisconnected, e.to_string());
                 }
             }

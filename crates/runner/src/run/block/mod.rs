@@ -262,6 +262,7 @@ impl<'a> BlockContext<'a> {
                     ended_at: rfc3339(o.ended_at),
                     errors,
                     summary: Some(o.summary),
+                    receive_stamps: o.receive_stamps,
                 };
                 (trial, lines)
             }
@@ -342,6 +343,7 @@ fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResult {
         ended_at: now,
         errors: BTreeMap::new(),
         summary: None,
+        receive_stamps: None,
     }
 }
 
