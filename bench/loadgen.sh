@@ -56,9 +56,14 @@ scenario() {
 }
 
 if [[ $which == zero || $which == all ]]; then
-    # Client CPU per token event: the simulator streams as fast as it can.
-    scenario zero-delay zero --requests "${ZERO_REQUESTS:-2000}" --concurrency "${ZERO_CONC:-64}" \
-        --input-tokens 32 --output-tokens 256
+    # Client CPU per token event: the simulator streams as fast as it can. With reads dated
+    # by the kernel's stamp (the default) and by the clock (--user-clock), alternating.
+    for rep in $(seq "${ZERO_REPS:-2}"); do
+        for client in "" --user-clock; do
+            scenario "zero-delay #$rep ${client:-load generator}" zero --requests "${ZERO_REQUESTS:-2000}" \
+                --concurrency "${ZERO_CONC:-64}" --input-tokens 32 --output-tokens 256 $client
+        done
+    done
 fi
 if [[ $which == c10k || $which == all ]]; then
     # 10,000 streams open at once (one token per 250 ms, 40 tokens: ~10 s each).
@@ -67,12 +72,18 @@ if [[ $which == c10k || $which == all ]]; then
 fi
 if [[ $which == paced || $which == all ]]; then
     # What the client adds to TTFT at concurrency 256 with 10 ms decode steps: the load
-    # generator, then the same requests through the do-nothing reference client (--raw);
-    # the client's own addition is the difference of the two overheads.
+    # generator (reads dated by the kernel's receive stamp, the default), the same with reads
+    # dated by the clock (--user-clock), then the same requests through the do-nothing
+    # reference client (--raw), alternating.
     for rep in $(seq "${PACED_REPS:-3}"); do
-        for client in "" --raw; do
+        for client in "" --user-clock --raw; do
             scenario "paced #$rep ${client:-load generator}" paced --requests "${PACED_REQUESTS:-2048}" \
                 --concurrency 256 --warmup 256 --input-tokens 64 --output-tokens 32 $client
         done
+    done
+    # The same at concurrency 1 (short outputs to keep it brief): no burst to fall behind.
+    for client in "" --user-clock --raw; do
+        scenario "paced c=1 ${client:-load generator}" paced --requests 200 --concurrency 1 \
+            --warmup 8 --input-tokens 64 --output-tokens 4 $client
     done
 fi
