@@ -20,8 +20,9 @@ data: [DONE]\n\n";
 const SERVER_DELAY: Duration = Duration::from_millis(30);
 const BLOCKED: Duration = Duration::from_millis(200);
 
-/// Serves keep-alive `Content-Length` responses on its own thread. From the second request
-/// on it wakes `busy` and waits SERVER_DELAY before the first token.
+/// Serves keep-alive `Content-Length` responses on its own thread. The first (warm-up)
+/// request is answered after 100 ms; from the second on it wakes `busy` and waits
+/// SERVER_DELAY before the first token.
 fn server(busy: Arc<Notify>) -> String {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     std_listener.set_nonblocking(true).expect("nonblocking");
@@ -70,6 +71,10 @@ async fn connection(mut sock: TcpStream, busy: Arc<Notify>) {
         if n > 1 {
             busy.notify_one();
             tokio::time::sleep(SERVER_DELAY).await;
+        } else {
+            // The kernel switches stamps on for the host from a work queue after the first
+            // socket asks: give it time before anything measured arrives.
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
