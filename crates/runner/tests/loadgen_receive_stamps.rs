@@ -5,6 +5,7 @@
 //! clock after the read, about 200 ms.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use servebench_runner::dataset::{Prompt, TrialPrompts};
@@ -24,6 +25,7 @@ const BLOCKED: Duration = Duration::from_millis(200);
 /// request is answered after 100 ms; from the second on it wakes `busy` and waits
 /// SERVER_DELAY before the first token.
 fn server(busy: Arc<Notify>) -> String {
+    let served = Arc::new(AtomicUsize::new(0));
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     std_listener.set_nonblocking(true).expect("nonblocking");
     let url = format!("http://{}", std_listener.local_addr().expect("addr"));
@@ -35,17 +37,19 @@ fn server(busy: Arc<Notify>) -> String {
         rt.block_on(async move {
             let listener = TcpListener::from_std(std_listener).expect("listener");
             while let Ok((sock, _)) = listener.accept().await {
-                tokio::spawn(connection(sock, Arc::clone(&busy)));
+                tokio::spawn(connection(sock, Arc::clone(&busy), Arc::clone(&served)));
             }
         });
     });
     url
 }
 
-async fn connection(mut sock: TcpStream, busy: Arc<Notify>) {
+/// `served` counts requests across connections, so the measured one is recognised even if
+/// the client opened a new connection for it.
+async fn connection(mut sock: TcpStream, busy: Arc<Notify>, served: Arc<AtomicUsize>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
-    for n in 1.. {
+    loop {
         let (head_end, len) = loop {
             if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
@@ -68,7 +72,7 @@ async fn connection(mut sock: TcpStream, busy: Arc<Notify>) {
             }
         }
         buf.drain(..head_end + len);
-        if n > 1 {
+        if served.fetch_add(1, SeqCst) > 0 {
             busy.notify_one();
             tokio::time::sleep(SERVER_DELAY).await;
         } else {
@@ -118,7 +122,10 @@ async fn trial(kernel_stamps: bool) -> TrialOutcome {
         warmup: vec![Prompt::text("w", 1)],
     };
     let out = run_trial(&target, &cfg, &prompts).await.expect("runs");
-    hog.await.expect("the blocking task ran");
+    tokio::time::timeout(Duration::from_secs(10), hog)
+        .await
+        .expect("the server woke the blocking task")
+        .expect("the blocking task ran");
     assert!(
         out.summary.errors.is_empty(),
         "{:?}",

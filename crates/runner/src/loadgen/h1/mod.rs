@@ -21,10 +21,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use self::codec::{ChunkedDecoder, Framing, Head, parse_head};
+use self::stamp::{Received, Socket};
 use super::client::{ClientError, Clock, Executor};
 use super::config::Target;
 use super::record::{ErrorKind, RequestRecord};
@@ -69,40 +69,65 @@ pub struct ReceiveStamps {
 
 #[derive(Debug)]
 struct Conn {
-    stream: TcpStream,
-    /// The last read's bytes.
+    sock: Socket,
+    /// READ_BUF bytes, of which the last read filled `filled`.
     buf: Vec<u8>,
-    /// Set when the kernel stamps this socket's reads (`stamp`): `buf` is then a fixed
-    /// READ_BUF bytes, `filled` of them read, and `control` receives the stamp.
-    stamped: bool,
     filled: usize,
-    control: Vec<u8>,
 }
 
 impl Conn {
-    fn new(stream: TcpStream, kernel_stamps: bool) -> Self {
-        let stamped = kernel_stamps && stamp::enable(&stream);
-        let (buf, control) = if stamped {
-            (vec![0; READ_BUF], stamp::control_buffer())
-        } else {
-            (Vec::with_capacity(READ_BUF), Vec::new())
-        };
-        Conn {
-            stream,
-            buf,
-            stamped,
+    fn new(stream: TcpStream, kernel_stamps: bool) -> io::Result<Self> {
+        Ok(Conn {
+            sock: Socket::new(stream, kernel_stamps)?,
+            buf: vec![0; READ_BUF],
             filled: 0,
-            control,
-        }
+        })
     }
 
     /// What the last read returned.
     fn data(&self) -> &[u8] {
-        if self.stamped {
-            &self.buf[..self.filled]
-        } else {
-            &self.buf
+        &self.buf[..self.filled]
+    }
+
+    /// One read, counted in `tally` by how it was dated.
+    async fn read(&mut self, tally: &mut Tally<'_>) -> io::Result<Received> {
+        let got = self.sock.read(&mut self.buf).await?;
+        self.filled = got.n;
+        tally.count(got);
+        Ok(got)
+    }
+}
+
+/// One exchange's reads by how they were dated, added to the client's counts once, when the
+/// exchange ends (not one shared atomic add per read).
+struct Tally<'a> {
+    into: &'a ReadCounts,
+    kernel: u64,
+    clock: u64,
+}
+
+impl<'a> Tally<'a> {
+    fn new(into: &'a ReadCounts) -> Self {
+        Tally {
+            into,
+            kernel: 0,
+            clock: 0,
         }
+    }
+
+    fn count(&mut self, got: Received) {
+        if got.age.is_some() {
+            self.kernel += 1;
+        } else {
+            self.clock += 1;
+        }
+    }
+}
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        self.into.kernel.fetch_add(self.kernel, Relaxed);
+        self.into.clock.fetch_add(self.clock, Relaxed);
     }
 }
 
@@ -175,16 +200,16 @@ impl LeanClient {
     }
 
     /// Connects to the preferred address, then to the others in order.
-    async fn connect(&self) -> Result<TcpStream, String> {
+    async fn connect(&self) -> Result<Conn, String> {
         let first = self.preferred.load(Relaxed);
         let mut errors = Vec::new();
         for k in 0..self.addrs.len() {
             let i = (first + k) % self.addrs.len();
             match TcpStream::connect(self.addrs[i]).await {
                 Ok(stream) => {
-                    let _ = stream.set_nodelay(true);
                     self.preferred.store(i, Relaxed);
-                    return Ok(stream);
+                    return Conn::new(stream, self.kernel_stamps)
+                        .map_err(|e| format!("setting up {}: {e}", self.addrs[i]));
                 }
                 Err(e) => errors.push(format!("connect {}: {e}", self.addrs[i])),
             }
@@ -219,9 +244,6 @@ impl Executor for LeanClient {
 
     async fn execute(&self, body: Bytes, rec: &mut RequestRecord, clock: Clock) {
         let req = self.request_bytes(&body);
-        // Restamped just before the request is written (`exchange`); this one stays only when
-        // no connection could be made, so the failure has a time.
-        rec.send_ns = Some(clock.now_ns());
         // A pooled connection the server has closed fails on the first read: retry once on a
         // fresh one, which is safe because nothing of the response was seen.
         if let Some(conn) = self.pooled() {
@@ -231,9 +253,12 @@ impl Executor for LeanClient {
                 Outcome::StaleConnection => {}
             }
         }
+        let attempt = clock.now_ns();
         let conn = match self.connect().await {
-            Ok(stream) => Conn::new(stream, self.kernel_stamps),
+            Ok(conn) => conn,
             Err(e) => {
+                // Never written: t_send is when the connection was attempted.
+                rec.send_ns = Some(attempt);
                 rec.end_ns = Some(clock.now_ns());
                 rec.fail(ErrorKind::Connect, e);
                 return;
@@ -260,34 +285,6 @@ enum Outcome {
     StaleConnection,
 }
 
-/// One read; with it, how long before the read its data arrived, where the kernel says.
-async fn read_some(conn: &mut Conn, reads: &ReadCounts) -> io::Result<(usize, Option<Duration>)> {
-    let got = read_once(conn).await?;
-    let dated_by = if got.1.is_some() {
-        &reads.kernel
-    } else {
-        &reads.clock
-    };
-    dated_by.fetch_add(1, Relaxed);
-    Ok(got)
-}
-
-async fn read_once(conn: &mut Conn) -> io::Result<(usize, Option<Duration>)> {
-    if conn.stamped {
-        let Conn {
-            stream,
-            buf,
-            control,
-            ..
-        } = conn;
-        let got = stamp::read(stream, buf, control).await?;
-        conn.filled = got.n;
-        return Ok((got.n, got.age));
-    }
-    conn.buf.clear();
-    Ok((conn.stream.read_buf(&mut conn.buf).await?, None))
-}
-
 /// The instant data read now arrived: the clock now, less the kernel-reported age, and never
 /// before `floor` (the previous instant of the same response).
 fn arrival(clock: Clock, age: Option<Duration>, floor: u64) -> u64 {
@@ -302,10 +299,11 @@ async fn exchange(
     clock: Clock,
     reads: &ReadCounts,
 ) -> Outcome {
+    let mut tally = Tally::new(reads);
     // t_send: just before the request is written, so connection set-up (a new connection, or
     // SYN retries when a listen backlog overflows) is client queue time, not TTFT.
     rec.send_ns = Some(clock.now_ns());
-    if conn.stream.write_all(req).await.is_err() {
+    if conn.sock.write_all(req).await.is_err() {
         return Outcome::StaleConnection;
     }
     // Response head.
@@ -324,14 +322,14 @@ async fn exchange(
             Ok(None) => {}
             Err(e) => return fail(rec, clock, ErrorKind::MalformedEvent, e.to_string()),
         }
-        match read_some(&mut conn, reads).await {
-            Ok((0, _)) | Err(_) if !received => return Outcome::StaleConnection,
-            Ok((0, _)) => {
+        match conn.read(&mut tally).await {
+            Ok(Received { n: 0, .. }) | Err(_) if !received => return Outcome::StaleConnection,
+            Ok(Received { n: 0, .. }) => {
                 let msg = "connection closed in the response head".to_owned();
                 return fail(rec, clock, ErrorKind::Transport, msg);
             }
             Err(e) => return fail(rec, clock, ErrorKind::Transport, e.to_string()),
-            Ok((_, age)) => (received, head_age) = (true, age),
+            Ok(got) => (received, head_age) = (true, got.age),
         }
         head_buf.extend_from_slice(conn.data());
     };
@@ -352,8 +350,8 @@ async fn exchange(
             .feed(&head_buf[body_start..], |d| keep(&mut text, d))
             .is_ok();
         while ok && !body.done && text.len() < MAX_ERROR_BODY {
-            match read_some(&mut conn, reads).await {
-                Ok((0, _)) | Err(_) => break,
+            match conn.read(&mut tally).await {
+                Ok(Received { n: 0, .. }) | Err(_) => break,
                 Ok(_) => ok = body.feed(conn.data(), |d| keep(&mut text, d)).is_ok(),
             }
         }
@@ -384,16 +382,16 @@ async fn exchange(
     drop(head_buf);
     let mut last = t;
     while flow == Flow::Continue && !body.done {
-        match read_some(&mut conn, reads).await {
-            Ok((0, _)) => {
+        match conn.read(&mut tally).await {
+            Ok(Received { n: 0, .. }) => {
                 body.eof();
                 if !body.done {
                     let msg = "connection closed before the end of the body".to_owned();
                     return fail(rec, clock, ErrorKind::StreamDisconnected, msg);
                 }
             }
-            Ok((_, age)) => {
-                let t = arrival(clock, age, last);
+            Ok(got) => {
+                let t = arrival(clock, got.age, last);
                 last = t;
                 let data = conn.data();
                 if let Err(e) = body.feed(data, |d| flow = consume(&mut consumer, t, d, rec, flow))
