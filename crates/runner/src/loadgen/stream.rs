@@ -55,8 +55,10 @@ impl StreamConsumer {
             self.head.extend_from_slice(&chunk[..take]);
         }
         let st = &mut self.st;
+        let before = rec.events.len();
         self.sse
             .feed(chunk, |ev| st.on_event(t_ns, ev.kind, ev.data, rec));
+        super::progress::add_tokens(&rec.events[before..]);
         if rec.error.is_none() && self.sse.pending_bytes() > MAX_EVENT_BYTES {
             rec.fail(
                 ErrorKind::MalformedEvent,
@@ -152,7 +154,6 @@ impl EventState {
                 None => 1,
             };
             rec.events.push(TokenEvent { t_ns, tokens });
-            super::progress::add_tokens(tokens);
         }
         if let Some(u) = chunk.usage {
             self.last_usage_out = Some(u.completion_tokens);

@@ -140,6 +140,7 @@ impl Progress {
         let Some(bar) = bar else {
             return std::future::pending().await;
         };
+        let _counting = crate::loadgen::progress::Counting::start();
         let base = bar.message();
         let mut last = (
             std::time::Instant::now(),
