@@ -31,8 +31,6 @@ pub struct RequestMetrics {
     pub ttft_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
-    pub itl_ms: Vec<f64>,
-    pub itl_per_token_ms: Vec<f64>,
     /// Output tokens (usage, else the client count).
     pub n_out: Option<u64>,
     /// Input tokens from usage.
@@ -51,24 +49,10 @@ fn ms(a: u64, b: u64) -> f64 {
     (b as f64 - a as f64) / NS_PER_MS
 }
 
-/// Derives the metrics of one record.
-pub fn derive(r: &RequestRecord) -> RequestMetrics {
-    let mut m = derive_without_itl(r);
-    if m.failure.is_none() {
-        m.itl_ms.reserve(r.events.len().saturating_sub(1));
-        m.itl_per_token_ms.reserve(r.events.len().saturating_sub(1));
-        for (gap, per_token) in itl_gaps(r, &m) {
-            m.itl_ms.push(gap);
-            m.itl_per_token_ms.push(per_token);
-        }
-    }
-    m
-}
-
-/// The ITL samples of a successful request, `(gap, gap per token)` in ms, computed from its
-/// record on demand: summaries stream them instead of keeping a copy per request (a trial's
-/// ITL samples are as many as its tokens).
-pub(crate) fn itl_gaps<'a>(
+/// The ITL samples of a request, `(gap, gap per token)` in ms (none for a failed one), from
+/// its record and its [`derive`]d metrics. Computed on demand rather than stored with the
+/// metrics: a trial has as many ITL samples as tokens, and summaries stream them.
+pub fn itl_gaps<'a>(
     r: &'a RequestRecord,
     m: &RequestMetrics,
 ) -> impl Iterator<Item = (f64, f64)> + 'a {
@@ -76,15 +60,20 @@ pub(crate) fn itl_gaps<'a>(
     let mean_per_event = m
         .reconciled
         .then(|| m.n_out.unwrap_or(0) as f64 / r.events.len() as f64);
-    r.events.windows(2).map(move |w| {
+    let events = if m.failure.is_none() {
+        &r.events[..]
+    } else {
+        &[]
+    };
+    events.windows(2).map(move |w| {
         let gap = ms(w[0].t_ns, w[1].t_ns);
         let tokens = mean_per_event.unwrap_or(f64::from(w[1].tokens.max(1)));
         (gap, gap / tokens)
     })
 }
 
-/// [`derive`] without the per-request ITL vectors (left empty; see [`itl_gaps`]).
-pub(crate) fn derive_without_itl(r: &RequestRecord) -> RequestMetrics {
+/// Derives the metrics of one record (its ITL samples: [`itl_gaps`]).
+pub fn derive(r: &RequestRecord) -> RequestMetrics {
     let mut m = RequestMetrics {
         queue_ms: r.send_ns.map(|s| ms(r.intended_ns, s.max(r.intended_ns))),
         ..Default::default()
@@ -182,8 +171,9 @@ mod tests {
         assert_eq!(m.ttft_ms, Some(10.0));
         assert_eq!(m.e2e_ms, Some(20.0));
         assert_eq!(m.tpot_ms, Some(10.0 / 3.0));
-        assert_eq!(m.itl_ms, [2.0, 3.0, 5.0]);
-        assert_eq!(m.itl_per_token_ms, [2.0, 3.0, 5.0]);
+        let r = ok_record(&[12, 14, 17, 22], Some((10, 4)));
+        let itl: Vec<_> = itl_gaps(&r, &m).collect();
+        assert_eq!(itl, [(2.0, 2.0), (3.0, 3.0), (5.0, 5.0)]);
         assert!(m.flags.is_empty() && !m.reconciled);
         assert_eq!((m.n_in, m.n_out), (Some(10), Some(4)));
     }
@@ -200,9 +190,11 @@ mod tests {
     #[test]
     fn packed_events_are_reconciled_with_usage() {
         // 3 events, usage says 6 tokens: 2 tokens per event on average.
-        let m = derive(&ok_record(&[10, 14, 18], Some((1, 6))));
+        let r = ok_record(&[10, 14, 18], Some((1, 6)));
+        let m = derive(&r);
         assert!(m.reconciled);
-        assert_eq!(m.itl_per_token_ms, [2.0, 2.0]);
+        let per_token: Vec<_> = itl_gaps(&r, &m).map(|(_, t)| t).collect();
+        assert_eq!(per_token, [2.0, 2.0]);
         assert_eq!(m.tpot_ms, Some(8.0 / 5.0));
     }
 
@@ -242,6 +234,11 @@ mod tests {
         let m = derive(&r);
         assert_eq!(m.failure, Some(ErrorKind::Timeout));
         assert_eq!(m.ttft_ms, None);
+        r.events.push(TokenEvent {
+            t_ns: 20_000_000,
+            tokens: 1,
+        });
+        assert_eq!(itl_gaps(&r, &m).count(), 0, "a failed request has no ITL");
         assert_eq!(m.queue_ms, Some(2.0));
     }
 }

@@ -11,7 +11,7 @@ pub mod histograms;
 pub mod latency;
 pub mod summary;
 
-pub use derive::{RequestMetrics, derive};
+pub use derive::{RequestMetrics, derive, itl_gaps};
 pub use histograms::LatencyHistograms;
 pub use latency::LatencyStats;
 pub use summary::{

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::concurrency::{Phase, interval, mean_in_flight, sweep};
-use super::derive::{RequestMetrics, derive_without_itl, itl_gaps};
+use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::{LatencyStats, STAT_NAMES};
 use crate::loadgen::{ErrorKind, RequestRecord};
@@ -173,9 +173,7 @@ impl TrialSummary {
 
 /// Summarises the measured records of one trial.
 pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSummary {
-    // ITL samples are not kept per request (as many as the trial's tokens): they are
-    // streamed from the records where needed.
-    let metrics: Vec<RequestMetrics> = records.iter().map(derive_without_itl).collect();
+    let metrics: Vec<RequestMetrics> = records.iter().map(derive).collect();
     let sw = sweep(records, opts.max_concurrency);
 
     let mut errors = BTreeMap::new();
