@@ -97,15 +97,24 @@ pub fn trend(values: &[f64]) -> Result<Correlation, StatsError> {
 
 /// Share of permutations of `ranks` whose |ρ| against `order` reaches |`rho`| (Heap's
 /// algorithm over all n! orderings).
+///
+/// Both spreads and both means are the same for every ordering, so ρ of an ordering `a` is
+/// a fixed multiple of Σ dᵢ·aᵢ with dᵢ = orderᵢ − mean(order): comparing that sum (n
+/// multiply-adds) decides as comparing ρ would.
 fn exact_trend_p(order: &[f64], ranks: &[f64], rho: f64) -> f64 {
     let n = ranks.len();
+    let mean = order.iter().sum::<f64>() / n as f64;
+    let d: Vec<f64> = order.iter().map(|o| o - mean).collect();
+    let dot = |a: &[f64]| d.iter().zip(a).map(|(x, y)| x * y).sum::<f64>().abs();
     let mut a = ranks.to_vec();
-    let target = rho.abs() - 1e-12;
+    let observed = dot(&a);
+    debug_assert!(rho == 0.0 || observed > 0.0);
+    let target = observed * (1.0 - 1e-12) - 1e-12;
     let mut hits = 0u64;
     let mut total = 0u64;
     let mut count = |a: &[f64]| {
         total += 1;
-        if pearson(order, a).is_some_and(|r| r.abs() >= target) {
+        if dot(a) >= target {
             hits += 1;
         }
     };
@@ -146,5 +155,44 @@ mod tests {
         assert_eq!(d.rho, -1.0);
         assert!(trend(&[1.0, 1.0, 1.0]).is_err());
         assert!(spearman(&[1.0, 2.0], &[1.0, 2.0]).is_err());
+    }
+
+    /// The exact p-value by the definition: every ordering's ρ, computed in full.
+    fn p_by_definition(values: &[f64]) -> f64 {
+        fn perms(a: &mut Vec<f64>, k: usize, out: &mut Vec<Vec<f64>>) {
+            if k == a.len() {
+                out.push(a.clone());
+            }
+            for i in k..a.len() {
+                a.swap(k, i);
+                perms(a, k + 1, out);
+                a.swap(k, i);
+            }
+        }
+        let order: Vec<f64> = (0..values.len()).map(|i| i as f64).collect();
+        let (ranks, _) = average_ranks(values);
+        let rho = pearson(&order, &ranks).unwrap().abs();
+        let mut all = Vec::new();
+        perms(&mut ranks.clone(), 0, &mut all);
+        let hits = all
+            .iter()
+            .filter(|a| pearson(&order, a).unwrap().abs() >= rho - 1e-12)
+            .count();
+        hits as f64 / all.len() as f64
+    }
+
+    #[test]
+    fn exact_p_is_the_share_of_orderings_at_least_as_correlated() {
+        for values in [
+            &[3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0][..],
+            &[2.0, 2.0, 1.0, 3.0, 3.0, 0.5],
+            &[1.0, 2.0, 3.0, 5.0, 4.0],
+            &[10.0, 9.0, 11.0, 10.5],
+            &[1.0, 3.0, 2.0, 3.0, 1.0, 2.0, 4.0, 0.0],
+        ] {
+            let got = trend(values).unwrap().p;
+            let want = p_by_definition(values);
+            assert!((got - want).abs() < 1e-12, "{values:?}: {got} vs {want}");
+        }
     }
 }

@@ -273,7 +273,7 @@ impl LocalTokenizer {
         })?;
         let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
             DatasetError::Tokenize(format!(
-                "{} is not a Hugging Face tokenizer.json ({e}); point `target.tokenizer_path` at                  the model's tokenizer.json, or use `tokenizer: server`",
+                "{} is not a Hugging Face tokenizer.json ({e}); point `target.tokenizer_path` at the model's tokenizer.json, or use `tokenizer: server`",
                 path.display()
             ))
         })?;
