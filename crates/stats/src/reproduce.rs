@@ -16,10 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::StatsError;
-use crate::verdict::{
-    ArmComparison, Direction, Margin, Verdict, compare_arms, compare_arms_arithmetic,
-};
+use crate::verdict::Verdict;
 
 /// The outcome for one published value or claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,72 +41,19 @@ impl Reproduction {
     }
 }
 
-/// The value rule on the analysis scale: `[lower, upper]` is the CI of `ln(new/published)`
-/// (log scale) or of `new − published` (arithmetic scale), `margin` is `ln(1+θ)` or `M`.
-/// Inside ±margin → reproduced; wholly beyond → not reproduced; else inconclusive.
-pub fn value_outcome(lower: f64, upper: f64, margin: f64) -> Reproduction {
-    if !(lower.is_finite() && upper.is_finite() && margin.is_finite()) {
-        return Reproduction::Inconclusive;
+/// The value rule, read off the verdict of the comparison published (baseline arm) vs new
+/// (candidate arm), whose interval and margin it already judged: the CI inside ±margin
+/// (*equivalent*) → reproduced; wholly beyond ±margin (*improved* or *regressed*, whichever
+/// way the value moved) → not reproduced; anything else (*significant but small*,
+/// *inconclusive*, or no verdict at all: `None`) → inconclusive.
+pub fn value_outcome(verdict: Option<Verdict>) -> Reproduction {
+    match verdict {
+        Some(Verdict::Equivalent) => Reproduction::Reproduced,
+        Some(Verdict::Improved | Verdict::Regressed) => Reproduction::NotReproduced,
+        Some(Verdict::SignificantButSmall | Verdict::Inconclusive { .. }) | None => {
+            Reproduction::Inconclusive
+        }
     }
-    if lower > -margin && upper < margin {
-        Reproduction::Reproduced
-    } else if lower > margin || upper < -margin {
-        Reproduction::NotReproduced
-    } else {
-        Reproduction::Inconclusive
-    }
-}
-
-/// A published value checked against a re-run: the comparison (published = baseline arm,
-/// new = candidate arm) and the outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ValueCheck {
-    /// The Welch comparison the outcome is read from.
-    pub comparison: ArmComparison,
-    /// Reproduced, not reproduced or inconclusive.
-    pub outcome: Reproduction,
-    /// With an inconclusive outcome, the trials per arm that would settle it.
-    pub trials_per_arm: Option<u64>,
-}
-
-fn check(comparison: ArmComparison) -> ValueCheck {
-    let outcome = value_outcome(
-        comparison.test.ci.lower,
-        comparison.test.ci.upper,
-        comparison.margin,
-    );
-    let trials_per_arm = match (outcome, comparison.verdict) {
-        (Reproduction::Inconclusive, Verdict::Inconclusive { trials_per_arm }) => trials_per_arm,
-        _ => None,
-    };
-    ValueCheck {
-        comparison,
-        outcome,
-        trials_per_arm,
-    }
-}
-
-/// Check the per-trial values of a positive metric (log scale, ratio new/published) against
-/// θ = `threshold` at level `1 − alpha`. Needs ≥ 3 trials per side and values > 0.
-pub fn reproduce_value(
-    published: &[f64],
-    new: &[f64],
-    direction: Direction,
-    threshold: f64,
-    alpha: f64,
-) -> Result<ValueCheck, StatsError> {
-    compare_arms(published, new, direction, threshold, alpha).map(check)
-}
-
-/// The same for a metric that can be 0 (difference new − published against `margin`).
-pub fn reproduce_value_arithmetic(
-    published: &[f64],
-    new: &[f64],
-    direction: Direction,
-    margin: Margin,
-    alpha: f64,
-) -> Result<ValueCheck, StatsError> {
-    compare_arms_arithmetic(published, new, direction, margin, alpha).map(check)
 }
 
 /// What an A/B verdict claims, with its direction.
@@ -195,43 +139,46 @@ pub fn claim_outcome(published: Claim, new: Option<Claim>) -> Reproduction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::{Direction, compare_arms};
 
     const UP: Direction = Direction::HigherIsBetter;
 
-    #[test]
-    fn value_rule_branches() {
-        let m = 0.05f64.ln_1p();
-        assert_eq!(value_outcome(-0.01, 0.02, m), Reproduction::Reproduced);
-        assert_eq!(value_outcome(0.06, 0.2, m), Reproduction::NotReproduced);
-        assert_eq!(value_outcome(-0.3, -0.1, m), Reproduction::NotReproduced);
-        assert_eq!(value_outcome(-0.01, 0.08, m), Reproduction::Inconclusive);
-        assert_eq!(value_outcome(f64::NAN, 0.0, m), Reproduction::Inconclusive);
+    fn value(published: &[f64], new: &[f64], theta: f64) -> (Reproduction, Verdict) {
+        let c = compare_arms(published, new, UP, theta, 0.05).expect("valid input");
+        (value_outcome(Some(c.verdict)), c.verdict)
     }
 
     #[test]
     fn same_numbers_reproduce_and_a_half_larger_publication_does_not() {
         let new = [100.0, 101.0, 99.5, 100.4, 100.2];
         let same = [100.3, 99.8, 100.9, 99.9, 100.1];
-        let c = reproduce_value(&same, &new, UP, 0.05, 0.05).expect("valid input");
-        assert_eq!(c.outcome, Reproduction::Reproduced);
+        assert_eq!(value(&same, &new, 0.05).0, Reproduction::Reproduced);
         let inflated: Vec<f64> = same.iter().map(|v| v * 1.5).collect();
-        let c = reproduce_value(&inflated, &new, UP, 0.05, 0.05).expect("valid input");
-        assert_eq!(c.outcome, Reproduction::NotReproduced);
-        assert!(c.comparison.effect.point < 0.7 && c.comparison.effect.point > 0.64);
+        assert_eq!(value(&inflated, &new, 0.05).0, Reproduction::NotReproduced);
+        // A value that moved up by more than θ is not reproduced either.
+        let deflated: Vec<f64> = same.iter().map(|v| v * 0.5).collect();
+        assert_eq!(value(&deflated, &new, 0.05).0, Reproduction::NotReproduced);
     }
 
     #[test]
-    fn a_spread_larger_than_theta_is_inconclusive_with_a_trial_count() {
-        let published = [90.0, 110.0, 100.0];
-        let new = [95.0, 108.0, 99.0];
-        let c = reproduce_value(&published, &new, UP, 0.02, 0.05).expect("valid input");
-        assert_eq!(c.outcome, Reproduction::Inconclusive);
-        assert!(c.trials_per_arm.is_some_and(|n| n > 3));
-    }
-
-    #[test]
-    fn too_few_trials_is_an_error_not_a_verdict() {
-        assert!(reproduce_value(&[1.0], &[1.0, 1.1, 1.2], UP, 0.05, 0.05).is_err());
+    fn a_spread_larger_than_theta_or_a_small_shift_is_inconclusive() {
+        let (outcome, verdict) = value(&[90.0, 110.0, 100.0], &[95.0, 108.0, 99.0], 0.02);
+        assert_eq!(outcome, Reproduction::Inconclusive);
+        assert!(matches!(verdict, Verdict::Inconclusive { trials_per_arm: Some(n) } if n > 3));
+        // 3% higher, very precisely, θ = 5%: significant but not beyond θ, not inside it.
+        let base = [100.0, 100.1, 99.9, 100.05, 99.95];
+        let up: Vec<f64> = base.iter().map(|v| v * 1.03).collect();
+        let (outcome, verdict) = value(&base, &up, 0.05);
+        assert_eq!(verdict, Verdict::Equivalent, "3% is inside ±5%");
+        assert_eq!(outcome, Reproduction::Reproduced);
+        let (outcome, verdict) = value(&base, &up, 0.02);
+        assert_eq!(verdict, Verdict::Improved, "3% is beyond ±2%");
+        assert_eq!(outcome, Reproduction::NotReproduced);
+        assert_eq!(
+            value_outcome(Some(Verdict::SignificantButSmall)),
+            Reproduction::Inconclusive
+        );
+        assert_eq!(value_outcome(None), Reproduction::Inconclusive);
     }
 
     #[test]

@@ -128,21 +128,12 @@ pub struct RerunReport {
     pub summary: Summary,
 }
 
-fn outcome_of(m: &MetricReport, p: &PointReport) -> (Reproduction, Option<u64>, Option<String>) {
-    let (Some(effect), Some(margin)) = (p.effect, p.margin) else {
-        let why = p.error.clone().unwrap_or_else(|| {
-            format!(
-                "{} published and {} new trial(s): an interval needs at least 3 on each side",
-                p.n_baseline, p.n_candidate
-            )
-        });
-        return (Reproduction::Inconclusive, None, Some(why));
-    };
-    let (lo, hi) = match m.scale {
-        Scale::Log => (effect.ci.lower.ln(), effect.ci.upper.ln()),
-        Scale::Arithmetic => (effect.ci.lower, effect.ci.upper),
-    };
-    let outcome = value_outcome(lo, hi, margin);
+/// The value rule on the comparison's own verdict (no second reading of its interval).
+fn outcome_of(p: &PointReport) -> (Reproduction, Option<u64>, Option<String>) {
+    if p.effect.is_none() {
+        return (Reproduction::Inconclusive, None, p.error.clone());
+    }
+    let outcome = value_outcome(verdict_of(p.verdict));
     let settle = (outcome == Reproduction::Inconclusive)
         .then_some(p.trials_per_arm)
         .flatten();
@@ -272,7 +263,7 @@ pub fn assess(
             for m in &c.metrics {
                 push_flags(&mut flags, &m.flags);
                 for p in &m.points {
-                    let (outcome, trials_per_arm, why) = outcome_of(m, p);
+                    let (outcome, trials_per_arm, why) = outcome_of(p);
                     values.push(ValueRow {
                         variant: v.name.clone(),
                         point: p.label.clone(),
