@@ -1,13 +1,10 @@
 //! `servebench compare RESULT` (every variant of one run against its baseline) and
 //! `servebench compare BASELINE_RESULT CANDIDATE_RESULT` (across runs).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use servebench_runner::compare::{
-    FailOn, LoadedResult, compare_across, compare_within, evaluate_gates, render,
-};
-use servebench_runner::result::load_result;
+use servebench_runner::compare::{FailOn, compare_across, compare_within, evaluate_gates, render};
 
 use crate::exit::Exit;
 
@@ -51,21 +48,13 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     }
 }
 
-fn load(path: &Path) -> Result<LoadedResult> {
-    let result = load_result(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(LoadedResult {
-        file: path.display().to_string(),
-        result,
-    })
-}
-
 /// Compare, print, and apply the gates.
 pub fn run(args: Args) -> Result<Exit> {
     let opts = args.selection.options();
-    let first = load(&args.result)?;
+    let first = super::load_result(&args.result)?;
     let mut report = match &args.candidate_result {
         None => compare_within(&first, &opts)?,
-        Some(p) => compare_across(&first, &load(p)?, &opts)?,
+        Some(p) => compare_across(&first, &super::load_result(p)?, &opts)?,
     };
     if !args.fail_on.is_empty() {
         report.gate = Some(evaluate_gates(&report, &args.fail_on));

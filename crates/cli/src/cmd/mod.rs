@@ -12,7 +12,7 @@ pub mod validate;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use servebench_spec::{LoadError, Spec};
 
 /// Load a spec; `Ok(None)` after printing its problems when it is invalid.
@@ -34,6 +34,16 @@ pub fn print_warnings(spec: &Spec, file: &str) {
     }
 }
 
+/// Read a result file for comparison (`compare`, `report`, `rerun`).
+pub fn load_result(path: &Path) -> Result<servebench_runner::compare::LoadedResult> {
+    let result = servebench_runner::result::load_result(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(servebench_runner::compare::LoadedResult {
+        file: path.display().to_string(),
+        result,
+    })
+}
+
 /// Variant, metric and threshold choices shared by `compare` and `report`.
 #[derive(Debug, clap::Args)]
 pub struct Selection {
@@ -44,6 +54,14 @@ pub struct Selection {
     /// baseline's name, else the second file's baseline variant).
     #[arg(long, value_name = "NAME")]
     pub candidate_variant: Option<String>,
+    /// Metrics and thresholds.
+    #[command(flatten)]
+    pub measures: Measures,
+}
+
+/// Metric and threshold choices (`rerun` takes these alone: it checks every variant).
+#[derive(Debug, clap::Args)]
+pub struct Measures {
     /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
     /// list).
     #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
@@ -56,15 +74,26 @@ pub struct Selection {
     pub alpha: Option<f64>,
 }
 
-impl Selection {
-    /// As the comparison's options.
+impl Measures {
+    /// As the comparison's options, variants left to their defaults.
     pub fn options(&self) -> servebench_runner::compare::CompareOptions {
         servebench_runner::compare::CompareOptions {
             metrics: (!self.metrics.is_empty()).then(|| self.metrics.clone()),
             threshold: self.threshold,
             alpha: self.alpha,
+            baseline_variant: None,
+            candidate_variant: None,
+        }
+    }
+}
+
+impl Selection {
+    /// As the comparison's options.
+    pub fn options(&self) -> servebench_runner::compare::CompareOptions {
+        servebench_runner::compare::CompareOptions {
             baseline_variant: self.baseline_variant.clone(),
             candidate_variant: self.candidate_variant.clone(),
+            ..self.measures.options()
         }
     }
 }

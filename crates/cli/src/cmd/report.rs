@@ -3,10 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use servebench_runner::compare::LoadedResult;
+use anyhow::Result;
 use servebench_runner::report::{self, ReportOptions};
-use servebench_runner::result::load_result;
 
 use crate::exit::Exit;
 
@@ -39,14 +37,6 @@ pub struct Args {
     selection: super::Selection,
 }
 
-fn load(path: &Path) -> Result<LoadedResult> {
-    let result = load_result(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(LoadedResult {
-        file: path.display().to_string(),
-        result,
-    })
-}
-
 /// `results/x/<id>.json` → `results/x/<id>.report`.
 fn default_dir(result: &Path) -> PathBuf {
     let stem = result
@@ -61,10 +51,10 @@ pub fn run(args: Args) -> Result<Exit> {
         cdf_point: args.cdf_point.clone(),
         compare: args.selection.options(),
     };
-    let first = load(&args.result)?;
+    let first = super::load_result(&args.result)?;
     let built = match &args.candidate_result {
         None => report::within(first, &opts)?,
-        Some(p) => report::across(first, load(p)?, &opts)?,
+        Some(p) => report::across(first, super::load_result(p)?, &opts)?,
     };
     let dir = args
         .output

@@ -1,12 +1,11 @@
 //! `servebench rerun RESULT`: run the spec stored in a published result again and say, per
 //! variant, sweep point and metric, whether the published value reproduces.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use servebench_runner::compare::LoadedResult;
 use servebench_runner::rerun::{self, Override};
-use servebench_runner::result::load_result;
 
 use crate::exit::Exit;
 
@@ -31,11 +30,11 @@ pub struct Args {
     result: PathBuf,
     /// Override a host-specific field, KEY=VALUE (repeatable): `server.working_dir`,
     /// `target.base_url`, `variants.<name>.base_url`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "with")]
     set: Vec<String>,
     /// Folder that relative paths of the spec (datasets, provenance files, working_dir)
     /// resolve against (default: the folder of the spec path recorded in the result).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "with")]
     spec_dir: Option<PathBuf>,
     /// Folder that receives the new `<spec name>/<run id>.json`.
     #[arg(long, default_value = "results")]
@@ -44,9 +43,9 @@ pub struct Args {
     /// published spec hash).
     #[arg(long = "with", value_name = "NEW_RESULT")]
     with: Option<PathBuf>,
-    /// Metrics and thresholds (variant choices are not used: every variant is checked).
+    /// Metrics and thresholds (every variant is checked).
     #[command(flatten)]
-    selection: super::Selection,
+    measures: super::Measures,
     /// Print the report as JSON (format `servebench-rerun/1`).
     #[arg(long)]
     json: bool,
@@ -58,33 +57,54 @@ pub struct Args {
     no_bars: bool,
 }
 
-fn loaded(path: &Path) -> Result<LoadedResult> {
-    let result = load_result(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(LoadedResult {
-        file: path.display().to_string(),
-        result,
+/// Re-run, judge, print.
+pub fn run_cmd(args: Args) -> Result<Exit> {
+    let published = super::load_result(&args.result)?;
+    let new = match &args.with {
+        Some(p) => {
+            let new = super::load_result(p)?;
+            if new.result.spec_hash != published.result.spec_hash {
+                bail!(
+                    "{} has spec hash {}, not the published {}: it is not a re-run of {}. \
+                     Compare them with `servebench compare {} {}` instead",
+                    p.display(),
+                    new.result.spec_hash,
+                    published.result.spec_hash,
+                    published.file,
+                    published.file,
+                    p.display()
+                );
+            }
+            new
+        }
+        None => match measure(&published, &args)? {
+            Some(new) => new,
+            None => return Ok(Exit::Interrupted),
+        },
+    };
+    let failed = new.result.failed_trials();
+    let report = rerun::assess(&published, &new, &args.measures.options())?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("serialising the report")?
+        );
+    } else {
+        print!("{}", rerun::render(&report));
+    }
+    if failed > 0 {
+        eprintln!("{failed} trial(s) of the re-run failed: see {}", new.file);
+    }
+    Ok(if report.any_not_reproduced() || failed > 0 {
+        Exit::Failed
+    } else {
+        Exit::Ok
     })
 }
 
-/// Run the prepared spec: the new result's path, whether it was interrupted, failed trials.
-fn measure(spec: &servebench_spec::Spec, args: &Args) -> Result<(PathBuf, bool, usize)> {
-    let outcome = super::run::execute(
-        spec,
-        &args.results_dir,
-        None,
-        super::run::Progress::of(args.quiet, args.no_bars),
-    )
-    .context("the re-run could not continue")?;
-    Ok((
-        outcome.result_path.clone(),
-        outcome.interrupted,
-        outcome.failed_trials(),
-    ))
-}
-
-/// Re-run, judge, print.
-pub fn run_cmd(args: Args) -> Result<Exit> {
-    let published = loaded(&args.result)?;
+/// Run the spec stored in `published` again (with `--set` overrides); the new result as
+/// written, or `None` when interrupted (said how to finish it).
+fn measure(published: &LoadedResult, args: &Args) -> Result<Option<LoadedResult>> {
     let overrides: Vec<Override> = args
         .set
         .iter()
@@ -96,64 +116,30 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         &overrides,
         args.spec_dir.as_deref(),
     )?;
-    let (new_path, failed) = match &args.with {
-        Some(p) => {
-            let new = load_result(p).with_context(|| format!("reading {}", p.display()))?;
-            if new.spec_hash != published.result.spec_hash {
-                bail!(
-                    "{} has spec hash {}, not the published {}: it is not a re-run of {}. \
-                     Compare them with `servebench compare {} {}` instead",
-                    p.display(),
-                    new.spec_hash,
-                    published.result.spec_hash,
-                    published.file,
-                    published.file,
-                    p.display()
-                );
-            }
-            (p.clone(), 0)
-        }
-        None => {
-            if !args.quiet {
-                eprintln!(
-                    "servebench: re-running the spec stored in {} (hash {})",
-                    published.file, published.result.spec_hash
-                );
-            }
-            let (path, interrupted, failed) = measure(&spec, &args)?;
-            if interrupted {
-                eprintln!(
-                    "interrupted: the re-run is kept in {}; finish it with `servebench run \
-                     --resume {}` and judge it with `servebench rerun {} --with {}`",
-                    path.display(),
-                    path.display(),
-                    published.file,
-                    path.display()
-                );
-                return Ok(Exit::Interrupted);
-            }
-            (path, failed)
-        }
-    };
-    let new = loaded(&new_path)?;
-    let report = rerun::assess(&published, &new, &args.selection.options())?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).context("serialising the report")?
-        );
-    } else {
-        print!("{}", rerun::render(&report));
-    }
-    if failed > 0 {
+    if !args.quiet {
         eprintln!(
-            "{failed} trial(s) of the re-run failed: see {}",
-            new_path.display()
+            "servebench: re-running the spec stored in {} (hash {})",
+            published.file, published.result.spec_hash
         );
     }
-    Ok(if report.any_not_reproduced() || failed > 0 {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    })
+    let outcome = super::run::execute(
+        &spec,
+        &args.results_dir,
+        None,
+        super::run::Progress::of(args.quiet, args.no_bars),
+    )
+    .context("the re-run could not continue")?;
+    let path = outcome.result_path.display().to_string();
+    if outcome.interrupted {
+        eprintln!(
+            "interrupted: the re-run is kept in {path}; finish it with `servebench run \
+             --resume {path}` and judge it with `servebench rerun {} --with {path}`",
+            published.file
+        );
+        return Ok(None);
+    }
+    Ok(Some(LoadedResult {
+        file: path,
+        result: outcome.result,
+    }))
 }

@@ -67,12 +67,12 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         );
         return Ok(Exit::Interrupted);
     }
-    let failed = outcome.failed_trials();
+    let failed = outcome.result.failed_trials();
     if failed > 0 {
         eprintln!("{failed} trial(s) failed: see the table above and the result file");
         return Ok(Exit::Failed);
     }
-    let refused = outcome.trials_without_a_success();
+    let refused = outcome.result.trials_without_a_success();
     if refused > 0 {
         eprintln!(
             "{refused} trial(s) had no successful request (every request failed): their failures are in the table above and the result file"

@@ -361,6 +361,28 @@ pub fn describe_rule(r: &servebench_spec::VerifyRule) -> String {
 }
 
 impl RunResult {
+    /// Trials recorded as failed.
+    pub fn failed_trials(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.status != TrialStatus::Ok)
+            .count()
+    }
+
+    /// Trials that ran but in which no request succeeded (a server refusing everything):
+    /// measured, kept, and not a success.
+    pub fn trials_without_a_success(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.status == TrialStatus::Ok)
+            .filter(|t| {
+                t.summary
+                    .as_ref()
+                    .is_some_and(|s| s.all.requests > 0 && s.all.completed == 0)
+            })
+            .count()
+    }
+
     /// The trial with plan position `seq`, if recorded.
     pub fn trial(&self, seq: usize) -> Option<&TrialResult> {
         self.trials.iter().find(|t| t.seq == seq)

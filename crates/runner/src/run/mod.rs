@@ -76,32 +76,6 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-impl RunOutcome {
-    /// Trials recorded as failed.
-    pub fn failed_trials(&self) -> usize {
-        self.result
-            .trials
-            .iter()
-            .filter(|t| t.status != crate::result::TrialStatus::Ok)
-            .count()
-    }
-
-    /// Trials that ran but in which no request succeeded (a server refusing everything):
-    /// measured, kept, and not a success.
-    pub fn trials_without_a_success(&self) -> usize {
-        self.result
-            .trials
-            .iter()
-            .filter(|t| t.status == crate::result::TrialStatus::Ok)
-            .filter(|t| {
-                t.summary
-                    .as_ref()
-                    .is_some_and(|s| s.all.requests > 0 && s.all.completed == 0)
-            })
-            .count()
-    }
-}
-
 /// Carry out `spec`.
 pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let plan: Plan = plan(&spec.file);
