@@ -23,7 +23,7 @@ pub mod fingerprint;
 pub mod gate;
 pub mod render;
 pub mod report;
-mod words;
+pub(crate) mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
 use servebench_spec::{ServerRestart, TrialOrder, Variant};

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use servebench_stats::flags::{Flag, FlagLevel};
+use servebench_stats::flags::Flag;
 use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
@@ -14,6 +14,7 @@ use super::report::{
     ArmSource, CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind,
 };
 use super::words::{num, p_value, pct, signed_pct};
+use crate::report::text::aligned;
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
     match e {
@@ -28,11 +29,13 @@ fn estimate(e: Option<&Estimate>, n: usize) -> String {
     }
 }
 
-fn effect(m: &MetricReport, p: &PointReport) -> String {
-    let Some(e) = &p.effect else {
+/// An effect with its CI: `+2.1% [+0.4%, +3.9%]` on the log scale (the ratio − 1),
+/// `+1.50 [−0.20, +3.20]` on the arithmetic scale; `—` without one.
+pub(crate) fn change(scale: Scale, e: Option<&Estimate>) -> String {
+    let Some(e) = e else {
         return "—".into();
     };
-    match m.scale {
+    match scale {
         Scale::Log => format!(
             "{} [{}, {}]",
             signed_pct(e.point - 1.0),
@@ -80,7 +83,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
         Direction::HigherIsBetter => "higher is better",
         Direction::LowerIsBetter => "lower is better",
     };
-    let (means, change, theta) = match m.scale {
+    let (means, change_word, theta) = match m.scale {
         Scale::Log => (
             "geometric mean",
             "change",
@@ -98,7 +101,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
         "\n{} ({}, {dir}, {theta}): {means} [{ci}] over trials",
         m.metric, m.unit
     );
-    let rows: Vec<[String; 7]> = m
+    let rows: Vec<[String; 8]> = m
         .points
         .iter()
         .map(|p| {
@@ -107,9 +110,14 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
                 format!("{}/{}", p.n_baseline, p.n_candidate),
                 estimate(p.baseline.as_ref(), p.n_baseline),
                 estimate(p.candidate.as_ref(), p.n_candidate),
-                effect(m, p),
+                change(m.scale, p.effect.as_ref()),
                 p.p.map_or("—".into(), p_value),
                 verdict(p),
+                p.flags
+                    .iter()
+                    .map(|f| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
             ]
         })
         .collect();
@@ -118,31 +126,15 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
         "n".to_owned(),
         "baseline".to_owned(),
         "candidate".to_owned(),
-        format!("{change} [{ci}]"),
+        format!("{change_word} [{ci}]"),
         "p".to_owned(),
         "verdict".to_owned(),
+        "flags".to_owned(),
     ];
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String; 7], flags: &str| {
-        let mut s = String::from(" ");
-        for (c, w) in cells.iter().zip(widths) {
-            let pad = w.saturating_sub(c.chars().count());
-            let _ = write!(s, " {c}{}", " ".repeat(pad));
-        }
-        if !flags.is_empty() {
-            let _ = write!(s, " {flags}");
-        }
-        s.trim_end().to_owned()
-    };
-    let _ = writeln!(out, "{}", line(&header, "flags"));
-    for (r, p) in rows.iter().zip(&m.points) {
-        let ids: Vec<&str> = p.flags.iter().map(|f| f.as_str()).collect();
-        let _ = writeln!(out, "{}", line(r, &ids.join(",")));
+    let lines = aligned(&std::iter::once(header).chain(rows).collect::<Vec<_>>());
+    let _ = writeln!(out, "{}", lines[0]);
+    for (line, p) in lines[1..].iter().zip(&m.points) {
+        let _ = writeln!(out, "{line}");
         if let Some(e) = &p.error {
             let _ = writeln!(out, "    {}: no comparison: {e}", p.label);
         }
@@ -220,13 +212,10 @@ fn flags_section(out: &mut String, c: &Comparison) {
         "\nflags (re-baseline: re-run before trusting the numbers; look: worth a human look):"
     );
     for f in seen {
-        let level = match f.level {
-            FlagLevel::ReBaseline => "re-baseline",
-            FlagLevel::Look => "look",
-        };
         let _ = writeln!(
             out,
-            "  [{level}] {}: {}\n      → {}",
+            "  [{}] {}: {}\n      → {}",
+            f.level.as_str(),
             f.id.as_str(),
             f.evidence,
             f.action

@@ -1,6 +1,31 @@
 //! Numbers in words: one formatting for the tables, the CSV-free text and the axis ticks.
 
 /// A value with about 3–4 significant digits: `2184`, `748.1`, `17.14`, `0.125`.
+/// Rows of cells (the first is the header) as lines with aligned columns: two spaces in
+/// front, one between columns, trailing blanks trimmed.
+pub fn aligned<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let mut width = [0usize; N];
+    for row in rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut s = String::from(" ");
+            for (c, w) in row.iter().zip(width) {
+                s.push(' ');
+                s.push_str(c);
+                s.extend(std::iter::repeat_n(
+                    ' ',
+                    w.saturating_sub(c.chars().count()),
+                ));
+            }
+            s.trim_end().to_owned()
+        })
+        .collect()
+}
+
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "—".to_owned();

@@ -321,10 +321,7 @@ pub fn flag_blocks(report: &Report) -> Vec<Block> {
         };
         out.push(Block::Flag {
             number: g.number,
-            level: match g.level {
-                FlagLevel::ReBaseline => "re-baseline".into(),
-                FlagLevel::Look => "look".into(),
-            },
+            level: g.level.as_str().to_owned(),
             id: g.id.as_str().to_owned(),
             scope,
             items: g

@@ -6,44 +6,17 @@
 use std::fmt::Write;
 
 use servebench_stats::Estimate;
-use servebench_stats::flags::FlagLevel;
-use servebench_stats::verdict::Scale;
 
 use super::assess::{ClaimRow, RerunReport, ValueRow};
-
-fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
+use crate::compare::render::change;
+use crate::compare::words::{num, pct};
+use crate::report::text::aligned;
 
 fn value(e: Option<&Estimate>, n: usize) -> String {
     match e {
         Some(e) => format!("{} (n={n})", num(e.point)),
         None if n == 0 => "—".into(),
         None => format!("n={n}"),
-    }
-}
-
-fn change(scale: Scale, e: Option<&Estimate>) -> String {
-    let Some(e) = e else {
-        return "no interval".into();
-    };
-    match scale {
-        Scale::Log => format!("{:.3} [{:.3}, {:.3}]", e.point, e.ci.lower, e.ci.upper),
-        Scale::Arithmetic => format!(
-            "{:+} [{:+}, {:+}]",
-            num(e.point),
-            num(e.ci.lower),
-            num(e.ci.upper)
-        ),
     }
 }
 
@@ -66,9 +39,9 @@ fn flag_ids(r: &ValueRow) -> String {
 fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
     let _ = writeln!(
         out,
-        "\npublished values (change = new/published, or new − published for metrics that can \
-         be 0; {:.0}% CI; reproduced = CI inside ±θ)",
-        level * 100.0
+        "\npublished values (change = new vs published, or new − published for metrics that \
+         can be 0; {} CI; reproduced = CI inside ±θ)",
+        pct(level)
     );
     let head = [
         "variant",
@@ -88,7 +61,7 @@ fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
                 r.variant.clone(),
                 r.point.clone(),
                 format!("{} ({})", r.metric, r.unit),
-                format!("{:.0}%", r.threshold * 100.0),
+                pct(r.threshold),
                 value(r.published.as_ref(), r.published_trials),
                 value(r.new.as_ref(), r.new_trials),
                 change(r.scale, r.change.as_ref()),
@@ -97,7 +70,7 @@ fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
             ]
         })
         .collect();
-    table(out, &head, &body);
+    table(out, &head, body);
 }
 
 fn claims_table(out: &mut String, rows: &[ClaimRow]) {
@@ -135,30 +108,15 @@ fn claims_table(out: &mut String, rows: &[ClaimRow]) {
             ]
         })
         .collect();
-    table(out, &head, &body);
+    table(out, &head, body);
 }
 
-fn table<const N: usize>(out: &mut String, head: &[&str; N], body: &[[String; N]]) {
-    let mut width = [0usize; N];
-    for (i, h) in head.iter().enumerate() {
-        width[i] = h.chars().count();
-    }
-    for row in body {
-        for (i, c) in row.iter().enumerate() {
-            width[i] = width[i].max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::from(" ");
-        for (i, c) in cells.iter().enumerate() {
-            let pad = width[i].saturating_sub(c.chars().count());
-            let _ = write!(s, " {c}{}", " ".repeat(pad));
-        }
-        s.trim_end().to_owned()
-    };
-    let _ = writeln!(out, "{}", line(head.to_vec()));
-    for row in body {
-        let _ = writeln!(out, "{}", line(row.iter().map(String::as_str).collect()));
+fn table<const N: usize>(out: &mut String, head: &[&str; N], body: Vec<[String; N]>) {
+    let rows: Vec<[String; N]> = std::iter::once(head.map(str::to_owned))
+        .chain(body)
+        .collect();
+    for line in aligned(&rows) {
+        let _ = writeln!(out, "{line}");
     }
 }
 
@@ -181,11 +139,13 @@ pub fn render(r: &RerunReport) -> String {
     if !r.flags.is_empty() {
         let _ = writeln!(out, "\nflags:");
         for f in &r.flags {
-            let level = match f.level {
-                FlagLevel::ReBaseline => "re-baseline",
-                FlagLevel::Look => "look",
-            };
-            let _ = writeln!(out, "  [{level}] {}: {}", f.id.as_str(), f.evidence);
+            let _ = writeln!(
+                out,
+                "  [{}] {}: {}",
+                f.level.as_str(),
+                f.id.as_str(),
+                f.evidence
+            );
             let _ = writeln!(out, "      action: {}", f.action);
         }
     }

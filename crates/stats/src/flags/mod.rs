@@ -76,6 +76,16 @@ pub enum FlagLevel {
     Look,
 }
 
+impl FlagLevel {
+    /// As written in reports: `re-baseline`, `look`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlagLevel::ReBaseline => "re-baseline",
+            FlagLevel::Look => "look",
+        }
+    }
+}
+
 /// One fired rule: which, how serious, the evidence with its numbers, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flag {
