@@ -8,29 +8,50 @@ use std::collections::BTreeMap;
 use servebench_spec::plan::plan;
 use servebench_spec::{
     ApiVersion, ArrivalProcess, CompareSettings, Dataset, ExperimentSpec, Kind, Metadata,
-    Provenance, Rate, ServerPatch, SpecFile, Sweep, Target, TokenCount, TokenizerSource, Trials,
-    Variant, Workload,
+    Provenance, ServerPatch, SpecFile, Sweep, Target, TokenizerSource, Trials, Variant, Workload,
 };
 
-use super::{ImportOptions, Imported, PerRequest};
+use super::{ImportError, ImportOptions, Imported, PerRequest};
 use crate::metrics::histograms::{HistogramSet, record_ms};
 use crate::metrics::{LatencyStats, TokenAccounting, TrialSummary, WindowSummary};
 use crate::result::{
-    ImportInfo, PointInfo, RESULT_SCHEMA_VERSION, RunResult, RunStatus, ToolInfo, TrialResult,
-    TrialStatus,
+    ImportInfo, RESULT_SCHEMA_VERSION, RunResult, RunStatus, ToolInfo, TrialResult, TrialStatus,
 };
+use crate::run::{now_rfc3339, point_info};
 
-/// Now, UTC, RFC 3339.
-fn now_rfc3339() -> String {
-    let t = time::OffsetDateTime::now_utc();
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| t.unix_timestamp().to_string())
+const NAME_PATTERN: &str = "^[a-z0-9][a-z0-9._-]{0,127}$";
+const VARIANT_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+
+/// Names given on the command line are used as written or refused: `compare` pairs variants
+/// by exact name, so a `--variant` quietly rewritten would no longer meet its arm.
+pub(super) fn check_names(opts: &ImportOptions) -> Result<(), ImportError> {
+    let check = |what, value: &Option<String>, pattern, fixed: fn(&str) -> String| match value {
+        Some(v) if fixed(v) != *v => Err(ImportError::BadName {
+            what,
+            value: v.clone(),
+            pattern,
+            hint: format!("write e.g. `{}`", fixed(v)),
+        }),
+        _ => Ok(()),
+    };
+    check("--name", &opts.name, NAME_PATTERN, sanitize_name)?;
+    check("--variant", &opts.variant, VARIANT_PATTERN, variant_name)
 }
 
-/// A name that fits `metadata.name` (`^[a-z0-9][a-z0-9._-]{0,127}$`).
+/// A name that fits `metadata.name` (NAME_PATTERN), made from a tool's model or backend.
 pub fn sanitize_name(raw: &str) -> String {
+    fit(&raw.to_lowercase(), 128, "imported")
+}
+
+/// A name that fits a variant (VARIANT_PATTERN: case kept).
+fn variant_name(raw: &str) -> String {
+    fit(raw, 64, "imported")
+}
+
+/// `raw` with characters outside `[A-Za-z0-9._-]` made `-`, no leading `.`, `_` or `-`, at
+/// most `max` characters; `empty` when nothing is left.
+fn fit(raw: &str, max: usize, empty: &str) -> String {
     let mut s: String = raw
-        .to_lowercase()
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
@@ -43,15 +64,8 @@ pub fn sanitize_name(raw: &str) -> String {
     while s.starts_with(['.', '_', '-']) {
         s.remove(0);
     }
-    s.truncate(128);
-    if s.is_empty() { "imported".into() } else { s }
-}
-
-/// A name that fits a variant (`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`).
-fn variant_name(raw: &str) -> String {
-    let mut s = sanitize_name(raw);
-    s.truncate(64);
-    s
+    s.truncate(max);
+    if s.is_empty() { empty.into() } else { s }
 }
 
 fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
@@ -60,7 +74,6 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
     let name = opts
         .name
         .clone()
-        .map(|n| sanitize_name(&n))
         .unwrap_or_else(|| sanitize_name(&format!("{}-{short_model}", im.tool.as_str())));
     let mut labels = im.labels.clone();
     labels.insert("imported-from".into(), im.tool.as_str().into());
@@ -68,7 +81,10 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
         Some(b) if (b - 1.0).abs() > 1e-12 => (ArrivalProcess::Gamma, Some(b)),
         _ => (ArrivalProcess::Poisson, None),
     };
-    let variant = opts.variant.clone().unwrap_or_else(|| im.backend.clone());
+    let variant = opts
+        .variant
+        .clone()
+        .unwrap_or_else(|| variant_name(&im.backend));
     SpecFile {
         api_version: ApiVersion::V1Alpha1,
         kind: Kind::Experiment,
@@ -92,7 +108,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 api_key_env: None,
             },
             variants: vec![Variant {
-                name: variant_name(&variant),
+                name: variant,
                 baseline: true,
                 server: ServerPatch::default(),
                 base_url: None,
@@ -195,19 +211,18 @@ fn summary(im: &Imported) -> TrialSummary {
         Some(p) => recompute(p, &mut all),
         None => HistogramSet::default(),
     };
+    // The trial-level values went into the window above; `reported` keeps the rest of what
+    // the tool wrote (its latency percentiles, which the window recomputes where it can).
     let mut reported = im.reported.clone();
-    // Trial-level values already sit in the window; keep only what the window lacks or what
-    // it recomputed differently, so `reported` says what the tool itself wrote.
     for k in [
         "output_throughput",
         "total_throughput",
         "request_throughput",
         "goodput",
         "mean_concurrency",
+        "peak_concurrency",
     ] {
-        if all.metric(k).is_some() {
-            reported.remove(k);
-        }
+        reported.remove(k);
     }
     TrialSummary {
         all,
@@ -235,30 +250,6 @@ fn summary(im: &Imported) -> TrialSummary {
     }
 }
 
-/// The point of the spec's one-point plan. Built through serde so that fields the result
-/// format adds later (all optional) keep their defaults.
-fn point(spec: &SpecFile) -> PointInfo {
-    let p = plan(spec);
-    let fixed = |t: Option<TokenCount>| match t {
-        Some(TokenCount::Fixed(n)) => Some(n),
-        _ => None,
-    };
-    let sp = p.points.into_iter().next();
-    let value = serde_json::json!({
-        "index": 0,
-        "label": sp.as_ref().map(|s| s.to_string()).unwrap_or_default(),
-        "max_concurrency": sp.as_ref().and_then(|s| s.max_concurrency),
-        "request_rate": match sp.as_ref().map(|s| s.request_rate) {
-            Some(Rate::PerSecond(r)) => Some(r),
-            _ => None,
-        },
-        "input_tokens": sp.as_ref().and_then(|s| fixed(s.input_tokens)),
-        "output_tokens": sp.as_ref().and_then(|s| fixed(s.output_tokens)),
-    });
-    serde_json::from_value(value)
-        .expect("index, label and optional numbers are every required field of PointInfo")
-}
-
 /// The servebench result of an imported run.
 pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
     let spec = spec_of(im, opts);
@@ -274,6 +265,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         None => format!("imported-{}-{hash_tail}", im.tool.as_str()),
     };
     let now = now_rfc3339();
+    let plan = plan(&spec);
     let measured = im.measured_at.clone().unwrap_or_default();
     let status = if im.completed > 0 {
         TrialStatus::Ok
@@ -323,8 +315,8 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         created_at: now.clone(),
         updated_at: now,
         spec_name: spec.metadata.name.clone(),
-        spec_hash: servebench_spec::hash::spec_hash(&spec),
-        points: vec![point(&spec)],
+        spec_hash: plan.spec_hash.clone(),
+        points: point_info(&plan),
         spec,
         spec_path: None,
         tool: ToolInfo {

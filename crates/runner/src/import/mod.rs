@@ -96,6 +96,18 @@ pub enum ImportError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A name given on the command line does not fit the spec's pattern.
+    #[error("{what} `{value}` does not fit the spec's pattern {pattern}: {hint}")]
+    BadName {
+        /// `--name` or `--variant`.
+        what: &'static str,
+        /// The name given.
+        value: String,
+        /// The pattern.
+        pattern: &'static str,
+        /// What to write instead.
+        hint: String,
+    },
     /// Nothing to import.
     #[error("{path}: {message}")]
     Empty {
@@ -226,6 +238,7 @@ pub fn import_file(
     path: &Path,
     opts: &ImportOptions,
 ) -> Result<Vec<RunResult>, ImportError> {
+    build::check_names(opts)?;
     let bytes = std::fs::read(path).map_err(|source| ImportError::Read {
         path: path.to_owned(),
         source,

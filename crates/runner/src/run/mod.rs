@@ -8,6 +8,7 @@
 mod block;
 mod progress;
 mod setup;
+pub(crate) use setup::{now_rfc3339, point_info};
 pub mod table;
 mod workload;
 

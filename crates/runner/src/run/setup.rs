@@ -40,7 +40,8 @@ pub fn new_run_id() -> String {
     )
 }
 
-fn point_info(plan: &Plan) -> Vec<PointInfo> {
+/// The result's description of each sweep point of `plan`.
+pub(crate) fn point_info(plan: &Plan) -> Vec<PointInfo> {
     let fixed = |t: Option<TokenCount>| match t {
         Some(TokenCount::Fixed(n)) => Some(n),
         _ => None,
