@@ -90,7 +90,7 @@ fn a_full_disk_keeps_every_trial_and_says_where_the_requests_went() {
     assert!(
         lines
             .iter()
-            .all(|l| l["seq"].as_u64() < Some(kept as u64 - 1))
+            .all(|l| l["seq"].as_u64().expect("seq") < kept as u64 - 1)
     );
     // The error names the rescue file of the last trial's requests and the result file.
     let rescue = stderr

@@ -99,7 +99,9 @@ spec:
     );
     let result = result_file(dir.path());
     let r = read_json(&result);
-    for t in r["trials"].as_array().expect("trials") {
+    let trials = r["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 9, "3 variants × 3 trials, every one recorded");
+    for t in trials {
         let all = &t["summary"]["all"];
         let expected = match t["variant"].as_str() {
             Some("base") => None,
@@ -126,14 +128,19 @@ spec:
         .assert()
         .code(0);
     let c: Value = serde_json::from_slice(&cmp.get_output().stdout).expect("json");
-    for comp in c["comparisons"].as_array().expect("comparisons") {
+    let comparisons = c["comparisons"].as_array().expect("comparisons");
+    assert_eq!(comparisons.len(), 2, "each refusing variant against base");
+    for comp in comparisons {
+        assert_eq!(comp["metrics"].as_array().map(Vec::len), Some(5), "{comp}");
         let name = comp["candidate"]["variant"]
             .as_str()
             .unwrap_or("?")
             .to_owned();
         for m in comp["metrics"].as_array().expect("metrics") {
             let metric = m["metric"].as_str().unwrap_or("?");
-            for p in m["points"].as_array().expect("points") {
+            let points = m["points"].as_array().expect("points");
+            assert_eq!(points.len(), 1, "{m}");
+            for p in points {
                 let verdict = p["verdict"].as_str().unwrap_or("?");
                 // Nothing of a server that refuses every request reads as an improvement or
                 // as equivalent: a throughput is regressed, a latency has no value to

@@ -384,22 +384,19 @@ fn a_trial_by_duration_sends_the_requests_due_before_it_ends() {
         assert_eq!(t["summary"]["all"]["requests"], 20, "{t}");
         assert_eq!(t["summary"]["all"]["failed"], 0, "{t}");
     }
-    let sidecar = path.with_extension("requests.jsonl");
-    let lines: Vec<Value> = std::fs::read_to_string(&sidecar)
-        .expect("sidecar")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .filter(|l: &Value| l["warmup"] != true)
+    let lines: Vec<Value> = common::faults::sidecar(&path)
+        .into_iter()
+        .filter(|l| l["warmup"] != true)
         .collect();
     assert_eq!(lines.len(), 4 * 20, "every sent request has a record");
     let last_due = lines
         .iter()
-        .filter_map(|l| {
-            l["record"]["intended_ns"]
+        .map(|l| {
+            l["intended_ns"]
                 .as_u64()
-                .or(l["intended_ns"].as_u64())
+                .expect("every record has its intended offset")
         })
         .max()
-        .expect("intended offsets");
+        .expect("records");
     assert_eq!(last_due, 475_000_000, "the last request is due at 475 ms");
 }

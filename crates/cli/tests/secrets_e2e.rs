@@ -9,17 +9,17 @@ use std::net::TcpStream;
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
 
 mod common;
-use common::walk;
+use common::{read_json, result_file, walk, write_spec};
 
 const KEY: &str = "sk-sbtest-7Qx9Lr2mZc4Vt8Hn";
 const ENV: &str = "SERVEBENCH_TEST_SECRET_KEY";
 
+/// `servebench` in `dir` with the key in its environment.
 fn sb(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("servebench").expect("binary");
-    c.current_dir(dir).env(ENV, KEY);
+    let mut c = common::sb(dir);
+    c.env(ENV, KEY);
     c
 }
 
@@ -60,21 +60,13 @@ spec:
   trials: {{count: 2}}
 "#
     );
-    let spec_path = dir.path().join("spec.yaml");
-    std::fs::write(&spec_path, spec).expect("write spec");
+    let spec_path = write_spec(dir.path(), &spec);
     let mut said = String::new();
     said += &output(sb(dir.path()).arg("validate").arg(&spec_path), 0);
     said += &output(sb(dir.path()).args(["plan", "--json"]).arg(&spec_path), 0);
     said += &output(sb(dir.path()).args(["run", "--no-bars"]).arg(&spec_path), 0);
-    let result = walk(&dir.path().join("results"))
-        .into_iter()
-        .find(|p| {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.ends_with(".json") && !n.starts_with('.')
-        })
-        .expect("result file");
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(&result).expect("read")).expect("json");
+    let result = result_file(dir.path());
+    let r = read_json(&result);
     // Every request was authenticated: none failed (the simulator answers 401 without it).
     for t in r["trials"].as_array().expect("trials") {
         assert_eq!(t["status"], "ok", "{t}");

@@ -54,8 +54,9 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
             .last_json()
             .map(|v| v["timings"].clone())
             .unwrap_or_default();
-        let wire = t["ttft_ms"].as_f64().unwrap_or(0.0);
-        let model = t["queue_ms"].as_f64().unwrap_or(0.0) + t["prompt_ms"].as_f64().unwrap_or(0.0);
+        let field = |k: &str| t[k].as_f64().unwrap_or_else(|| panic!("timings.{k}: {t}"));
+        let wire = field("ttft_ms");
+        let model = field("queue_ms") + field("prompt_ms");
         // A streamed ttft_ms is measured at the HTTP layer: from after the client sent the
         // request to before it read the first token, and never before the modelled step end.
         let client = ms(r.ttft().unwrap_or_default());
@@ -65,7 +66,7 @@ async fn concurrency_one_matches_the_model_within_5_percent() {
         );
         assert!(wire + 0.002 >= model, "wire ttft {wire} < modelled {model}");
         server_ttft.push(wire);
-        server_tpot.push(t["predicted_per_token_ms"].as_f64().unwrap_or(0.0));
+        server_tpot.push(field("predicted_per_token_ms"));
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (s_ttft, s_tpot) = (mean(&server_ttft), mean(&server_tpot));
