@@ -12,9 +12,7 @@ use serde::Serialize;
 
 use crate::hash::spec_hash;
 use crate::rate::Rate;
-use crate::types::{
-    ArrivalProcess, ServerRestart, SpecFile, SweepPointSpec, TokenCount, TrialOrder,
-};
+use crate::types::{ServerRestart, SpecFile, SweepPointSpec, TokenCount, TrialOrder};
 
 /// One resolved sweep point: the workload values that vary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -154,35 +152,6 @@ pub fn include_point(spec: &SpecFile, inc: &SweepPointSpec) -> SweepPoint {
             .or(w.dataset.output_tokens),
         requests: inc.requests.or(w.requests),
     }
-}
-
-/// Requests prepared for one trial at `point`: the point's (or the workload's) `requests`;
-/// for a trial by `duration`, enough prompts that the arrivals due before the duration ends
-/// never run out — the expected count `rate × duration` plus six standard deviations of the
-/// arrival count (Poisson: √m; gamma of shape k: √(m/k); constant: none) plus 10. Only the
-/// arrivals due before the end are sent. `None` for a trial by duration at `request_rate: inf`
-/// (refused by validation: nothing would bound it).
-pub fn trial_requests(spec: &SpecFile, point: &SweepPoint) -> Option<u32> {
-    let w = &spec.spec.workload;
-    if let Some(n) = point.requests.or(w.requests) {
-        return Some(n);
-    }
-    let d = w.duration?.get().as_secs_f64();
-    let Rate::PerSecond(rate) = point.request_rate else {
-        return None;
-    };
-    let m = rate * d;
-    let var = match w.arrival {
-        ArrivalProcess::Poisson => m,
-        ArrivalProcess::Constant => 0.0,
-        ArrivalProcess::Gamma => m / w.burstiness.unwrap_or(1.0).max(f64::MIN_POSITIVE),
-    };
-    let n = (m + 6.0 * var.sqrt() + 10.0).ceil();
-    Some(if n >= f64::from(u32::MAX) {
-        u32::MAX
-    } else {
-        n as u32
-    })
 }
 
 /// Seed of the prompts of trial `trial` (1-based) at sweep point `point` (0-based): the same
@@ -421,36 +390,6 @@ spec:
             .map(|p| (p.max_concurrency, p.requests))
             .collect();
         assert_eq!(got, [(Some(64), Some(256)), (Some(8), Some(20))]);
-    }
-
-    #[test]
-    fn duration_trials_prepare_the_due_arrivals_with_a_margin() {
-        let base = r#"
-apiVersion: servebench/v1alpha1
-kind: Experiment
-metadata: {name: timed}
-spec:
-  server: {command: [s], args: [--port, "${port}"]}
-  target: {model: m}
-  variants: [{name: a, baseline: true}, {name: b}]
-  workload:
-    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
-    duration: 2s
-    request_rate: 20
-    arrival: ARRIVAL
-"#;
-        let n = |arrival: &str| {
-            let src = base.replace("ARRIVAL", arrival);
-            let spec = crate::parse_str(&src, "timed.yaml").expect("valid");
-            let p = &sweep_points(&spec.file)[0];
-            super::trial_requests(&spec.file, p)
-        };
-        // m = 20/s × 2 s = 40 due; constant: exactly 40, plus 10
-        assert_eq!(n("constant"), Some(50));
-        // Poisson: 40 + 6·√40 + 10 = 87.9
-        assert_eq!(n("poisson"), Some(88));
-        // gamma of shape 4: 40 + 6·√(40/4) + 10 = 68.97
-        assert_eq!(n("gamma\n    burstiness: 4"), Some(69));
     }
 
     #[test]

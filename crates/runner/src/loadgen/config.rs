@@ -140,10 +140,6 @@ pub struct LoadConfig {
     /// Limit on the whole trial (warm-up included); requests still running are cut and
     /// recorded as `trial_deadline`, requests not yet sent as `not_sent`.
     pub trial_deadline: Option<Duration>,
-    /// A trial by time: of the `requests` scheduled, only those due before this much time
-    /// has passed are sent (the rest are not part of the trial and leave no record); the
-    /// trial ends when the last sent request has finished.
-    pub send_window: Option<Duration>,
     /// Sent as `ignore_eos: true` when set (omitted otherwise). When set, each request's
     /// output length is checked against its `max_tokens` (90–110%).
     pub ignore_eos: bool,
@@ -178,7 +174,6 @@ impl LoadConfig {
             warmup_requests: 0,
             request_timeout: Duration::from_secs(600),
             trial_deadline: None,
-            send_window: None,
             ignore_eos: true,
             temperature: 0.0,
             min_tokens: MinTokens::Omit,
@@ -231,6 +226,8 @@ pub enum ConfigError {
     ZeroDuration { field: &'static str },
     #[error("temperature must be finite and >= 0, got {0}")]
     Temperature(f64),
+    #[error("a trial by time needs a request rate: at arrival `inf` every request is due at once")]
+    WindowAtInf,
 }
 
 #[cfg(test)]

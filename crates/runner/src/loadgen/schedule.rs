@@ -14,10 +14,34 @@ use super::config::{Arrival, ConfigError};
 
 /// Offsets, in nanoseconds from the trial start, at which each of `n` requests is due.
 pub fn arrival_offsets(arrival: &Arrival, n: usize, seed: u64) -> Result<Vec<u64>, ConfigError> {
+    Ok(arrivals(arrival, seed)?.take(n).collect())
+}
+
+/// The offsets due before `window` has passed: exactly the arrivals a trial by time sends,
+/// the same first ones as [`arrival_offsets`] with that seed (at least one: the first is
+/// due at 0). At `Arrival::Inf` every request is due at once, so there is no such count.
+pub fn offsets_within(
+    arrival: &Arrival,
+    window: std::time::Duration,
+    seed: u64,
+) -> Result<Vec<u64>, ConfigError> {
+    if *arrival == Arrival::Inf {
+        return Err(ConfigError::WindowAtInf);
+    }
+    let end = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
+    let mut due: Vec<u64> = arrivals(arrival, seed)?.take_while(|&o| o < end).collect();
+    if due.is_empty() {
+        due.push(0);
+    }
+    Ok(due)
+}
+
+/// The endless schedule: offsets in nanoseconds, the first at 0.
+fn arrivals(arrival: &Arrival, seed: u64) -> Result<impl Iterator<Item = u64>, ConfigError> {
     arrival.validate()?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let gaps: Box<dyn FnMut(&mut ChaCha8Rng) -> f64> = match *arrival {
-        Arrival::Inf => return Ok(vec![0; n]),
+        Arrival::Inf => Box::new(|_| 0.0),
         Arrival::Constant { rate } => Box::new(move |_| 1.0 / rate),
         Arrival::Poisson { rate } => {
             let d = Exp::new(rate).map_err(|_| ConfigError::NonPositive {
@@ -37,15 +61,14 @@ pub fn arrival_offsets(arrival: &Arrival, n: usize, seed: u64) -> Result<Vec<u64
         }
     };
     let mut gaps = gaps;
-    let mut out = Vec::with_capacity(n);
     let mut t = 0.0_f64; // seconds
-    for i in 0..n {
-        if i > 0 {
+    let mut first = true;
+    Ok(std::iter::from_fn(move || {
+        if !std::mem::take(&mut first) {
             t += gaps(&mut rng);
         }
-        out.push(secs_to_ns(t));
-    }
-    Ok(out)
+        Some(secs_to_ns(t))
+    }))
 }
 
 fn secs_to_ns(s: f64) -> u64 {
@@ -64,6 +87,40 @@ mod tests {
 
     fn mean_gap_s(v: &[u64]) -> f64 {
         (v[v.len() - 1] - v[0]) as f64 / 1e9 / (v.len() - 1) as f64
+    }
+
+    #[test]
+    fn a_window_holds_exactly_the_arrivals_due_in_it() {
+        use std::time::Duration;
+        let c = Arrival::Constant { rate: 40.0 };
+        let due = offsets_within(&c, Duration::from_millis(500), 3).expect("ok");
+        assert_eq!(due.len(), 20, "0, 25, …, 475 ms");
+        assert_eq!(due.last(), Some(&475_000_000));
+        for a in [
+            Arrival::Poisson { rate: 50.0 },
+            Arrival::Gamma {
+                rate: 50.0,
+                burstiness: 0.25,
+            },
+        ] {
+            let due = offsets_within(&a, Duration::from_secs(2), 9).expect("ok");
+            let longer = arrival_offsets(&a, due.len() + 1, 9).expect("ok");
+            assert_eq!(
+                due[..],
+                longer[..due.len()],
+                "a prefix of the same schedule"
+            );
+            assert!(*due.last().unwrap() < 2_000_000_000 && longer[due.len()] >= 2_000_000_000);
+        }
+        assert_eq!(
+            offsets_within(&c, Duration::from_nanos(1), 3).expect("ok"),
+            [0],
+            "the first request is always due"
+        );
+        assert!(matches!(
+            offsets_within(&Arrival::Inf, Duration::from_secs(1), 3),
+            Err(ConfigError::WindowAtInf)
+        ));
     }
 
     #[test]

@@ -94,15 +94,8 @@ pub async fn run_trial_with<E: Executor>(
             needed: cfg.warmup_requests,
         });
     }
-    let mut offsets = arrival_offsets(&cfg.arrival, cfg.requests, cfg.seed)?;
-    if let Some(window) = cfg.send_window {
-        // A trial by time: the requests due before the window ends (offsets ascend; the
-        // first is due at 0, so at least one is sent).
-        let end = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
-        let due = offsets.iter().take_while(|&&o| o < end).count().max(1);
-        offsets.truncate(due);
-    }
-    let measured = prepare(target, cfg, prompts.measured.iter().take(offsets.len()))?;
+    let offsets = arrival_offsets(&cfg.arrival, cfg.requests, cfg.seed)?;
+    let measured = prepare(target, cfg, prompts.measured.iter().take(cfg.requests))?;
     let warmup = prepare(
         target,
         cfg,

@@ -12,6 +12,7 @@ use crate::dataset::{
     AnyCounter, DatasetError, FileDataset, LengthDist, RandomDataset, RandomPromptBuilder,
     TokenizerSpec, TrialPrompts, load_jsonl, load_sharegpt,
 };
+use crate::loadgen::schedule::offsets_within;
 use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
 use crate::metrics::Slo;
 
@@ -24,11 +25,14 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 }
 
 /// The `LoadConfig` of one trial at `point`; `schedule_seed` seeds its arrival times.
+///
+/// Its request count is the point's `requests` (a trial by count), else, for a trial by
+/// `workload.duration`, exactly the arrivals of its schedule due before the duration has
+/// passed: the schedule is drawn here with the same seed `run_trial` draws it with, so the
+/// prompts built for the trial are the ones it sends.
 pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> LoadConfig {
     let w = &spec.spec.workload;
-    let requests = servebench_spec::plan::trial_requests(spec, point).unwrap_or(1);
-    let mut cfg = LoadConfig::new(requests as usize);
-    cfg.send_window = w.duration.map(|d| d.get());
+    let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = point.max_concurrency.map(|c| c as usize);
     cfg.arrival = match point.request_rate {
         Rate::Inf => Arrival::Inf,
@@ -42,6 +46,13 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
         },
     };
     cfg.seed = schedule_seed;
+    cfg.requests = match (point.requests, w.duration) {
+        (Some(n), _) => n as usize,
+        // Validation refuses a duration at `request_rate: inf`; were one to get here, its
+        // trial would be one request.
+        (None, Some(d)) => offsets_within(&cfg.arrival, d.get(), cfg.seed).map_or(1, |o| o.len()),
+        (None, None) => 1,
+    };
     cfg.warmup_requests = w.warmup_requests as usize;
     cfg.request_timeout = w.request_timeout.get();
     cfg.trial_deadline = w.trial_timeout.map(|t| t.get());
