@@ -34,7 +34,10 @@ pub struct Workload {
     pub requests: Option<u32>,
     /// Length of a trial in time, as an alternative to `requests`: the requests due before
     /// it has passed (by `request_rate` and `arrival`, which must then be a number) are
-    /// sent, and the trial ends when the last of them has finished.
+    /// sent, and the trial ends when the last of them has finished. Their number is drawn
+    /// from the trial's seeded schedule before it starts, so exactly those prompts are
+    /// prepared. A sweep point with its own `requests` (`sweep.include[].requests`) is a
+    /// trial by count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<HumanDuration>,
     /// Requests per second: a number > 0, or `inf` to send as fast as the concurrency
