@@ -283,7 +283,7 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
         let p = crate::plan::include_point(spec, inc);
         if let Some(q) = earlier
             .iter()
-            .find(|q| q.to_string() == p.to_string() && q.requests != p.requests)
+            .find(|q| q.same_point(&p) && q.requests != p.requests)
         {
             let n = |r: Option<u32>| r.map_or_else(|| "no".to_string(), |n| n.to_string());
             out.push(
