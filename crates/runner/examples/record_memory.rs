@@ -1,7 +1,8 @@
 //! Peak memory of the per-request path for many requests: synthetic records (as the load
 //! generator fills them: instants, one token event per token, usage, server timings) are
 //! summarised by `metrics::summarize`, moved into sidecar lines and appended to a sidecar
-//! file by the result store — the path `servebench run` takes after every trial — and
+//! file by the result store (`append_requests`, the sidecar half of the `save_trial` that
+//! `servebench run` calls after every trial; the result file's rewrite is left out) — and
 //! dropped before the next trial. Prints the process's peak RSS (getrusage `ru_maxrss`).
 //!
 //! ```text

@@ -95,6 +95,12 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<
     Ok(())
 }
 
+/// Where data goes when its own file cannot be written: the system's temporary folder,
+/// named after the run (`servebench-rescue-<run id>.<ext>`).
+fn rescue_path(run_id: &str, ext: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("servebench-rescue-{run_id}.{ext}"))
+}
+
 /// Appends `lines` to `path` as JSON lines and fsyncs; on failure cuts the file back to its
 /// previous length (best effort).
 fn append_lines(path: &Path, lines: &[RequestLine]) -> std::io::Result<()> {
@@ -172,8 +178,7 @@ impl ResultStore {
         match write_json_atomic(&self.result_path, result) {
             Ok(()) => Ok(()),
             Err(StoreError::Write { path, source }) => {
-                let rescue =
-                    std::env::temp_dir().join(format!("servebench-rescue-{}.json", result.run_id));
+                let rescue = rescue_path(&result.run_id, "json");
                 match write_json_atomic(&rescue, result) {
                     Ok(()) => Err(StoreError::Rescued {
                         path,
@@ -187,8 +192,9 @@ impl ResultStore {
         }
     }
 
-    /// Append a trial's requests to the sidecar and fsync it. On failure the sidecar is cut
-    /// back to its length before the append, so it never holds half a trial.
+    /// Append a trial's requests to the sidecar and fsync it (the sidecar half of
+    /// [`Self::save_trial`]). On failure the sidecar is cut back to its length before the
+    /// append, so it never holds half a trial.
     pub fn append_requests(&self, lines: &[RequestLine]) -> Result<(), StoreError> {
         append_lines(&self.requests_path, lines).map_err(|source| StoreError::Write {
             path: self.requests_path.clone(),
@@ -204,16 +210,15 @@ impl ResultStore {
         let sidecar = if lines.is_empty() {
             Ok(())
         } else {
-            append_lines(&self.requests_path, lines)
+            self.append_requests(lines)
         };
         let saved = self.save(result);
-        let Err(source) = sidecar else {
-            return saved;
+        let source = match sidecar {
+            Ok(()) => return saved,
+            Err(StoreError::Write { source, .. }) => source,
+            Err(e) => return Err(e),
         };
-        let rescue = std::env::temp_dir().join(format!(
-            "servebench-rescue-{}.requests.jsonl",
-            result.run_id
-        ));
+        let rescue = rescue_path(&result.run_id, "requests.jsonl");
         let requests = match append_lines(&rescue, lines) {
             Ok(()) => format!(
                 "this trial's {} request records were saved to {} instead",
