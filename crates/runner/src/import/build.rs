@@ -159,10 +159,10 @@ fn recompute(p: &PerRequest, w: &mut WindowSummary) -> HistogramSet {
     let mut hist = HistogramSet::default();
     let (mut ttft, mut tpot, mut itl, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..p.ttfts.len() {
-        let t = p.ttfts[i];
-        if !(p.errors[i].is_empty() && t.is_finite() && t > 0.0) {
+        if !p.ok(i) {
             continue;
         }
+        let t = p.ttfts[i];
         let gaps: f64 = p.itls[i].iter().sum();
         let e = (t + gaps) * 1000.0;
         ttft.push(t * 1000.0);

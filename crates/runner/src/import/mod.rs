@@ -133,6 +133,20 @@ pub struct PerRequest {
     pub errors: Vec<String>,
 }
 
+impl PerRequest {
+    /// Whether request `i` succeeded: no error text and a first token (the tools write a
+    /// TTFT of 0 for a request that failed without saying why).
+    pub fn ok(&self, i: usize) -> bool {
+        let t = self.ttfts[i];
+        self.errors[i].is_empty() && t.is_finite() && t > 0.0
+    }
+
+    /// Requests that did not succeed, by [`Self::ok`].
+    pub fn failures(&self) -> usize {
+        (0..self.ttfts.len()).filter(|&i| !self.ok(i)).count()
+    }
+}
+
 /// One run read from another tool's file, in servebench's terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {

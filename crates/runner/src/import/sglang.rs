@@ -188,7 +188,7 @@ pub fn read(
     );
     let per_request = f.per_request()?;
     let failed = match &per_request {
-        Some(p) => p.errors.iter().filter(|e| !e.is_empty()).count() as u64,
+        Some(p) => p.failures() as u64,
         None => {
             notes.push(
                 "failed requests are not recorded without --output-details: counted as 0".into(),

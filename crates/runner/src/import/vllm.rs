@@ -71,11 +71,7 @@ fn observed(lens: &[u64], ok: &[bool]) -> Option<TokenCount> {
 }
 
 fn successes(p: &PerRequest) -> Vec<bool> {
-    p.errors
-        .iter()
-        .zip(&p.ttfts)
-        .map(|(e, t)| e.is_empty() && t.is_finite() && *t > 0.0)
-        .collect()
+    (0..p.ttfts.len()).map(|i| p.ok(i)).collect()
 }
 
 /// Read one vLLM result object.
