@@ -239,6 +239,25 @@ mod tests {
                 .and_then(|x| x.working_dir.as_deref()),
             Some("/opt/run")
         );
+        assert_eq!(
+            s.spec.target.base_url.as_deref(),
+            Some("http://10.0.0.5:8000")
+        );
+        assert_eq!(
+            s.spec.variants[0].base_url.as_deref(),
+            Some("http://10.0.0.6:8000")
+        );
+    }
+
+    /// Every key `--set` advertises (the hash's host-only fields) is one `apply` takes.
+    #[test]
+    fn every_advertised_key_is_accepted() {
+        for key in servebench_spec::hash::HOST_ONLY_FIELDS {
+            let key = key.trim_start_matches("/spec/").replace('/', ".");
+            let mut s = spec();
+            let o = parse_override(&format!("{key}=x")).expect("form");
+            assert!(apply(&mut s, &o).is_ok(), "{key} is advertised but refused");
+        }
     }
 
     #[test]
