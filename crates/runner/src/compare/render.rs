@@ -187,14 +187,11 @@ fn power_line(out: &mut String, m: &MetricReport) {
     let _ = writeln!(out, "  power: {need}{mde}");
 }
 
-fn flags_section(out: &mut String, c: &Comparison) {
+/// Each flag once (the same rule with the same evidence, whatever its action says), the
+/// re-baseline ones first, then by rule.
+pub(crate) fn distinct_flags<'a>(flags: impl IntoIterator<Item = &'a Flag>) -> Vec<&'a Flag> {
     let mut seen: Vec<&Flag> = Vec::new();
-    for f in c
-        .metrics
-        .iter()
-        .flat_map(|m| m.flags.iter())
-        .chain(c.flags.iter())
-    {
+    for f in flags {
         if !seen
             .iter()
             .any(|s| s.id == f.id && s.evidence == f.evidence)
@@ -203,6 +200,16 @@ fn flags_section(out: &mut String, c: &Comparison) {
         }
     }
     seen.sort_by_key(|f| (f.level, f.id));
+    seen
+}
+
+fn flags_section(out: &mut String, c: &Comparison) {
+    let seen = distinct_flags(
+        c.metrics
+            .iter()
+            .flat_map(|m| m.flags.iter())
+            .chain(c.flags.iter()),
+    );
     if seen.is_empty() {
         let _ = writeln!(out, "\nflags: none");
         return;

@@ -12,6 +12,7 @@ use servebench_stats::flags::{FingerprintDifference, Flag, FlagId};
 use servebench_stats::reproduce::{Claim, Reproduction, claim_outcome, value_outcome};
 use servebench_stats::verdict::{Scale, Verdict};
 
+use crate::compare::render::distinct_flags;
 use crate::compare::{
     CompareError, CompareOptions, LoadedResult, MetricReport, PointReport, VerdictKind,
     compare_across, compare_within,
@@ -160,16 +161,6 @@ fn claim_of(kind: VerdictKind, effect: Option<Estimate>, m: &MetricReport) -> Op
     Claim::from_verdict(v, m.direction.is_better(diff))
 }
 
-/// Add `flags` not already present (the same rule and evidence count once, whatever the
-/// action's trial count says).
-fn push_flags(all: &mut Vec<Flag>, flags: &[Flag]) {
-    for f in flags {
-        if !all.iter().any(|g| g.id == f.id && g.evidence == f.evidence) {
-            all.push(f.clone());
-        }
-    }
-}
-
 /// Claims: every published within-run comparison that made one, against the new run's.
 fn claims(
     published: &LoadedResult,
@@ -234,7 +225,7 @@ pub fn assess(
     opts: &CompareOptions,
 ) -> Result<RerunReport, CompareError> {
     let mut values = Vec::new();
-    let mut flags: Vec<Flag> = Vec::new();
+    let mut raised: Vec<Flag> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut differences: Vec<FingerprintDifference> = Vec::new();
     let mut alpha = opts
@@ -259,9 +250,9 @@ pub fn assess(
                     notes.push(n.clone());
                 }
             }
-            push_flags(&mut flags, &c.flags);
+            raised.extend(c.flags.iter().cloned());
             for m in &c.metrics {
-                push_flags(&mut flags, &m.flags);
+                raised.extend(m.flags.iter().cloned());
                 for p in &m.points {
                     let (outcome, trials_per_arm, why) = outcome_of(p);
                     values.push(ValueRow {
@@ -285,7 +276,7 @@ pub fn assess(
             }
         }
     }
-    flags.sort_by_key(|f| (f.level, f.id));
+    let flags: Vec<Flag> = distinct_flags(&raised).into_iter().cloned().collect();
     let claims = claims(published, new, opts)?;
     let mut summary = Summary::default();
     for r in &values {
