@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use servebench_spec::Rate;
+
 use super::lenient::number;
 use super::{ImportError, PerRequest, Source};
 
@@ -74,6 +76,40 @@ impl<'a> Fields<'a> {
                 self.tool
             ))
         })
+    }
+
+    /// `completed` and `duration`, which both tools always write: (successful requests,
+    /// seconds).
+    pub fn completed_and_duration(&mut self) -> Result<(u64, f64), ImportError> {
+        let completed = self.required("completed", "successful requests")? as u64;
+        let duration = self.required("duration", "benchmark duration in seconds")?;
+        self.map("completed", "summary.all.completed");
+        self.map("duration", "summary.all.duration_s");
+        Ok((completed, duration))
+    }
+
+    /// `request_rate`: a number > 0 or infinity (`inf` when missing, both tools' default,
+    /// said in `notes`).
+    pub fn request_rate(&mut self, notes: &mut Vec<String>) -> Result<Rate, ImportError> {
+        let rate = match self.num("request_rate")? {
+            None => {
+                notes.push(format!(
+                    "request_rate is not recorded: assumed inf ({}'s default)",
+                    self.tool
+                ));
+                Rate::Inf
+            }
+            Some(r) if r.is_infinite() && r > 0.0 => Rate::Inf,
+            Some(r) if r.is_finite() && r > 0.0 => Rate::PerSecond(r),
+            Some(r) => {
+                return Err(self.src.field_error(format!(
+                    "request_rate {r} is not a rate: {} writes a number > 0 or infinity",
+                    self.tool
+                )));
+            }
+        };
+        self.map("request_rate", "workload.request_rate");
+        Ok(rate)
     }
 
     /// A non-negative whole number.

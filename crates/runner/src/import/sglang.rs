@@ -2,7 +2,7 @@
 //! (the file is appended to), fields as listed in docs/import.md. Python's `json.dumps`
 //! writes the default `request_rate` (`inf`) as the bare token `Infinity`.
 
-use servebench_spec::{ApiKind, DatasetKind, Rate, TokenCount, TokenRange};
+use servebench_spec::{ApiKind, DatasetKind, TokenCount, TokenRange};
 
 use super::fields::Fields;
 use super::{ImportError, ImportOptions, ImportTool, Imported, Source};
@@ -61,29 +61,11 @@ pub fn read(
 ) -> Result<Imported, ImportError> {
     let mut f = Fields::new(doc, *src, "SGLang bench_serving")?;
     let mut notes = Vec::new();
-    let completed = f.required("completed", "successful requests")? as u64;
-    let duration = f.required("duration", "benchmark duration in seconds")?;
-    f.map("completed", "summary.all.completed");
-    f.map("duration", "summary.all.duration_s");
+    let (completed, duration) = f.completed_and_duration()?;
     let backend = f.text("backend").unwrap_or_else(|| "sglang".into());
     f.map("backend", "variant name");
     let dataset_name = f.text("dataset_name");
-    let rate_value = f.num("request_rate")?;
-    let request_rate = match rate_value {
-        None => {
-            notes
-                .push("request_rate is not recorded: assumed inf (bench_serving's default)".into());
-            Rate::Inf
-        }
-        Some(r) if r.is_infinite() && r > 0.0 => Rate::Inf,
-        Some(r) if r.is_finite() && r > 0.0 => Rate::PerSecond(r),
-        Some(r) => {
-            return Err(src.field_error(format!(
-                "request_rate {r} is not a rate: bench_serving writes a number > 0 or Infinity"
-            )));
-        }
-    };
-    f.map("request_rate", "workload.request_rate");
+    let request_rate = f.request_rate(&mut notes)?;
     let max_concurrency = f.count("max_concurrency")?.map(|c| c as u32);
     f.map("max_concurrency", "workload.max_concurrency");
 

@@ -5,7 +5,7 @@
 //! `--input-tokens` / `--output-tokens`, from `--metadata` pairs, or from the per-request
 //! lengths when `--save-detailed` kept them.
 
-use servebench_spec::{ApiKind, DatasetKind, Rate, TokenCount, TokenRange};
+use servebench_spec::{ApiKind, DatasetKind, TokenCount, TokenRange};
 
 use super::fields::Fields;
 use super::{ImportError, ImportOptions, ImportTool, Imported, PerRequest, Source};
@@ -82,10 +82,7 @@ pub fn read(
 ) -> Result<Imported, ImportError> {
     let mut f = Fields::new(doc, *src, "vLLM bench serve")?;
     let mut notes = Vec::new();
-    let completed = f.required("completed", "successful requests")? as u64;
-    let duration = f.required("duration", "benchmark duration in seconds")?;
-    f.map("completed", "summary.all.completed");
-    f.map("duration", "summary.all.duration_s");
+    let (completed, duration) = f.completed_and_duration()?;
     let failed = f.count("failed")?;
     f.map("failed", "summary.all.failed");
     let backend = f
@@ -107,20 +104,7 @@ pub fn read(
     );
     let num_prompts = f.count("num_prompts")?;
     f.map("num_prompts", "workload.requests");
-    let request_rate = match f.num("request_rate")? {
-        None => {
-            notes.push("request_rate is not recorded: assumed inf (vLLM's default)".into());
-            Rate::Inf
-        }
-        Some(r) if r.is_infinite() && r > 0.0 => Rate::Inf,
-        Some(r) if r.is_finite() && r > 0.0 => Rate::PerSecond(r),
-        Some(r) => {
-            return Err(src.field_error(format!(
-                "request_rate {r} is not a rate: vLLM writes a number > 0 or \"inf\""
-            )));
-        }
-    };
-    f.map("request_rate", "workload.request_rate");
+    let request_rate = f.request_rate(&mut notes)?;
     let burstiness = f.num("burstiness")?.filter(|b| b.is_finite() && *b > 0.0);
     f.map(
         "burstiness",
