@@ -10,23 +10,19 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+mod common;
+use common::repo;
 
 fn fixture(name: &str) -> PathBuf {
     repo().join("crates/cli/tests/fixtures/import").join(name)
 }
 
 fn sb() -> Command {
-    Command::cargo_bin("servebench").expect("binary")
+    common::sb(&repo())
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = repo().join("target/tmp/import_e2e").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    common::scratch("import_e2e", name)
 }
 
 /// Import; the result files written, in line order.

@@ -10,12 +10,11 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+mod common;
+use common::repo;
 
 fn sb() -> Command {
-    Command::cargo_bin("servebench").expect("binary")
+    common::sb(&repo())
 }
 
 fn published() -> PathBuf {
@@ -33,12 +32,8 @@ fn published() -> PathBuf {
     files.remove(0)
 }
 
-/// A fresh folder under target/tmp (not /tmp: shared machines clean it).
 fn scratch(name: &str) -> PathBuf {
-    let d = repo().join("target/tmp/rerun_e2e").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    common::scratch("rerun_e2e", name)
 }
 
 /// `rerun FILE --json`: exit code and the parsed report. One re-run at a time: the

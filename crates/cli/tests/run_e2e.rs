@@ -9,11 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{read_json, result_file, sb, walk, write_spec};
+use common::{read_json, repo, result_file, sb, walk, write_spec};
 
-fn repo() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 fn tiny_spec() -> String {
     std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml")).expect("tiny spec")

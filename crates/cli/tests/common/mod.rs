@@ -8,6 +8,19 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// A fresh folder `target/tmp/<test>/<name>` (not /tmp: shared machines clean it).
+pub fn scratch(test: &str, name: &str) -> PathBuf {
+    let d = repo().join("target/tmp").join(test).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
 /// Every file below `dir`, depth first (nothing when `dir` is missing).
 pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
