@@ -11,7 +11,6 @@ use serde_json::Value;
 mod common;
 use common::{read_json, repo, result_file, sb, walk, write_spec};
 
-
 fn tiny_spec() -> String {
     std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml")).expect("tiny spec")
 }

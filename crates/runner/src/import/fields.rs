@@ -165,35 +165,28 @@ impl<'a> Fields<'a> {
         if !(self.has("ttfts") && self.has("itls") && self.has("output_lens")) {
             return Ok(None);
         }
-        let floats = |f: &mut Self, key: &str| -> Result<Vec<f64>, ImportError> {
-            let v = f
-                .get(key)
+        let floats = |f: &mut Self, key: &str| -> Vec<f64> {
+            f.get(key)
                 .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            Ok(v.iter().map(|x| number(x).unwrap_or(f64::NAN)).collect())
+                .map(|v| v.iter().map(|x| number(x).unwrap_or(f64::NAN)).collect())
+                .unwrap_or_default()
         };
-        let ttfts = floats(self, "ttfts")?;
-        let output_lens: Vec<u64> = floats(self, "output_lens")?
-            .into_iter()
-            .map(|v| {
-                if v.is_finite() && v > 0.0 {
-                    v as u64
-                } else {
-                    0
-                }
-            })
-            .collect();
-        let input_lens: Vec<u64> = floats(self, "input_lens")?
-            .into_iter()
-            .map(|v| {
-                if v.is_finite() && v > 0.0 {
-                    v as u64
-                } else {
-                    0
-                }
-            })
-            .collect();
+        // Token counts: a positive finite number, else 0 (a failed request's).
+        let lens = |f: &mut Self, key: &str| -> Vec<u64> {
+            floats(f, key)
+                .into_iter()
+                .map(|v| {
+                    if v.is_finite() && v > 0.0 {
+                        v as u64
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        };
+        let ttfts = floats(self, "ttfts");
+        let output_lens = lens(self, "output_lens");
+        let input_lens = lens(self, "input_lens");
         let itls: Vec<Vec<f64>> = self
             .get("itls")
             .and_then(Value::as_array)
