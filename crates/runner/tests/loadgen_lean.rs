@@ -6,8 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use servebench_runner::dataset::{Prompt, TrialPrompts};
 use servebench_runner::loadgen::{ApiKind, LoadConfig, Target, run_trial};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
+
+mod loadgen_support;
+use loadgen_support::read_request;
 
 const SSE: &str = "data: {\"choices\":[{\"text\":\" a\"}]}\n\n\
 data: {\"choices\":[{\"text\":\" b\",\"finish_reason\":\"length\"}]}\n\n\
@@ -48,30 +51,9 @@ async fn server(mode: Mode) -> (String, Arc<AtomicUsize>) {
 async fn connection(mut sock: TcpStream, mode: Mode) {
     let mut buf = Vec::new();
     loop {
-        // Read one request: head, then content-length bytes.
-        let mut chunk = [0u8; 4096];
-        let (head_end, len) = loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
-                let len = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                break (i + 4, len);
-            }
-            match sock.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        };
-        while buf.len() < head_end + len {
-            match sock.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
+        if !read_request(&mut sock, &mut buf).await {
+            return;
         }
-        buf.drain(..head_end + len);
         let response = match mode {
             Mode::Length | Mode::Sneaky => format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{SSE}",

@@ -10,9 +10,12 @@ use std::time::Duration;
 
 use servebench_runner::dataset::{Prompt, TrialPrompts};
 use servebench_runner::loadgen::{ApiKind, LoadConfig, Target, TrialOutcome, run_trial};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
+
+mod loadgen_support;
+use loadgen_support::read_request;
 
 const FIRST: &str = "data: {\"choices\":[{\"text\":\" a\"}]}\n\n";
 const REST: &str = "data: {\"choices\":[{\"text\":\" b\",\"finish_reason\":\"length\"}]}\n\n\
@@ -48,30 +51,10 @@ fn server(busy: Arc<Notify>) -> String {
 /// the client opened a new connection for it.
 async fn connection(mut sock: TcpStream, busy: Arc<Notify>, served: Arc<AtomicUsize>) {
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     loop {
-        let (head_end, len) = loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
-                let len = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                break (i + 4, len);
-            }
-            match sock.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(k) => buf.extend_from_slice(&chunk[..k]),
-            }
-        };
-        while buf.len() < head_end + len {
-            match sock.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(k) => buf.extend_from_slice(&chunk[..k]),
-            }
+        if !read_request(&mut sock, &mut buf).await {
+            return;
         }
-        buf.drain(..head_end + len);
         if served.fetch_add(1, SeqCst) > 0 {
             busy.notify_one();
             tokio::time::sleep(SERVER_DELAY).await;

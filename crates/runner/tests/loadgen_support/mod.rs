@@ -193,3 +193,34 @@ pub fn config(n: usize) -> LoadConfig {
     c.request_timeout = Duration::from_secs(20);
     c
 }
+
+/// Reads one HTTP request (head, then `content-length` bytes) from a raw socket, keeping
+/// what follows it in `buf`; false when the peer closed first. For servers that write their
+/// answers byte by byte on a plain `TcpStream`.
+pub async fn read_request(sock: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut chunk = [0u8; 4096];
+    let (head_end, len) = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            break (i + 4, len);
+        }
+        match sock.read(&mut chunk).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    while buf.len() < head_end + len {
+        match sock.read(&mut chunk).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    buf.drain(..head_end + len);
+    true
+}
