@@ -1,7 +1,6 @@
 //! servebench-stats: pure statistics over slices and histograms (no I/O, no async).
 //!
-//! The method is `STATISTICS.md` (design folder; user-facing summary in
-//! `docs/statistics-reference.md`). Trials are the unit of analysis: per-request samples of one
+//! The method is docs/statistics-method.md. Trials are the unit of analysis: per-request samples of one
 //! trial are summarised, and comparisons run on per-trial values. Every function names its
 //! method and a reference in its doc comment; every formula is checked against scipy / numpy /
 //! statsmodels vectors in `tests/reference/`.
@@ -34,7 +33,9 @@
 //! **Comparing a baseline with a candidate** (compare)
 //! - [`verdict::compare_arms`]`(baseline, candidate, Direction, threshold θ, alpha) ->
 //!   Result<ArmComparison>` — Welch on logs, ratio CI, [`Verdict`] (improved, regressed,
-//!   equivalent, significant-but-small, inconclusive { trials_per_arm }).
+//!   equivalent, likely improved, likely regressed, inconclusive).
+//! - [`advice::settle`]`(&ArmComparison) -> Option<Settle>` — for an undecided verdict only:
+//!   the trials per arm that would settle it, or "at the threshold" in words.
 //! - [`verdict::compare_arms_arithmetic`]`(…, Margin, alpha)` — for metrics that can be 0.
 //! - Building blocks: [`welch::welch`], [`welch::welch_log_ratio`],
 //!   [`mann_whitney::mann_whitney`] (exact / normal, with `min_attainable_p`),
@@ -52,10 +53,14 @@
 //!   recommended_trials, p_values }`, once per metric.
 //! - [`flags::rules::multiplicity`]`(&[NamedP], alpha)` once over all metrics × levels (pool
 //!   every `SweepAssessment::p_values`).
-//! - Each [`flags::Flag`] is `{ id, level: re-baseline | look, evidence, action }`, serde-able.
+//! - [`flags::rules::load_not_sustained`] once per closed-loop sweep point.
+//! - Each [`flags::Flag`] is `{ id, level: re-baseline | look, evidence, threatens, action }`,
+//!   serde-able; `threatens` names the verdicts it could change (and what they would be
+//!   without the trial or trend it found).
 //!
 //! Errors are [`StatsError`]; library paths do not panic on data.
 
+pub mod advice;
 pub mod bootstrap;
 pub mod cochran;
 pub mod distributions;

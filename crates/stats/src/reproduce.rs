@@ -44,13 +44,13 @@ impl Reproduction {
 /// The value rule, read off the verdict of the comparison published (baseline arm) vs new
 /// (candidate arm), whose interval and margin it already judged: the CI inside ±margin
 /// (*equivalent*) → reproduced; wholly beyond ±margin (*improved* or *regressed*, whichever
-/// way the value moved) → not reproduced; anything else (*significant but small*,
-/// *inconclusive*, or no verdict at all: `None`) → inconclusive.
+/// way the value moved) → not reproduced; anything else (*likely improved* or *likely
+/// regressed*, *inconclusive*, or no verdict at all: `None`) → inconclusive.
 pub fn value_outcome(verdict: Option<Verdict>) -> Reproduction {
     match verdict {
         Some(Verdict::Equivalent) => Reproduction::Reproduced,
         Some(Verdict::Improved | Verdict::Regressed) => Reproduction::NotReproduced,
-        Some(Verdict::SignificantButSmall | Verdict::Inconclusive { .. }) | None => {
+        Some(Verdict::LikelyImproved | Verdict::LikelyRegressed | Verdict::Inconclusive) | None => {
             Reproduction::Inconclusive
         }
     }
@@ -66,31 +66,30 @@ pub enum Claim {
     Regressed,
     /// Within ±θ.
     Equivalent,
-    /// Significantly better, perhaps by less than θ.
-    SmallImprovement,
-    /// Significantly worse, perhaps by less than θ.
-    SmallRegression,
+    /// Significantly better, by an uncertain amount (likely improved).
+    LikelyImproved,
+    /// Significantly worse, by an uncertain amount (likely regressed).
+    LikelyRegressed,
 }
 
 impl Claim {
-    /// The claim a verdict makes; `effect_is_better` gives the direction of a
-    /// significant-but-small one. `None` for an inconclusive verdict (no claim).
-    pub fn from_verdict(v: Verdict, effect_is_better: bool) -> Option<Claim> {
+    /// The claim a verdict makes. `None` for an inconclusive verdict (no claim).
+    pub fn from_verdict(v: Verdict) -> Option<Claim> {
         match v {
             Verdict::Improved => Some(Claim::Improved),
             Verdict::Regressed => Some(Claim::Regressed),
             Verdict::Equivalent => Some(Claim::Equivalent),
-            Verdict::SignificantButSmall if effect_is_better => Some(Claim::SmallImprovement),
-            Verdict::SignificantButSmall => Some(Claim::SmallRegression),
-            Verdict::Inconclusive { .. } => None,
+            Verdict::LikelyImproved => Some(Claim::LikelyImproved),
+            Verdict::LikelyRegressed => Some(Claim::LikelyRegressed),
+            Verdict::Inconclusive => None,
         }
     }
 
     /// The sign of the claim: +1 better, −1 worse, 0 none.
     fn sign(self) -> i8 {
         match self {
-            Claim::Improved | Claim::SmallImprovement => 1,
-            Claim::Regressed | Claim::SmallRegression => -1,
+            Claim::Improved | Claim::LikelyImproved => 1,
+            Claim::Regressed | Claim::LikelyRegressed => -1,
             Claim::Equivalent => 0,
         }
     }
@@ -99,11 +98,11 @@ impl Claim {
 /// The claim rule: does the re-run's verdict (`None`: inconclusive) give the published
 /// claim's direction?
 /// * improved / regressed: reproduced by the same verdict; contradicted by the opposite
-///   direction or by *equivalent*; a significant-but-small effect in the same direction
-///   does not confirm "beyond θ" (inconclusive).
+///   direction or by *equivalent*; a likely effect in the same direction does not confirm
+///   "beyond θ" (inconclusive).
 /// * equivalent: reproduced by equivalent; contradicted by improved or regressed.
-/// * significant but small: reproduced by any significant effect in the same direction;
-///   contradicted by one in the opposite direction.
+/// * likely improved / likely regressed: reproduced by any significant effect in the same
+///   direction; contradicted by one in the opposite direction.
 pub fn claim_outcome(published: Claim, new: Option<Claim>) -> Reproduction {
     let Some(new) = new else {
         return Reproduction::Inconclusive;
@@ -122,9 +121,9 @@ pub fn claim_outcome(published: Claim, new: Option<Claim>) -> Reproduction {
         Equivalent => match new {
             Equivalent => Reproduction::Reproduced,
             Improved | Regressed => Reproduction::NotReproduced,
-            SmallImprovement | SmallRegression => Reproduction::Inconclusive,
+            LikelyImproved | LikelyRegressed => Reproduction::Inconclusive,
         },
-        SmallImprovement | SmallRegression => {
+        LikelyImproved | LikelyRegressed => {
             if new.sign() == published.sign() {
                 Reproduction::Reproduced
             } else if new.sign() == -published.sign() {
@@ -164,7 +163,7 @@ mod tests {
     fn a_spread_larger_than_theta_or_a_small_shift_is_inconclusive() {
         let (outcome, verdict) = value(&[90.0, 110.0, 100.0], &[95.0, 108.0, 99.0], 0.02);
         assert_eq!(outcome, Reproduction::Inconclusive);
-        assert!(matches!(verdict, Verdict::Inconclusive { trials_per_arm: Some(n) } if n > 3));
+        assert_eq!(verdict, Verdict::Inconclusive);
         // 3% higher, very precisely, θ = 5%: significant but not beyond θ, not inside it.
         let base = [100.0, 100.1, 99.9, 100.05, 99.95];
         let up: Vec<f64> = base.iter().map(|v| v * 1.03).collect();
@@ -175,7 +174,7 @@ mod tests {
         assert_eq!(verdict, Verdict::Improved, "3% is beyond ±2%");
         assert_eq!(outcome, Reproduction::NotReproduced);
         assert_eq!(
-            value_outcome(Some(Verdict::SignificantButSmall)),
+            value_outcome(Some(Verdict::LikelyImproved)),
             Reproduction::Inconclusive
         );
         assert_eq!(value_outcome(None), Reproduction::Inconclusive);
@@ -188,12 +187,9 @@ mod tests {
         assert_eq!(claim_outcome(Improved, Some(Improved)), Reproduced);
         assert_eq!(claim_outcome(Improved, Some(Regressed)), NotReproduced);
         assert_eq!(claim_outcome(Improved, Some(Equivalent)), NotReproduced);
+        assert_eq!(claim_outcome(Improved, Some(LikelyImproved)), Inconclusive);
         assert_eq!(
-            claim_outcome(Improved, Some(SmallImprovement)),
-            Inconclusive
-        );
-        assert_eq!(
-            claim_outcome(Improved, Some(SmallRegression)),
+            claim_outcome(Improved, Some(LikelyRegressed)),
             NotReproduced
         );
         assert_eq!(claim_outcome(Improved, None), Inconclusive);
@@ -201,16 +197,16 @@ mod tests {
         assert_eq!(claim_outcome(Equivalent, Some(Equivalent)), Reproduced);
         assert_eq!(claim_outcome(Equivalent, Some(Regressed)), NotReproduced);
         assert_eq!(
-            claim_outcome(Equivalent, Some(SmallImprovement)),
+            claim_outcome(Equivalent, Some(LikelyImproved)),
             Inconclusive
         );
-        assert_eq!(claim_outcome(SmallImprovement, Some(Improved)), Reproduced);
+        assert_eq!(claim_outcome(LikelyImproved, Some(Improved)), Reproduced);
         assert_eq!(
-            claim_outcome(SmallImprovement, Some(SmallRegression)),
+            claim_outcome(LikelyImproved, Some(LikelyRegressed)),
             NotReproduced
         );
         assert_eq!(
-            claim_outcome(SmallImprovement, Some(Equivalent)),
+            claim_outcome(LikelyImproved, Some(Equivalent)),
             Inconclusive
         );
     }
@@ -218,17 +214,9 @@ mod tests {
     #[test]
     fn claims_from_verdicts() {
         assert_eq!(
-            Claim::from_verdict(Verdict::SignificantButSmall, false),
-            Some(Claim::SmallRegression)
+            Claim::from_verdict(Verdict::LikelyRegressed),
+            Some(Claim::LikelyRegressed)
         );
-        assert_eq!(
-            Claim::from_verdict(
-                Verdict::Inconclusive {
-                    trials_per_arm: Some(9)
-                },
-                true
-            ),
-            None
-        );
+        assert_eq!(Claim::from_verdict(Verdict::Inconclusive), None);
     }
 }

@@ -1,6 +1,7 @@
-//! Verdicts per metric: improved, regressed, equivalent, significant-but-small, inconclusive.
+//! Verdicts per metric: improved, regressed, equivalent, likely improved, likely regressed,
+//! inconclusive.
 //!
-//! Method (STATISTICS.md, "Verdicts"): work on the log of the ratio `r = candidate/baseline`
+//! Method (docs/statistics-method.md, "Verdicts"): work on the log of the ratio `r = candidate/baseline`
 //! with the Welch CI `[lo, hi]` of `ln r` at level `1 − α`, and `L = ln(1 + θ)`:
 //! * *beyond ±θ*: every point of the CI has `|ln r| > L` (`lo > L` or `hi < −L`);
 //! * *inside ±θ*: every point has `|ln r| < L` (`−L < lo` and `hi < L`).
@@ -10,12 +11,14 @@
 //!    [`Direction`];
 //! 2. the CI is inside ±θ → **equivalent** (even when `p < α`: the difference, if real, is
 //!    smaller than the threshold everywhere in the CI);
-//! 3. `p < α` (the CI reaches inside ±θ) → **significant but small**;
-//! 4. otherwise **inconclusive**, with the trials per arm that would settle it: the
-//!    two-sample size (`crate::power::sample_size`, power 0.8) to resolve a distance
-//!    `δ = ||ln r̂| − L|` with the pooled SD of the logs — the n at which a CI centred on the
-//!    current estimate would fall wholly on one side of the threshold with 80% power — and at
-//!    least one more than now.
+//! 3. `p < α` (the CI excludes 0 but reaches inside ±θ) → **likely improved** or **likely
+//!    regressed**: the direction is known, whether it matters is not. (It is not called
+//!    "small": −12% [−23%, −1%] is not small, its size is uncertain.)
+//! 4. otherwise **inconclusive**.
+//!
+//! Improved, regressed and equivalent are *decided*; the likely verdicts and inconclusive are
+//! *undecided*, and only those get advice ([`crate::advice`]): the trials per arm that would
+//! settle them. Advice is kept apart from the verdict, as flags are ([`crate::flags`]).
 //!
 //! Metrics that can be 0 (goodput, error rate) use the arithmetic variant: the Welch CI of the
 //! difference of means against a margin `±M`, where `M` is absolute or `θ·|mean_baseline|`.
@@ -24,6 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::advice::trials_to_settle;
 use crate::error::{StatsError, check_probability};
 use crate::estimate::{ConfidenceInterval, Estimate};
 use crate::interval::{geometric_mean_ci, mean_ci};
@@ -83,8 +87,8 @@ pub enum Margin {
 }
 
 /// The verdict for one metric at one point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "verdict", rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Significant and beyond the threshold, in the good direction.
     Improved,
@@ -92,23 +96,55 @@ pub enum Verdict {
     Regressed,
     /// The whole CI is inside ±θ.
     Equivalent,
-    /// Significant, but the CI reaches inside ±θ: real, may not matter.
-    SignificantButSmall,
-    /// Anything else.
-    Inconclusive {
-        /// Trials per arm that would settle it (`None` when the estimate sits exactly on the
-        /// threshold or more than `power::MAX_TRIALS` would be needed).
-        trials_per_arm: Option<u64>,
-    },
+    /// Significant in the good direction, but the CI reaches inside ±θ: the direction is
+    /// known, whether it matters is not.
+    LikelyImproved,
+    /// Significant in the bad direction, but the CI reaches inside ±θ.
+    LikelyRegressed,
+    /// Anything else: more trials would settle it ([`crate::advice`]).
+    Inconclusive,
 }
 
 impl Verdict {
-    /// The verdict seen with the arms swapped: improved ↔ regressed, the rest unchanged.
+    /// The verdict seen with the arms swapped: improved ↔ regressed, likely improved ↔ likely
+    /// regressed, the rest unchanged.
     pub fn mirrored(self) -> Self {
         match self {
             Verdict::Improved => Verdict::Regressed,
             Verdict::Regressed => Verdict::Improved,
+            Verdict::LikelyImproved => Verdict::LikelyRegressed,
+            Verdict::LikelyRegressed => Verdict::LikelyImproved,
             other => other,
+        }
+    }
+
+    /// Improved, regressed or equivalent: the cell has its answer.
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Improved | Verdict::Regressed | Verdict::Equivalent
+        )
+    }
+
+    /// Says which way the candidate went, when the verdict says it: improved and likely
+    /// improved are `Some(true)`, regressed and likely regressed `Some(false)`.
+    pub fn is_better(self) -> Option<bool> {
+        match self {
+            Verdict::Improved | Verdict::LikelyImproved => Some(true),
+            Verdict::Regressed | Verdict::LikelyRegressed => Some(false),
+            Verdict::Equivalent | Verdict::Inconclusive => None,
+        }
+    }
+
+    /// The kebab-case name, as in JSON (`likely-improved`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::Equivalent => "equivalent",
+            Verdict::LikelyImproved => "likely-improved",
+            Verdict::LikelyRegressed => "likely-regressed",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -148,6 +184,10 @@ pub struct ArmComparison {
     /// Trials per arm needed to detect the margin with power 0.8 at this spread (`None` when
     /// the spread is 0 or more than `power::MAX_TRIALS` are needed).
     pub trials_for_margin: Option<u64>,
+    /// For an undecided verdict: trials per arm that would likely settle it
+    /// ([`crate::advice::trials_to_settle`]); `None` when decided, when the estimate sits
+    /// exactly on the threshold, or when more than `power::MAX_TRIALS` would be needed.
+    pub trials_to_settle: Option<u64>,
     /// `p < α`.
     pub significant: bool,
     /// The whole CI of the effect lies beyond ±margin.
@@ -159,31 +199,35 @@ pub struct ArmComparison {
 }
 
 /// The verdict rule by itself, on the analysis scale (module docs): `d` the estimate,
-/// `ci` its interval, `p` its p-value, `margin` = `ln(1+θ)` or `M`. `trials_per_arm` is
-/// what to report if the result is inconclusive.
+/// `ci` its interval, `significant` whether the test rejects "no difference" (`p < α` for a
+/// fixed-size comparison; the repeated interval excluding 0 for a sequential one), `margin`
+/// = `ln(1+θ)` or `M`.
 pub fn classify(
     d: f64,
     ci: &ConfidenceInterval,
-    p: f64,
-    alpha: f64,
+    significant: bool,
     margin: f64,
     direction: Direction,
-    trials_per_arm: Option<u64>,
 ) -> Verdict {
     let beyond = ci.lower > margin || ci.upper < -margin;
     let inside = ci.lower > -margin && ci.upper < margin;
-    if p < alpha && beyond {
-        if direction.is_better(d) {
+    let better = direction.is_better(d);
+    if significant && beyond {
+        if better {
             Verdict::Improved
         } else {
             Verdict::Regressed
         }
     } else if inside {
         Verdict::Equivalent
-    } else if p < alpha {
-        Verdict::SignificantButSmall
+    } else if significant {
+        if better {
+            Verdict::LikelyImproved
+        } else {
+            Verdict::LikelyRegressed
+        }
     } else {
-        Verdict::Inconclusive { trials_per_arm }
+        Verdict::Inconclusive
     }
 }
 
@@ -204,6 +248,7 @@ struct Core {
     pooled_sd: f64,
     mde: f64,
     trials_for_margin: Option<u64>,
+    trials_to_settle: Option<u64>,
     verdict: Verdict,
 }
 
@@ -230,22 +275,18 @@ fn core(
     } else {
         None
     };
-    let distance = (test.diff.abs() - margin).abs();
-    let settle = if distance > 0.0 {
-        sample_size(spread_or_tiny, distance, alpha, DEFAULT_POWER)
-            .ok()
-            .map(|k| k.max(n.0.max(n.1) as u64 + 1))
-    } else {
+    let verdict = classify(test.diff, &test.ci, test.p < alpha, margin, direction);
+    let trials_to_settle = if verdict.is_decided() {
         None
+    } else {
+        trials_to_settle(test.diff, spread_or_tiny, margin, alpha, n)
     };
-    let verdict = classify(
-        test.diff, &test.ci, test.p, alpha, margin, direction, settle,
-    );
     Ok(Core {
         test,
         pooled_sd,
         mde,
         trials_for_margin,
+        trials_to_settle,
         verdict,
     })
 }
@@ -297,6 +338,7 @@ pub fn compare_arms(
         pooled_sd: c.pooled_sd,
         mde: c.mde,
         trials_for_margin: c.trials_for_margin,
+        trials_to_settle: c.trials_to_settle,
         significant: c.test.p < alpha,
         ci_beyond_margin: c.test.ci.lower > margin || c.test.ci.upper < -margin,
         ci_inside_margin: c.test.ci.lower > -margin && c.test.ci.upper < margin,
@@ -376,6 +418,7 @@ pub fn compare_arms_arithmetic(
         pooled_sd: c.pooled_sd,
         mde: c.mde,
         trials_for_margin: c.trials_for_margin,
+        trials_to_settle: c.trials_to_settle,
         significant: c.test.p < alpha,
         ci_beyond_margin: c.test.ci.lower > m || c.test.ci.upper < -m,
         ci_inside_margin: c.test.ci.lower > -m && c.test.ci.upper < m,
@@ -398,45 +441,101 @@ mod tests {
     #[test]
     fn classify_each_branch() {
         let up = Direction::HigherIsBetter;
+        let down = Direction::LowerIsBetter;
         let m = 0.02f64.ln_1p();
         assert_eq!(
-            classify(0.1, &ci(0.05, 0.15), 0.001, 0.05, m, up, None),
+            classify(0.1, &ci(0.05, 0.15), true, m, up),
             Verdict::Improved
         );
         assert_eq!(
-            classify(-0.1, &ci(-0.15, -0.05), 0.001, 0.05, m, up, None),
+            classify(-0.1, &ci(-0.15, -0.05), true, m, up),
             Verdict::Regressed
+        );
+        assert_eq!(
+            classify(0.1, &ci(0.05, 0.15), true, m, down),
+            Verdict::Regressed
+        );
+        assert_eq!(
+            classify(0.0, &ci(-0.01, 0.01), false, m, up),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            classify(0.005, &ci(0.001, 0.009), true, m, up),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            classify(0.03, &ci(0.01, 0.05), true, m, up),
+            Verdict::LikelyImproved
+        );
+        // −12.6% [−22.6%, −1.4%] on a latency: the direction is known (worse is lower
+        // throughput, better is lower latency), its size is not: likely, never "small".
+        let (lo, hi) = ((1.0f64 - 0.226).ln(), (1.0f64 - 0.014).ln());
+        assert_eq!(
+            classify(
+                (1.0f64 - 0.126).ln(),
+                &ci(lo, hi),
+                true,
+                0.05f64.ln_1p(),
+                down
+            ),
+            Verdict::LikelyImproved
         );
         assert_eq!(
             classify(
-                0.1,
-                &ci(0.05, 0.15),
-                0.001,
-                0.05,
-                m,
-                Direction::LowerIsBetter,
-                None
+                (1.0f64 - 0.126).ln(),
+                &ci(lo, hi),
+                true,
+                0.05f64.ln_1p(),
+                up
             ),
-            Verdict::Regressed
+            Verdict::LikelyRegressed
         );
         assert_eq!(
-            classify(0.0, &ci(-0.01, 0.01), 0.9, 0.05, m, up, None),
-            Verdict::Equivalent
+            classify(0.03, &ci(-0.01, 0.07), false, m, up),
+            Verdict::Inconclusive
         );
-        assert_eq!(
-            classify(0.005, &ci(0.001, 0.009), 0.01, 0.05, m, up, None),
-            Verdict::Equivalent
-        );
-        assert_eq!(
-            classify(0.03, &ci(0.01, 0.05), 0.01, 0.05, m, up, None),
-            Verdict::SignificantButSmall
-        );
-        assert_eq!(
-            classify(0.03, &ci(-0.01, 0.07), 0.2, 0.05, m, up, Some(9)),
-            Verdict::Inconclusive {
-                trials_per_arm: Some(9)
-            }
-        );
+    }
+
+    #[test]
+    fn decided_and_mirrored() {
+        for v in [Verdict::Improved, Verdict::Regressed, Verdict::Equivalent] {
+            assert!(v.is_decided());
+        }
+        for v in [
+            Verdict::LikelyImproved,
+            Verdict::LikelyRegressed,
+            Verdict::Inconclusive,
+        ] {
+            assert!(!v.is_decided());
+        }
+        assert_eq!(Verdict::LikelyImproved.mirrored(), Verdict::LikelyRegressed);
+        assert_eq!(Verdict::Equivalent.mirrored(), Verdict::Equivalent);
+    }
+
+    #[test]
+    fn only_undecided_verdicts_carry_trials_to_settle() {
+        // Decided (improved by far): no advice.
+        let c = compare_arms(
+            &[100.0, 101.0, 99.0, 100.5, 99.5],
+            &[130.0, 131.0, 129.0, 130.5, 129.5],
+            Direction::HigherIsBetter,
+            0.05,
+            0.05,
+        )
+        .expect("valid");
+        assert_eq!(c.verdict, Verdict::Improved);
+        assert_eq!(c.trials_to_settle, None);
+        // Undecided (noisy, +8% against θ = 5%): advice, more than now.
+        let c = compare_arms(
+            &[100.0, 120.0, 90.0, 110.0, 95.0],
+            &[108.0, 125.0, 100.0, 118.0, 103.0],
+            Direction::HigherIsBetter,
+            0.05,
+            0.05,
+        )
+        .expect("valid");
+        assert!(!c.verdict.is_decided(), "{:?}", c.verdict);
+        assert!(c.trials_to_settle.is_some_and(|n| n > 5), "{c:?}");
     }
 
     #[test]
@@ -463,15 +562,17 @@ mod tests {
     }
 
     #[test]
-    fn verdict_serializes_with_a_tag() {
-        let v = Verdict::Inconclusive {
-            trials_per_arm: Some(12),
-        };
-        let json = serde_json::to_string(&v).expect("serializes");
-        assert_eq!(json, r#"{"verdict":"inconclusive","trials_per_arm":12}"#);
-        assert_eq!(
-            serde_json::to_string(&Verdict::SignificantButSmall).expect("serializes"),
-            r#"{"verdict":"significant-but-small"}"#
-        );
+    fn verdict_serializes_in_kebab_case() {
+        for v in [
+            Verdict::Improved,
+            Verdict::Regressed,
+            Verdict::Equivalent,
+            Verdict::LikelyImproved,
+            Verdict::LikelyRegressed,
+            Verdict::Inconclusive,
+        ] {
+            let json = serde_json::to_string(&v).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", v.as_str()));
+        }
     }
 }

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StatsError;
 use crate::spearman::Correlation;
-use crate::verdict::{ArmComparison, Direction, Margin, compare_arms, compare_arms_arithmetic};
+use crate::verdict::{
+    ArmComparison, Direction, Margin, Verdict, compare_arms, compare_arms_arithmetic,
+};
 
 /// Facts about how the two arms were measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,9 +76,6 @@ pub struct MetricSettings {
     pub direction: Direction,
     /// Log or arithmetic analysis, with its threshold.
     pub analysis: Analysis,
-    /// Largest acceptable per-trial coefficient of variation (STATISTICS.md: 0.05 for
-    /// throughput, 0.10 for p99 latencies).
-    pub cv_limit: f64,
 }
 
 /// Per-trial validity evidence (STATISTICS.md, `invalid-trial` and within-trial `drift`).
@@ -85,6 +84,9 @@ pub struct MetricSettings {
 pub struct TrialCheck {
     /// Position of the trial in run order within its arm (0-based), for messages.
     pub trial: usize,
+    /// Index of this trial's value in `ArmEvidence::trial_values` (`None`: it gave none).
+    #[serde(default)]
+    pub value_index: Option<usize>,
     /// Failed requests.
     pub errors: u64,
     /// Peak in-flight requests observed.
@@ -103,6 +105,12 @@ pub struct TrialCheck {
     pub reported_quantile: Option<f64>,
     /// Spearman ρ of the metric against request order within the trial.
     pub within_trial_trend: Option<Correlation>,
+    /// Closed-loop trials only: the share of the trial (first send to last end) during which
+    /// the client held the in-flight count at ≥ 90% of the concurrency limit while requests
+    /// were still waiting to be sent (`load-not-sustained`). `None`: not a closed-loop point,
+    /// or not recorded (imported results, older result files).
+    #[serde(default)]
+    pub limit_held_fraction: Option<f64>,
 }
 
 /// Everything known about one arm at one sweep point.
@@ -135,6 +143,11 @@ pub struct PointComparison {
     pub label: String,
     /// The sweep level (10.0), used to order the sweep.
     pub level: f64,
+    /// How the metric was analysed at this point (the margin can differ between points of
+    /// an arithmetic metric: relative where the baseline's mean is not 0, else absolute).
+    pub analysis: Analysis,
+    /// Significance level of the comparison.
+    pub alpha: f64,
     /// `compare_arms` / `compare_arms_arithmetic` of the trial values; `None` when it could
     /// not be computed (see `comparison_error`).
     pub comparison: Option<ArmComparison>,
@@ -158,22 +171,13 @@ impl PointComparison {
         metric: &MetricSettings,
         alpha: f64,
     ) -> Self {
-        let result: Result<ArmComparison, StatsError> = match metric.analysis {
-            Analysis::Log { threshold } => compare_arms(
-                &baseline.trial_values,
-                &candidate.trial_values,
-                metric.direction,
-                threshold,
-                alpha,
-            ),
-            Analysis::Arithmetic { margin } => compare_arms_arithmetic(
-                &baseline.trial_values,
-                &candidate.trial_values,
-                metric.direction,
-                margin,
-                alpha,
-            ),
-        };
+        let result = compare_values(
+            metric.analysis,
+            metric.direction,
+            alpha,
+            &baseline.trial_values,
+            &candidate.trial_values,
+        );
         let (comparison, comparison_error) = match result {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(e.to_string())),
@@ -181,10 +185,49 @@ impl PointComparison {
         PointComparison {
             label: label.into(),
             level,
+            analysis: metric.analysis,
+            alpha,
             comparison,
             comparison_error,
             baseline,
             candidate,
+        }
+    }
+
+    /// The verdict this point would get with other trial values (one trial left out, a
+    /// trend removed): the same analysis, direction and α. `None` when no comparison can be
+    /// computed from them (fewer than 3 trials in an arm, …).
+    pub fn verdict_with(
+        &self,
+        direction: Direction,
+        baseline: &[f64],
+        candidate: &[f64],
+    ) -> Option<Verdict> {
+        compare_values(self.analysis, direction, self.alpha, baseline, candidate)
+            .ok()
+            .map(|c| c.verdict)
+    }
+
+    /// This point's verdict, when it has a comparison.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.comparison.as_ref().map(|c| c.verdict)
+    }
+}
+
+/// `compare_arms` or `compare_arms_arithmetic` by the analysis.
+fn compare_values(
+    analysis: Analysis,
+    direction: Direction,
+    alpha: f64,
+    baseline: &[f64],
+    candidate: &[f64],
+) -> Result<ArmComparison, StatsError> {
+    match analysis {
+        Analysis::Log { threshold } => {
+            compare_arms(baseline, candidate, direction, threshold, alpha)
+        }
+        Analysis::Arithmetic { margin } => {
+            compare_arms_arithmetic(baseline, candidate, direction, margin, alpha)
         }
     }
 }
@@ -192,10 +235,21 @@ impl PointComparison {
 /// A labelled p-value, for the multiplicity rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NamedP {
-    /// What was tested (`"output_throughput c=10"`).
-    pub label: String,
+    /// The metric tested.
+    pub metric: String,
+    /// The point (`"c=10"`).
+    pub point: String,
+    /// Its verdict.
+    pub verdict: Verdict,
     /// Its p-value.
     pub p: f64,
+}
+
+impl NamedP {
+    /// `"output_throughput c=10"`, for messages.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.metric, self.point)
+    }
 }
 
 /// Thresholds of the rules; `Default` gives STATISTICS.md's values.
@@ -205,8 +259,8 @@ pub struct RuleSettings {
     pub alpha: f64,
     /// Fewer trials per arm than this: no CI, re-baseline (3).
     pub min_trials: usize,
-    /// Fewer trials per arm than this: a warning (5).
-    pub warn_trials: usize,
+    /// Trials per arm the re-run actions recommend at the least (5).
+    pub rerun_trials: usize,
     /// `|ratio − 1|` above this is implausible (0.5).
     pub implausible_change: f64,
     /// Level of the prediction interval of earlier runs (0.99).
@@ -215,13 +269,25 @@ pub struct RuleSettings {
     pub sweep_q_p: f64,
     /// Leave-one-out residual, in SEs, above which a level disagrees (3).
     pub sweep_residual_se: f64,
-    /// Spearman p-value below which a trend is drift (0.01).
+    /// Spearman p-value (exact for n ≤ 9) below which a trend across trials can be drift
+    /// (0.05: with 5 trials a perfect order has p = 2/120; the size floor and the verdict
+    /// test keep the rule from firing on chance orders).
     pub drift_p: f64,
+    /// Spearman p-value below which a trend within a trial can be drift (0.01).
+    pub within_trial_p: f64,
     /// Smallest |ρ| of a within-trial trend that counts as drift (0.3): with thousands of
     /// requests a negligible trend is already significant.
     pub within_trial_min_rho: f64,
-    /// Robust z above which a trial is an outlier (3.5).
+    /// Robust z above which a trial is an outlier (3.5, raised for small n:
+    /// `robust::outlier_cutoff`).
     pub outlier_z: f64,
+    /// A trial or a trend must move the metric by more than this share of the threshold
+    /// (0.5: θ/2 of the median on the log scale, M/2 on the arithmetic scale) before
+    /// outlier-trial or drift can fire.
+    pub practical_floor: f64,
+    /// The median share of a closed-loop point's trials during which the limit was held,
+    /// below which the point is `load-not-sustained` (0.5).
+    pub min_limit_held: f64,
     /// Achieved/target rate below this is invalid (0.98, open loop).
     pub min_rate_fraction: f64,
     /// Output/requested tokens outside `[lo, hi]` is invalid (0.9, 1.1; MLPerf).
@@ -235,14 +301,17 @@ impl Default for RuleSettings {
         RuleSettings {
             alpha: 0.05,
             min_trials: 3,
-            warn_trials: 5,
+            rerun_trials: 5,
             implausible_change: 0.5,
             prediction_level: 0.99,
             sweep_q_p: 0.01,
             sweep_residual_se: 3.0,
-            drift_p: 0.01,
+            drift_p: 0.05,
+            within_trial_p: 0.01,
             within_trial_min_rho: 0.3,
             outlier_z: 3.5,
+            practical_floor: 0.5,
+            min_limit_held: 0.5,
             min_rate_fraction: 0.98,
             output_token_range: (0.9, 1.1),
             reportable_confidence: 0.99,

@@ -1,20 +1,28 @@
-//! Flags: pure rules over plain evidence that say when a comparison cannot be trusted yet
-//! (**re-baseline**) or deserves a human look (**look**), plus the *crossover* finding.
+//! Validity flags: pure rules over plain evidence that say when a comparison cannot be
+//! trusted yet (**re-baseline**) or deserves a human look (**look**), plus the *crossover*
+//! finding.
 //!
-//! Method: STATISTICS.md, "Two levels of flag" and "Suspicious deltas": each flag of its table
-//! is one function in [`rules`] or [`sweep`] that reads evidence structs ([`evidence`]) and
-//! returns zero or more [`Flag`]s, each carrying the numbers it fired on in a sentence and the
-//! action to take. [`assess_sweep`] runs all per-metric rules over a sweep and decides between
+//! Method: docs/statistics-method.md, "Validity flags". A flag is one of three outputs kept
+//! apart: the verdict is the answer ([`crate::verdict`]), advice says how many trials would
+//! settle an undecided cell ([`crate::advice`]), and a flag is a threat to the comparison
+//! itself. A flag fires only when the threat is practically large *and* could change the
+//! verdict it sits on, and it says which verdicts it threatens ([`Threatens`]): a flag that
+//! fires on most clean runs teaches users to ignore the tool. Each rule is one function in
+//! [`rules`] or [`sweep`] that reads evidence structs ([`evidence`]) and returns zero or more
+//! [`Flag`]s, each carrying the numbers it fired on in a sentence and the action to take.
+//! [`assess_sweep`] runs all per-metric rules over a sweep and decides between
 //! `sweep-inconsistent` and a [`Crossover`]; [`rules::multiplicity`] runs once over every test
-//! of a comparison.
-//! Reference: STATISTICS.md; asv ("not comparable"), hyperfine (warm-up and outlier warnings),
-//! MLPerf LoadGen (validity rules), Chromium Pinpoint.
+//! of a comparison; [`rules::load_not_sustained`] once per sweep point.
+//! Reference: asv ("not comparable"), hyperfine (warm-up and outlier warnings), MLPerf
+//! LoadGen (validity rules), Chromium Pinpoint.
 
 pub mod evidence;
 pub mod rules;
 pub mod sweep;
 
 use serde::{Deserialize, Serialize};
+
+use crate::verdict::Verdict;
 
 pub use evidence::{
     Analysis, ArmEvidence, ComparisonContext, FingerprintDifference, MetricSettings, NamedP,
@@ -30,20 +38,22 @@ pub enum FlagId {
     NotComparable,
     /// Arms measured in different runs/sessions or not interleaved.
     StaleBaseline,
-    /// Fewer than 3 trials (no CI), or fewer than 5 (warning).
+    /// Fewer than 3 trials in an arm: no CI.
     TooFewTrials,
-    /// CV above the metric's limit, or minimum detectable effect above θ.
-    Underpowered,
     /// |ratio − 1| > 50%, or outside the prediction interval of earlier runs.
     Implausible,
     /// One level's delta disagrees with the rest of the sweep.
     SweepInconsistent,
-    /// Trend with run order (across or within trials), or a first-trial outlier.
+    /// Trend with run order (across or within trials), or a slow first trial, that changes
+    /// the verdict.
     Drift,
-    /// A trial with robust z > 3.5.
+    /// A trial far from the others (robust z and a practical floor) that changes the verdict.
     OutlierTrial,
     /// A trial that broke a validity rule.
     InvalidTrial,
+    /// A closed-loop point whose trials held the concurrency limit for less than half the
+    /// trial (one wave: ramp-up and drain, not the limit).
+    LoadNotSustained,
     /// Many tests: Holm correction and expected false alarms.
     Multiplicity,
 }
@@ -55,12 +65,12 @@ impl FlagId {
             FlagId::NotComparable => "not-comparable",
             FlagId::StaleBaseline => "stale-baseline",
             FlagId::TooFewTrials => "too-few-trials",
-            FlagId::Underpowered => "underpowered",
             FlagId::Implausible => "implausible",
             FlagId::SweepInconsistent => "sweep-inconsistent",
             FlagId::Drift => "drift",
             FlagId::OutlierTrial => "outlier-trial",
             FlagId::InvalidTrial => "invalid-trial",
+            FlagId::LoadNotSustained => "load-not-sustained",
             FlagId::Multiplicity => "multiplicity",
         }
     }
@@ -86,7 +96,35 @@ impl FlagLevel {
     }
 }
 
-/// One fired rule: which, how serious, the evidence with its numbers, and what to do.
+/// One verdict a flag threatens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Threat {
+    /// The metric.
+    pub metric: String,
+    /// The point's label (`c=16`).
+    pub point: String,
+    /// Its verdict as computed (`None`: no comparison could be computed).
+    pub verdict: Option<Verdict>,
+    /// The verdict it would have without what the flag names (without that trial, with the
+    /// trend removed), when the rule computed one; `None` where the rule cannot say (a
+    /// stale baseline has no clean counterpart) or no comparison is left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otherwise: Option<Verdict>,
+}
+
+/// Which verdicts a flag threatens.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "scope", content = "cells")]
+pub enum Threatens {
+    /// Every verdict of the comparison (not-comparable, stale-baseline).
+    #[default]
+    Comparison,
+    /// These cells' verdicts.
+    Cells(Vec<Threat>),
+}
+
+/// One fired rule: which, how serious, the evidence with its numbers, the verdicts it
+/// threatens, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flag {
     /// Rule id.
@@ -95,12 +133,16 @@ pub struct Flag {
     pub level: FlagLevel,
     /// A human sentence with the numbers the rule fired on.
     pub evidence: String,
+    /// The verdicts it threatens.
+    #[serde(default)]
+    pub threatens: Threatens,
     /// What to do about it.
     pub action: String,
 }
 
 impl Flag {
-    pub(crate) fn new(
+    /// A flag about the whole comparison.
+    pub fn new(
         id: FlagId,
         level: FlagLevel,
         evidence: impl Into<String>,
@@ -110,7 +152,22 @@ impl Flag {
             id,
             level,
             evidence: evidence.into(),
+            threatens: Threatens::Comparison,
             action: action.into(),
+        }
+    }
+
+    /// The same flag, threatening these cells.
+    pub fn threatening(mut self, cells: Vec<Threat>) -> Self {
+        self.threatens = Threatens::Cells(cells);
+        self
+    }
+
+    /// Whether this flag threatens the verdict of `metric` at `point`.
+    pub fn threatens_cell(&self, metric: &str, point: &str) -> bool {
+        match &self.threatens {
+            Threatens::Comparison => true,
+            Threatens::Cells(cells) => cells.iter().any(|c| c.metric == metric && c.point == point),
         }
     }
 }

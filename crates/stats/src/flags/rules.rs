@@ -1,31 +1,37 @@
-//! The per-point and per-comparison rules of STATISTICS.md's flag table (the sweep-level rule
-//! and the crossover finding live in `sweep`). Each is a pure function of its evidence.
+//! The per-point and per-comparison rules of the validity-flag table in
+//! docs/statistics-method.md (the sweep-level rule and the crossover finding live in `sweep`).
+//! Each is a pure function of its evidence. The rules for outlier trials, drift and invalid
+//! trials recompute the cell's verdict without what they found (that trial, that trend) and
+//! fire only when it differs: a threat that cannot change the answer is not a flag.
 
+use crate::advice::PRACTICAL_TRIALS;
 use crate::error::StatsError;
 use crate::flags::evidence::{
     Analysis, ArmEvidence, ComparisonContext, MetricSettings, NamedP, PointComparison,
     RuleSettings, TrialCheck,
 };
-use crate::flags::{Flag, FlagId, FlagLevel, fmt_p, p_clause, pct, pct_plain, rerun_action};
+use crate::flags::{
+    Flag, FlagId, FlagLevel, Threat, fmt_p, p_clause, pct, pct_plain, rerun_action,
+};
 use crate::holm::{expected_false_alarms, holm_adjust};
 use crate::interval::log_prediction_interval;
-use crate::mann_whitney::min_attainable_p;
 use crate::order_stat::min_requests_for_quantile;
 use crate::robust::{outlier_cutoff, robust_z};
 use crate::spearman::trend;
 use crate::summary::{geometric_mean, mean};
-use crate::verdict::Scale;
+use crate::verdict::{Direction, Scale, Verdict};
 
 /// Trials per arm to recommend in re-run actions: the most any point needs to resolve the
-/// metric's margin at its observed spread (`ArmComparison::trials_for_margin`), and at least
-/// `settings.warn_trials`.
+/// metric's margin at its observed spread (`ArmComparison::trials_for_margin`), capped at
+/// `advice::PRACTICAL_TRIALS`, and at least `settings.rerun_trials`.
 pub fn recommended_trials(points: &[PointComparison], settings: &RuleSettings) -> u64 {
     points
         .iter()
         .filter_map(|p| p.comparison.as_ref().and_then(|c| c.trials_for_margin))
         .max()
         .unwrap_or(0)
-        .max(settings.warn_trials as u64)
+        .min(PRACTICAL_TRIALS)
+        .max(settings.rerun_trials as u64)
 }
 
 /// **not-comparable**: the fingerprints differ in some field. Re-baseline.
@@ -84,8 +90,8 @@ pub fn stale_baseline(ctx: &ComparisonContext, trials_per_arm: u64) -> Option<Fl
     ))
 }
 
-/// **too-few-trials**: fewer than 3 trials in an arm (no CI: re-baseline) or fewer than 5
-/// (a warning, level look).
+/// **too-few-trials**: fewer than `min_trials` (3) trials in an arm: no confidence interval,
+/// so no verdict. Re-baseline.
 pub fn too_few_trials(
     point: &PointComparison,
     metric: &MetricSettings,
@@ -96,85 +102,53 @@ pub fn too_few_trials(
         point.baseline.trial_values.len(),
         point.candidate.trial_values.len(),
     );
-    let n = na.min(nb);
-    let counts = format!(
-        "{} at {}: {na} baseline and {nb} candidate trial(s)",
-        metric.name, point.label
-    );
-    if n < settings.min_trials {
-        Some(Flag::new(
+    if na.min(nb) >= settings.min_trials {
+        return None;
+    }
+    Some(
+        Flag::new(
             FlagId::TooFewTrials,
             FlagLevel::ReBaseline,
             format!(
-                "{counts}; below {} there is no confidence interval",
-                settings.min_trials
+                "{} at {}: {na} baseline and {nb} candidate trial(s); below {} there is no \
+                 confidence interval",
+                metric.name, point.label, settings.min_trials
             ),
             rerun_action(trials_per_arm),
-        ))
-    } else if n < settings.warn_trials {
-        Some(Flag::new(
-            FlagId::TooFewTrials,
-            FlagLevel::Look,
-            format!(
-                "{counts}; below {} the interval is wide (the smallest p a Mann–Whitney test \
-                 can reach here is {})",
-                settings.warn_trials,
-                fmt_p(min_attainable_p(na, nb))
-            ),
-            format!("prefer at least {} trials per arm", settings.warn_trials),
-        ))
-    } else {
-        None
+        )
+        .threatening(vec![threat(metric, point, None)]),
+    )
+}
+
+/// The verdict of `point` as a threat to it, with what it would be otherwise.
+fn threat(metric: &MetricSettings, point: &PointComparison, otherwise: Option<Verdict>) -> Threat {
+    Threat {
+        metric: metric.name.clone(),
+        point: point.label.clone(),
+        verdict: point.verdict(),
+        otherwise,
     }
 }
 
-/// **underpowered**: an arm's CV above the metric's limit, or the minimum detectable effect
-/// at these counts above the threshold. Re-baseline.
-pub fn underpowered(point: &PointComparison, metric: &MetricSettings) -> Option<Flag> {
-    let c = point.comparison.as_ref()?;
-    let mut reasons = Vec::new();
-    for (arm, cv) in [("baseline", c.cv_baseline), ("candidate", c.cv_candidate)] {
-        if let Some(cv) = cv.filter(|cv| *cv > metric.cv_limit) {
-            reasons.push(format!(
-                "the {arm} CV is {} (limit {})",
-                pct_plain(cv),
-                pct_plain(metric.cv_limit)
-            ));
-        }
+/// `" (without it: equivalent)"`-style words for a flag's evidence.
+fn otherwise_words(what: &str, otherwise: Option<Verdict>) -> String {
+    match otherwise {
+        Some(v) => format!("{what}: {}", v.as_str()),
+        None => format!("{what}: no comparison left"),
     }
-    if c.mde > c.margin {
-        let (mde, margin) = match c.scale {
-            Scale::Log => (pct_plain(c.mde.exp_m1()), pct_plain(c.margin.exp_m1())),
-            Scale::Arithmetic => (format!("{:.4}", c.mde), format!("{:.4}", c.margin)),
-        };
-        reasons.push(format!(
-            "the minimum detectable effect at {} vs {} trials is {mde}, above the threshold \
-             {margin}",
-            c.n_baseline, c.n_candidate
-        ));
-    }
-    if reasons.is_empty() {
-        return None;
-    }
-    let action = match c.trials_for_margin {
-        Some(n) => format!(
-            "reduce the noise (longer trials, pinned clocks) or {}",
-            rerun_action(n)
-        ),
-        None => "reduce the noise (longer trials, pinned clocks) and re-run".to_string(),
-    };
-    Some(Flag::new(
-        FlagId::Underpowered,
-        FlagLevel::ReBaseline,
-        format!("{} at {}: {}", metric.name, point.label, reasons.join("; ")),
-        action,
-    ))
 }
 
 fn arm_center(arm: &ArmEvidence, scale: Scale) -> Option<f64> {
     match scale {
         Scale::Log => geometric_mean(&arm.trial_values).ok(),
         Scale::Arithmetic => mean(&arm.trial_values),
+    }
+}
+
+fn scale_of(analysis: Analysis) -> Scale {
+    match analysis {
+        Analysis::Log { .. } => Scale::Log,
+        Analysis::Arithmetic { .. } => Scale::Arithmetic,
     }
 }
 
@@ -185,10 +159,7 @@ pub fn implausible(
     metric: &MetricSettings,
     settings: &RuleSettings,
 ) -> Option<Flag> {
-    let scale = match metric.analysis {
-        Analysis::Log { .. } => Scale::Log,
-        Analysis::Arithmetic { .. } => Scale::Arithmetic,
-    };
+    let scale = scale_of(metric.analysis);
     let mut reasons = Vec::new();
     let base = arm_center(&point.baseline, scale);
     let cand = arm_center(&point.candidate, scale);
@@ -231,18 +202,130 @@ pub fn implausible(
     if reasons.is_empty() {
         return None;
     }
-    Some(Flag::new(
-        FlagId::Implausible,
-        FlagLevel::Look,
-        format!("{} at {}: {}", metric.name, point.label, reasons.join("; ")),
-        "check that the variant was really in effect and the workload identical (server log, \
-         argv), and confirm with both arms re-measured in one session before believing it",
-    ))
+    Some(
+        Flag::new(
+            FlagId::Implausible,
+            FlagLevel::Look,
+            format!("{} at {}: {}", metric.name, point.label, reasons.join("; ")),
+            "check that the variant was really in effect and the workload identical (server \
+             log, argv), and confirm with both arms re-measured in one session before \
+             believing it",
+        )
+        .threatening(vec![threat(metric, point, None)]),
+    )
 }
 
-/// **drift**: an arm's trial values trend with run order (Spearman p < `drift_p`), a trial
-/// trends within itself (p < `drift_p` and |ρ| ≥ `within_trial_min_rho`), or the first trial
-/// is an outlier (robust z > `outlier_z`: warm-up too short). Re-baseline.
+/// A value's distance from a reference on the analysis scale: `|ln x − ln r|` (log) or
+/// `|x − r|` (arithmetic); signed so that positive means *worse* by the metric's direction.
+fn worse_by(x: f64, reference: f64, scale: Scale, direction: Direction) -> f64 {
+    let d = match scale {
+        Scale::Log if x > 0.0 && reference > 0.0 => x.ln() - reference.ln(),
+        Scale::Log => return 0.0,
+        Scale::Arithmetic => x - reference,
+    };
+    if direction.is_better(d) {
+        -d.abs()
+    } else {
+        d.abs()
+    }
+}
+
+/// The practical floor on the analysis scale: `practical_floor` × the margin (θ/2 on the
+/// log scale is `ln(1+θ)/2`; M/2 on the arithmetic scale).
+fn floor(point: &PointComparison, settings: &RuleSettings) -> Option<f64> {
+    point
+        .comparison
+        .as_ref()
+        .map(|c| c.margin * settings.practical_floor)
+}
+
+/// The same values without the one at `skip`.
+fn without(values: &[f64], skip: usize) -> Vec<f64> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != skip)
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+/// Least-squares slope of `values` (on the analysis scale) against their position.
+fn slope(values: &[f64], scale: Scale) -> Option<f64> {
+    let ys: Vec<f64> = match scale {
+        Scale::Log if values.iter().all(|v| *v > 0.0) => values.iter().map(|v| v.ln()).collect(),
+        Scale::Log => return None,
+        Scale::Arithmetic => values.to_vec(),
+    };
+    let n = ys.len() as f64;
+    if ys.len() < 3 {
+        return None;
+    }
+    let mx = (n - 1.0) / 2.0;
+    let my = ys.iter().sum::<f64>() / n;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, y) in ys.iter().enumerate() {
+        let dx = i as f64 - mx;
+        sxy += dx * (y - my);
+        sxx += dx * dx;
+    }
+    Some(sxy / sxx)
+}
+
+/// The values with a linear trend removed, brought back to the first trial's state: on the
+/// log scale `xᵢ·exp(−b·i)`, on the arithmetic scale `xᵢ − b·i`.
+fn detrended(values: &[f64], b: f64, scale: Scale) -> Vec<f64> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match scale {
+            Scale::Log => v * (-b * i as f64).exp(),
+            Scale::Arithmetic => v - b * i as f64,
+        })
+        .collect()
+}
+
+/// Arm names and evidence, baseline first.
+fn arms(point: &PointComparison) -> [(&'static str, &ArmEvidence); 2] {
+    [
+        ("baseline", &point.baseline),
+        ("candidate", &point.candidate),
+    ]
+}
+
+/// The verdict with one arm's values replaced.
+fn verdict_replacing(
+    point: &PointComparison,
+    direction: Direction,
+    arm: usize,
+    values: &[f64],
+) -> Option<Verdict> {
+    if arm == 0 {
+        point.verdict_with(direction, values, &point.candidate.trial_values)
+    } else {
+        point.verdict_with(direction, &point.baseline.trial_values, values)
+    }
+}
+
+/// How a value is written in a flag: 4 significant figures.
+fn val(v: f64) -> String {
+    format!("{v:.4}")
+}
+
+/// The change a distance on the analysis scale stands for, in words (`8.1%`, `0.0123`).
+fn size_words(distance: f64, scale: Scale) -> String {
+    match scale {
+        Scale::Log => pct_plain(distance.exp_m1()),
+        Scale::Arithmetic => format!("{distance:.4}"),
+    }
+}
+
+/// **drift**, across trials: an arm's trial values trend with run order (exact Spearman
+/// p < `drift_p`) by more than the practical floor over the run (least-squares slope × the
+/// trials' span), and removing that trend (every drifting arm brought back to its first
+/// trial's state) changes the verdict; or the first trial is worse than the median of the
+/// rest by more than the floor (warm-up too short, a cold first start) and the verdict
+/// without it differs. Within a trial: a request-order trend (p < `within_trial_p`,
+/// |ρ| ≥ `within_trial_min_rho`) where the evidence carries one. Re-baseline.
 pub fn drift(
     point: &PointComparison,
     metric: &MetricSettings,
@@ -250,101 +333,205 @@ pub fn drift(
     trials_per_arm: u64,
 ) -> Vec<Flag> {
     let mut flags = Vec::new();
-    for (name, arm) in [
-        ("baseline", &point.baseline),
-        ("candidate", &point.candidate),
-    ] {
-        let mut reasons = Vec::new();
-        if let Ok(c) = trend(&arm.trial_values)
-            && c.p < settings.drift_p
-        {
-            reasons.push(format!(
-                "the values trend with run order across {} trials (Spearman ρ = {:.2}, \
-                 p {})",
-                c.n,
-                c.rho,
-                p_clause(c.p)
-            ));
-        }
-        for t in &arm.trials {
-            if let Some(c) = t.within_trial_trend
-                && c.p < settings.drift_p
-                && c.rho.abs() >= settings.within_trial_min_rho
-            {
-                reasons.push(format!(
-                    "trial {} trends with request order (Spearman ρ = {:.2}, p {}, {} requests)",
-                    t.trial,
+    let scale = scale_of(point.analysis);
+    let action = format!(
+        "lengthen the warm-up and check for thermal, cache or background effects; then {}",
+        rerun_action(trials_per_arm)
+    );
+    let Some(verdict) = point.verdict() else {
+        return flags;
+    };
+    let Some(floor) = floor(point, settings) else {
+        return flags;
+    };
+
+    // Across trials: each arm's trend, then one verdict with every drifting arm detrended.
+    let mut drifting: Vec<(usize, String, f64)> = Vec::new();
+    for (i, (name, arm)) in arms(point).into_iter().enumerate() {
+        let Ok(c) = trend(&arm.trial_values) else {
+            continue;
+        };
+        let Some(b) = slope(&arm.trial_values, scale) else {
+            continue;
+        };
+        let size = b.abs() * (arm.trial_values.len() - 1) as f64;
+        if c.p < settings.drift_p && size > floor {
+            drifting.push((
+                i,
+                format!(
+                    "the {name} trend with run order across {} trials (Spearman ρ = {:.2}, \
+                     p {}) moves it by {} over the run",
+                    c.n,
                     c.rho,
                     p_clause(c.p),
-                    c.n
-                ));
-            }
-        }
-        let cutoff = outlier_cutoff(arm.trial_values.len(), settings.outlier_z);
-        if arm.trial_values.len() >= 4
-            && let Ok(z) = robust_z(&arm.trial_values)
-            && z[0] > cutoff
-        {
-            reasons.push(format!(
-                "the first trial ({:.4}) is an outlier (robust z = {:.1} > {cutoff:.1}): warm-up too short",
-                arm.trial_values[0], z[0]
+                    size_words(size, scale)
+                ),
+                b,
             ));
         }
-        if !reasons.is_empty() {
-            flags.push(Flag::new(
+    }
+    if !drifting.is_empty() {
+        let mut base = point.baseline.trial_values.clone();
+        let mut cand = point.candidate.trial_values.clone();
+        for (arm, _, b) in &drifting {
+            if *arm == 0 {
+                base = detrended(&base, *b, scale);
+            } else {
+                cand = detrended(&cand, *b, scale);
+            }
+        }
+        let otherwise = point.verdict_with(metric.direction, &base, &cand);
+        if otherwise != Some(verdict) {
+            let reasons: Vec<&str> = drifting.iter().map(|(_, r, _)| r.as_str()).collect();
+            flags.push(
+                Flag::new(
+                    FlagId::Drift,
+                    FlagLevel::ReBaseline,
+                    format!(
+                        "{} at {}: {}; verdict {} ({})",
+                        metric.name,
+                        point.label,
+                        reasons.join("; "),
+                        verdict.as_str(),
+                        otherwise_words("with the trend removed", otherwise)
+                    ),
+                    action.clone(),
+                )
+                .threatening(vec![threat(metric, point, otherwise)]),
+            );
+        }
+    }
+
+    // The first trial against the rest.
+    for (i, (name, arm)) in arms(point).into_iter().enumerate() {
+        let values = &arm.trial_values;
+        if values.len() < 4 {
+            continue;
+        }
+        let rest = &values[1..];
+        let Some(med) = crate::percentile::median(rest) else {
+            continue;
+        };
+        let worse = worse_by(values[0], med, scale, metric.direction);
+        if worse <= floor {
+            continue;
+        }
+        let otherwise = verdict_replacing(point, metric.direction, i, rest);
+        if otherwise == Some(verdict) {
+            continue;
+        }
+        flags.push(
+            Flag::new(
                 FlagId::Drift,
                 FlagLevel::ReBaseline,
                 format!(
-                    "{} at {}, {name}: {}",
+                    "{} at {}, {name}: the first trial ({}) is worse than the median of the \
+                     rest ({}) by {}, more than half the threshold (warm-up too short, or a \
+                     cold first start); verdict {} ({})",
                     metric.name,
                     point.label,
-                    reasons.join("; ")
+                    val(values[0]),
+                    val(med),
+                    size_words(worse, scale),
+                    verdict.as_str(),
+                    otherwise_words("without that trial", otherwise)
                 ),
-                format!(
-                    "lengthen the warm-up and check for thermal, cache or background effects; \
-                     then {}",
-                    rerun_action(trials_per_arm)
-                ),
-            ));
+                action.clone(),
+            )
+            .threatening(vec![threat(metric, point, otherwise)]),
+        );
+    }
+
+    // Within trials (when the evidence carries request-order trends).
+    for (name, arm) in arms(point) {
+        for t in &arm.trials {
+            if let Some(c) = t.within_trial_trend
+                && c.p < settings.within_trial_p
+                && c.rho.abs() >= settings.within_trial_min_rho
+            {
+                flags.push(
+                    Flag::new(
+                        FlagId::Drift,
+                        FlagLevel::ReBaseline,
+                        format!(
+                            "{} at {}, {name}: trial {} trends with request order (Spearman \
+                             ρ = {:.2}, p {}, {} requests)",
+                            metric.name,
+                            point.label,
+                            t.trial,
+                            c.rho,
+                            p_clause(c.p),
+                            c.n
+                        ),
+                        action.clone(),
+                    )
+                    .threatening(vec![threat(metric, point, None)]),
+                );
+            }
         }
     }
     flags
 }
 
 /// **outlier-trial**: a trial (other than the first, which `drift` covers) with robust
-/// z = 0.6745·|x − median|/MAD above `outlier_z`. Flagged, never dropped. Re-baseline.
+/// z = 0.6745·|x − median|/MAD above the cutoff for the arm's n (`robust::outlier_cutoff`),
+/// **and** farther from the arm's median than the practical floor (θ/2: with four nearly
+/// equal trials the MAD is tiny and a 1% deviation is not an outlier), **and** the cell's
+/// verdict without it differs. Flagged, never dropped. Re-baseline.
 pub fn outlier_trials(
     point: &PointComparison,
     metric: &MetricSettings,
     settings: &RuleSettings,
 ) -> Vec<Flag> {
     let mut flags = Vec::new();
-    for (name, arm) in [
-        ("baseline", &point.baseline),
-        ("candidate", &point.candidate),
-    ] {
-        let Ok(z) = robust_z(&arm.trial_values) else {
+    let scale = scale_of(point.analysis);
+    let (Some(verdict), Some(floor)) = (point.verdict(), floor(point, settings)) else {
+        return flags;
+    };
+    for (arm_index, (name, arm)) in arms(point).into_iter().enumerate() {
+        let values = &arm.trial_values;
+        let Ok(z) = robust_z(values) else {
             continue;
         };
-        let cutoff = outlier_cutoff(arm.trial_values.len(), settings.outlier_z);
+        let Some(med) = crate::percentile::median(values) else {
+            continue;
+        };
+        let cutoff = outlier_cutoff(values.len(), settings.outlier_z);
         for (i, zi) in z.iter().enumerate().skip(1) {
-            if *zi > cutoff {
-                flags.push(Flag::new(
+            if *zi <= cutoff {
+                continue;
+            }
+            let distance = worse_by(values[i], med, scale, metric.direction).abs();
+            if distance <= floor {
+                continue;
+            }
+            let otherwise =
+                verdict_replacing(point, metric.direction, arm_index, &without(values, i));
+            if otherwise == Some(verdict) {
+                continue;
+            }
+            flags.push(
+                Flag::new(
                     FlagId::OutlierTrial,
                     FlagLevel::ReBaseline,
                     format!(
-                        "{} at {}, {name} trial {i}: {:.4} has robust z = {zi:.1} (> {cutoff:.1}, \
-                         the cutoff for {} trials) against the other trials (median {:.4})",
+                        "{} at {}, {name} trial {i}: {} is {} from the arm's median {} \
+                         (robust z = {zi:.1} > {cutoff:.1}, the cutoff for {} trials); verdict \
+                         {} ({})",
                         metric.name,
                         point.label,
-                        arm.trial_values[i],
-                        arm.trial_values.len(),
-                        crate::percentile::median(&arm.trial_values).unwrap_or(f64::NAN)
+                        val(values[i]),
+                        size_words(distance, scale),
+                        val(med),
+                        values.len(),
+                        verdict.as_str(),
+                        otherwise_words("without that trial", otherwise)
                     ),
                     "inspect that trial (server log, errors, host load); it stays in the \
                      analysis — re-run rather than drop it",
-                ));
-            }
+                )
+                .threatening(vec![threat(metric, point, otherwise)]),
+            );
         }
     }
     flags
@@ -396,25 +583,65 @@ fn trial_problems(t: &TrialCheck, settings: &RuleSettings) -> Vec<String> {
 
 /// **invalid-trial**: errors, peak concurrency above the limit, achieved rate below 98% of
 /// target, output tokens outside 90–110% of requested, or fewer requests than the reported
-/// percentile needs. One flag per invalid trial. Re-baseline.
+/// percentile needs. One flag per invalid trial: re-baseline when the verdict without the
+/// arm's invalid trials differs (or cannot be computed), or when the peak concurrency broke
+/// the limit (a load-generator bug taints every number); otherwise look (the trial is
+/// invalid, but the answer does not depend on it).
 pub fn invalid_trials(
     point: &PointComparison,
     metric: &MetricSettings,
     settings: &RuleSettings,
 ) -> Vec<Flag> {
     let mut flags = Vec::new();
-    for (name, arm) in [
-        ("baseline", &point.baseline),
-        ("candidate", &point.candidate),
-    ] {
-        for t in &arm.trials {
-            let problems = trial_problems(t, settings);
-            if !problems.is_empty() {
-                flags.push(Flag::new(
+    for (arm_index, (name, arm)) in arms(point).into_iter().enumerate() {
+        let invalid: Vec<(&TrialCheck, Vec<String>)> = arm
+            .trials
+            .iter()
+            .map(|t| (t, trial_problems(t, settings)))
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
+        if invalid.is_empty() {
+            continue;
+        }
+        let skip: Vec<usize> = invalid.iter().filter_map(|(t, _)| t.value_index).collect();
+        let kept: Vec<f64> = arm
+            .trial_values
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !skip.contains(i))
+            .map(|(_, v)| *v)
+            .collect();
+        let verdict = point.verdict();
+        let otherwise = verdict_replacing(point, metric.direction, arm_index, &kept);
+        let changes = verdict.is_none() || otherwise != verdict;
+        for (t, problems) in invalid {
+            let broke_limit = matches!(
+                (t.peak_concurrency, t.max_concurrency),
+                (Some(peak), Some(max)) if peak > max
+            );
+            let level = if changes || broke_limit {
+                FlagLevel::ReBaseline
+            } else {
+                FlagLevel::Look
+            };
+            let consequence = match (verdict, changes) {
+                (Some(v), true) => format!(
+                    "; verdict {} ({})",
+                    v.as_str(),
+                    otherwise_words("without the arm's invalid trials", otherwise)
+                ),
+                (Some(v), false) => format!(
+                    "; the verdict ({}) is the same without the arm's invalid trials",
+                    v.as_str()
+                ),
+                (None, _) => String::new(),
+            };
+            flags.push(
+                Flag::new(
                     FlagId::InvalidTrial,
-                    FlagLevel::ReBaseline,
+                    level,
                     format!(
-                        "{} at {}, {name} trial {}: {}",
+                        "{} at {}, {name} trial {}: {}{consequence}",
                         metric.name,
                         point.label,
                         t.trial,
@@ -422,11 +649,61 @@ pub fn invalid_trials(
                     ),
                     "fix the cause (errors, limiter, load generator, ignore_eos / max tokens, \
                      request count) and re-run the trial",
-                ));
-            }
+                )
+                .threatening(vec![threat(metric, point, otherwise)]),
+            );
         }
     }
     flags
+}
+
+/// **load-not-sustained**: at a closed-loop point, the median share of the trials (both
+/// arms) during which the client held the in-flight count at ≥ 90% of the limit while
+/// requests were still waiting (`TrialCheck::limit_held_fraction`) is below
+/// `min_limit_held` (half the trial). A trial that is one wave (256 requests at c=256) sends
+/// everything at once and then only drains: it measures ramp-up and drain, not the limit.
+/// Points without the evidence (open loop, imported results) are not checked. The flag is
+/// about the point, whatever the metric: the caller says which verdicts it threatens.
+/// Re-baseline.
+pub fn load_not_sustained(
+    label: &str,
+    baseline: &[TrialCheck],
+    candidate: &[TrialCheck],
+    settings: &RuleSettings,
+) -> Option<Flag> {
+    let held: Vec<f64> = baseline
+        .iter()
+        .chain(candidate)
+        .filter_map(|t| t.limit_held_fraction)
+        .collect();
+    let median = crate::percentile::median(&held)?;
+    if median >= settings.min_limit_held {
+        return None;
+    }
+    let limit = baseline
+        .iter()
+        .chain(candidate)
+        .find_map(|t| t.max_concurrency)
+        .map_or_else(|| "the limit".to_owned(), |l| format!("the limit {l}"));
+    let requests = baseline
+        .iter()
+        .chain(candidate)
+        .map(|t| t.requests)
+        .max()
+        .unwrap_or(0);
+    Some(Flag::new(
+        FlagId::LoadNotSustained,
+        FlagLevel::ReBaseline,
+        format!(
+            "{label}: the client held {limit} in flight for a median {} of each trial ({} \
+             trials; {requests} requests per trial at most): the trials measure ramp-up and \
+             drain, not the load the point names",
+            pct_plain(median),
+            held.len()
+        ),
+        "give the point more requests (several times the concurrency limit, so that it holds \
+         the limit for most of the trial: e.g. `sweep.include[].requests`) and re-run",
+    ))
 }
 
 /// **multiplicity**: among `tests` (every metric × level of a comparison), some result is
@@ -444,11 +721,24 @@ pub fn multiplicity(tests: &[NamedP], alpha: f64) -> Result<Option<Flag>, StatsE
     if before == after {
         return Ok(None);
     }
-    let lost: Vec<String> = tests
+    let lost: Vec<(&NamedP, f64)> = tests
         .iter()
         .zip(&adjusted)
         .filter(|(t, adj)| t.p < alpha && **adj >= alpha)
-        .map(|(t, adj)| format!("{} (p = {} → {})", t.label, fmt_p(t.p), fmt_p(*adj)))
+        .map(|(t, adj)| (t, *adj))
+        .collect();
+    let words: Vec<String> = lost
+        .iter()
+        .map(|(t, adj)| format!("{} (p = {} → {})", t.label(), fmt_p(t.p), fmt_p(*adj)))
+        .collect();
+    let threats = lost
+        .iter()
+        .map(|(t, _)| Threat {
+            metric: t.metric.clone(),
+            point: t.point.clone(),
+            verdict: Some(t.verdict),
+            otherwise: None,
+        })
         .collect();
     Ok(Some(Flag::new(
         FlagId::Multiplicity,
@@ -457,9 +747,10 @@ pub fn multiplicity(tests: &[NamedP], alpha: f64) -> Result<Option<Flag>, StatsE
             "{} tests at α = {alpha}: {expected:.2} false alarm(s) expected by chance; {before} \
              significant before Holm's correction, {after} after; no longer significant: {}",
             tests.len(),
-            lost.join(", ")
+            words.join(", ")
         ),
         "read the Holm-adjusted results as the finding; confirm the others with a dedicated \
          re-run of those metrics",
-    )))
+    )
+    .threatening(threats)))
 }

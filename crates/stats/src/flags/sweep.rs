@@ -1,25 +1,29 @@
 //! The sweep-level rule (`sweep-inconsistent`), the *crossover* finding, and
 //! [`assess_sweep`], which runs every per-metric rule over one sweep.
 //!
-//! Method (STATISTICS.md): a level is inconsistent when Cochran's Q over the per-level log
-//! ratios has p < 0.01 *and* that level's leave-one-out residual exceeds 3 SE
-//! (`crate::cochran`), or when its delta is significant and of the opposite sign to both of
-//! its neighbours (in level order) whose CIs exclude 0. The Q rule is applied step-down, as
-//! in Rosner's generalized ESD: the level with the largest |residual| is flagged, set aside,
-//! and Q re-tested on the rest, while at least 3 levels remain. Without this, one deviant
-//! level drags every other level's leave-one-out estimate and all of them exceed 3 SE when
-//! the SEs are small. With 2 levels no single level can be singled out by Q. The delta *changes sign* when some
-//! levels are significantly better and others significantly worse.
-//! * In a comparison that is one run, interleaved, and free of re-baseline flags (which
-//!   includes `underpowered`, so it is adequately powered), a sign change is reported as a
-//!   [`Crossover`] — a finding, not an error — and does not raise `sweep-inconsistent`.
-//! * Otherwise a sign change or an inconsistent level raises `sweep-inconsistent`: at level
-//!   re-baseline when the comparison is stale or not interleaved (the pattern cannot be told
-//!   from between-session drift: the seed's recalled baseline), else at level look.
+//! Method (docs/statistics-method.md, `sweep-inconsistent` and "Crossover"): a level is
+//! inconsistent when Cochran's Q over the per-level log ratios has p < 0.01 *and* that
+//! level's leave-one-out residual exceeds 3 SE (`crate::cochran`), or when its delta is
+//! significant and of the opposite sign to both of its neighbours (in level order) whose CIs
+//! exclude 0. The Q rule is applied step-down, as in Rosner's generalized ESD: the level with
+//! the largest |residual| is flagged, set aside, and Q re-tested on the rest, while at least 3
+//! levels remain. Without this, one deviant level drags every other level's leave-one-out
+//! estimate and all of them exceed 3 SE when the SEs are small. With 2 levels no single level
+//! can be singled out by Q.
+//! * **Crossover** (a finding): in one interleaved run, the decided verdicts change sign
+//!   across the sweep — some levels *improved*, others *regressed* — and none of the cells
+//!   that carry it is threatened by a re-baseline flag. It is stated in words and raises no
+//!   flag.
+//! * Otherwise, from a stale or non-interleaved comparison, a sign change among significant
+//!   levels or an inconsistent level raises `sweep-inconsistent` at level re-baseline: the
+//!   pattern cannot be told from between-session drift (the seed's recalled baseline).
+//! * In one interleaved run, an effect that varies smoothly with the level is a result, not a
+//!   threat: only a *spike* raises `sweep-inconsistent`, at level look — an inconsistent
+//!   level whose neighbours both lie on the same side of it, or a level whose sign is
+//!   opposite to both neighbours — and a sign change carried by flagged cells.
 //!
-//! Reference: STATISTICS.md ("Two levels of flag", `sweep-inconsistent`); Cochran (1954);
-//! B. Rosner, "Percentage points for a generalized ESD many-outlier procedure",
-//! Technometrics 25(2), 1983.
+//! Reference: Cochran (1954); B. Rosner, "Percentage points for a generalized ESD many-outlier
+//! procedure", Technometrics 25(2), 1983.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,10 +33,10 @@ use crate::flags::evidence::{
 };
 use crate::flags::rules::{
     drift, implausible, invalid_trials, not_comparable, outlier_trials, recommended_trials,
-    stale_baseline, too_few_trials, underpowered,
+    stale_baseline, too_few_trials,
 };
-use crate::flags::{Flag, FlagId, FlagLevel, p_clause, rerun_action};
-use crate::verdict::Direction;
+use crate::flags::{Flag, FlagId, FlagLevel, Threat, p_clause, rerun_action};
+use crate::verdict::{Direction, Verdict};
 
 /// Whether the candidate is better or worse than the baseline in a region of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,10 +63,10 @@ pub struct CrossoverRegion {
     pub side: Side,
 }
 
-/// A sweep whose delta changes sign in a sound comparison: a finding, not an error.
+/// A sweep whose decided verdicts change sign in a sound comparison: a finding, not an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Crossover {
-    /// Regions in level order (levels whose CI includes 0 are skipped).
+    /// Regions in level order (levels without an improved or regressed verdict are skipped).
     pub regions: Vec<CrossoverRegion>,
     /// One sentence, e.g. "the candidate is worse at c=1, better at c=10, and worse from
     /// c=256 to c=1024 (output_throughput, higher is better)".
@@ -98,10 +102,23 @@ fn side_of(point: &PointComparison, direction: Direction) -> i8 {
     }
 }
 
-fn regions(points: &[&PointComparison], direction: Direction) -> Vec<CrossoverRegion> {
+/// Side of a level's *decided* verdict: +1 improved, −1 regressed, 0 anything else.
+pub fn decided_side(verdict: Option<Verdict>) -> i8 {
+    match verdict {
+        Some(Verdict::Improved) => 1,
+        Some(Verdict::Regressed) => -1,
+        _ => 0,
+    }
+}
+
+/// Regions of adjacent levels on one side, by `side` (+1, −1, 0 skipped).
+fn regions(
+    points: &[&PointComparison],
+    side: impl Fn(&PointComparison) -> i8,
+) -> Vec<CrossoverRegion> {
     let mut out: Vec<CrossoverRegion> = Vec::new();
     for p in points {
-        let side = match side_of(p, direction) {
+        let side = match side(p) {
             1 => Side::Better,
             -1 => Side::Worse,
             _ => continue,
@@ -149,13 +166,28 @@ fn describe(regions: &[CrossoverRegion], metric: &MetricSettings) -> String {
     format!("the candidate is {joined} ({}, {dir})", metric.name)
 }
 
+/// One level that disagrees with the sweep.
+struct Disagreement {
+    /// Index into the points with a comparison.
+    index: usize,
+    /// Why, in words.
+    why: String,
+    /// A spike: its neighbours both lie on the same side of it, or its sign is opposite to
+    /// both (module docs).
+    spike: bool,
+}
+
 /// Levels that disagree with the sweep (module docs), with the reason for each, and the
 /// heterogeneity statistics. `points` must be in level order.
-fn inconsistent_levels(
-    points: &[&PointComparison],
+fn inconsistent_levels<'p>(
+    points: &[&'p PointComparison],
     direction: Direction,
     settings: &RuleSettings,
-) -> (Vec<String>, Option<Heterogeneity>) {
+) -> (
+    Vec<&'p PointComparison>,
+    Vec<Disagreement>,
+    Option<Heterogeneity>,
+) {
     let with: Vec<&PointComparison> = points
         .iter()
         .copied()
@@ -190,14 +222,17 @@ fn inconsistent_levels(
         residual_of[active[j]] = Some(r);
         active.remove(j);
     }
-    let mut reasons = Vec::new();
+    let mut out = Vec::new();
     for (i, p) in with.iter().enumerate() {
         let mut why = Vec::new();
+        let interior = i > 0 && i + 1 < with.len();
+        let mut spike = false;
         if let Some(r) = residual_of[i] {
             why.push(format!("leave-one-out residual {r:.1} SE"));
+            spike |= interior && (d[i] - d[i - 1]).signum() == (d[i] - d[i + 1]).signum();
         }
         let s = side_of(p, direction);
-        if s != 0 && i > 0 && i + 1 < with.len() {
+        if s != 0 && interior {
             let (l, r) = (
                 side_of(with[i - 1], direction),
                 side_of(with[i + 1], direction),
@@ -208,13 +243,18 @@ fn inconsistent_levels(
                     with[i - 1].label,
                     with[i + 1].label
                 ));
+                spike = true;
             }
         }
         if !why.is_empty() {
-            reasons.push(format!("{}: {}", p.label, why.join(", ")));
+            out.push(Disagreement {
+                index: i,
+                why: format!("{}: {}", p.label, why.join(", ")),
+                spike,
+            });
         }
     }
-    (reasons, het)
+    (with, out, het)
 }
 
 /// Run every per-metric rule over one sweep of `points` (any order; sorted by `level`
@@ -236,31 +276,49 @@ pub fn assess_sweep(
     flags.extend(stale_baseline(context, n_rec));
     for p in &ordered {
         flags.extend(too_few_trials(p, metric, settings, n_rec));
-        flags.extend(underpowered(p, metric));
         flags.extend(implausible(p, metric, settings));
         flags.extend(drift(p, metric, settings, n_rec));
         flags.extend(outlier_trials(p, metric, settings));
         flags.extend(invalid_trials(p, metric, settings));
     }
 
-    let side_set: Vec<i8> = ordered
+    let one_interleaved_run = context.same_run && context.interleaved;
+    let decided: Vec<i8> = ordered.iter().map(|p| decided_side(p.verdict())).collect();
+    let decided_change = decided.contains(&1) && decided.contains(&-1);
+    let carriers_flagged = ordered.iter().zip(&decided).any(|(p, side)| {
+        *side != 0
+            && flags.iter().any(|f| {
+                f.level == FlagLevel::ReBaseline && f.threatens_cell(&metric.name, &p.label)
+            })
+    });
+    let significant: Vec<i8> = ordered
         .iter()
         .map(|p| side_of(p, metric.direction))
         .collect();
-    let sign_change = side_set.contains(&1) && side_set.contains(&-1);
-    let one_interleaved_run = context.same_run && context.interleaved;
-    let sound = one_interleaved_run && !flags.iter().any(|f| f.level == FlagLevel::ReBaseline);
-    let (reasons, heterogeneity) = inconsistent_levels(&ordered, metric.direction, settings);
+    let sign_change = significant.contains(&1) && significant.contains(&-1);
+    let (with, disagreements, heterogeneity) =
+        inconsistent_levels(&ordered, metric.direction, settings);
 
     let mut crossover = None;
-    if sign_change && sound {
-        let regions = regions(&ordered, metric.direction);
-        let description = describe(&regions, metric);
-        crossover = Some(Crossover {
-            regions,
-            description,
-        });
-    } else if sign_change || !reasons.is_empty() {
+    let mut named: Vec<&Disagreement> = Vec::new();
+    let mut carried_by_flagged = false;
+    if one_interleaved_run {
+        if decided_change && !carriers_flagged {
+            let regions = regions(&ordered, |p| decided_side(p.verdict()));
+            let description = describe(&regions, metric);
+            crossover = Some(Crossover {
+                regions,
+                description,
+            });
+        } else {
+            named = disagreements.iter().filter(|d| d.spike).collect();
+            carried_by_flagged = decided_change;
+        }
+    } else if sign_change || !disagreements.is_empty() {
+        named = disagreements.iter().collect();
+    }
+    let stale_change = !one_interleaved_run && sign_change;
+    if !named.is_empty() || carried_by_flagged || stale_change {
         let mut evidence = format!("{} across the sweep", metric.name);
         if let Some(h) = &heterogeneity {
             evidence.push_str(&format!(
@@ -270,15 +328,23 @@ pub fn assess_sweep(
                 p_clause(h.p)
             ));
         }
-        if !reasons.is_empty() {
-            evidence.push_str(&format!("; {}", reasons.join("; ")));
+        if !named.is_empty() {
+            let words: Vec<&str> = named.iter().map(|d| d.why.as_str()).collect();
+            evidence.push_str(&format!("; {}", words.join("; ")));
         }
-        if sign_change {
-            let r = regions(&ordered, metric.direction);
+        if carried_by_flagged || stale_change {
+            let r = if carried_by_flagged {
+                regions(&ordered, |p| decided_side(p.verdict()))
+            } else {
+                regions(&ordered, |p| side_of(p, metric.direction))
+            };
             evidence.push_str(&format!(
                 "; the delta changes sign: {}",
                 describe(&r, metric)
             ));
+            if carried_by_flagged {
+                evidence.push_str(", carried by cells with re-baseline flags");
+            }
         }
         let (level, action) = if one_interleaved_run {
             (
@@ -297,12 +363,27 @@ pub fn assess_sweep(
                 ),
             )
         };
-        flags.push(Flag::new(
-            FlagId::SweepInconsistent,
-            level,
-            evidence,
-            action,
-        ));
+        let mut threatened: Vec<&PointComparison> = named.iter().map(|d| with[d.index]).collect();
+        if carried_by_flagged || (stale_change && named.is_empty()) {
+            threatened = ordered
+                .iter()
+                .zip(&significant)
+                .filter(|(_, s)| **s != 0)
+                .map(|(p, _)| *p)
+                .collect();
+        }
+        let threats = threatened
+            .iter()
+            .map(|p| Threat {
+                metric: metric.name.clone(),
+                point: p.label.clone(),
+                verdict: p.verdict(),
+                otherwise: None,
+            })
+            .collect();
+        flags.push(
+            Flag::new(FlagId::SweepInconsistent, level, evidence, action).threatening(threats),
+        );
     }
     flags.sort_by_key(|f| (f.level, f.id));
 
@@ -310,7 +391,9 @@ pub fn assess_sweep(
         .iter()
         .filter_map(|p| {
             p.comparison.as_ref().map(|c| NamedP {
-                label: format!("{} {}", metric.name, p.label),
+                metric: metric.name.clone(),
+                point: p.label.clone(),
+                verdict: c.verdict,
                 p: c.test.p,
             })
         })

@@ -20,7 +20,6 @@ pub fn throughput() -> MetricSettings {
         name: "output_throughput".into(),
         direction: Direction::HigherIsBetter,
         analysis: Analysis::Log { threshold: 0.02 },
-        cv_limit: 0.05,
     }
 }
 

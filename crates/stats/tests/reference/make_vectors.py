@@ -193,7 +193,7 @@ for cv, delta, alpha, pw in [(0.02, 0.05, 0.05, 0.8), (0.05, 0.05, 0.05, 0.8), (
                   "mde": {str(k): float(tsum(alpha, pw, 2 * k - 2) * cv * math.sqrt(2 / k))
                           for k in [2, 3, 5, 10, n]}})
 
-# --- verdicts: STATISTICS.md's rule transcribed, on scipy's Welch numbers -------------------
+# --- verdicts: docs/statistics-method.md's rule transcribed, on scipy's Welch numbers -------
 def verdict_case(a, b, direction, theta, alpha):
     la, lb = np.log(a), np.log(b)
     r = stats.ttest_ind(lb, la, equal_var=False)
@@ -208,14 +208,16 @@ def verdict_case(a, b, direction, theta, alpha):
     elif inside:
         v = "equivalent"
     elif p < alpha:
-        v = "significant-but-small"
+        v = "likely-improved" if better else "likely-regressed"
     else:
         v = "inconclusive"
+    if v not in ("improved", "regressed", "equivalent"):
+        # advice for an undecided cell: trials per arm to clear the distance to ±θ
         sd = math.sqrt((np.var(la, ddof=1) + np.var(lb, ddof=1)) / 2)
         dist = abs(abs(d) - L)
         trials = max(n_needed(sd, dist, alpha, 0.8), max(len(a), len(b)) + 1)
     return {"baseline": fl(a), "candidate": fl(b), "direction": direction, "threshold": theta,
-            "alpha": alpha, "verdict": v, "trials_per_arm": trials, "p": p,
+            "alpha": alpha, "verdict": v, "trials_to_settle": trials, "p": p,
             "ratio_lower": math.exp(lo), "ratio_upper": math.exp(hi)}
 verdicts = [
     verdict_case(lognormal(5, 100, 0.01), lognormal(5, 110, 0.01), "higher-is-better", 0.02, 0.05),
@@ -225,6 +227,7 @@ verdicts = [
     verdict_case(lognormal(8, 100, 0.005), lognormal(8, 102.5, 0.005), "higher-is-better", 0.02, 0.05),
     verdict_case(lognormal(5, 100, 0.05), lognormal(5, 103, 0.05), "higher-is-better", 0.02, 0.05),
     verdict_case(lognormal(4, 100, 0.08), lognormal(4, 100, 0.08), "lower-is-better", 0.05, 0.05),
+    verdict_case(lognormal(8, 100, 0.005), lognormal(8, 101.8, 0.005), "lower-is-better", 0.02, 0.05),
 ]
 
 out = {
