@@ -45,6 +45,10 @@ impl BlockContext<'_> {
         let block_seed = block_seed(&result.run_id, block.index);
         env.insert("SERVEBENCH_RUN_ID".into(), result.run_id.clone());
         env.insert("SERVEBENCH_BLOCK".into(), block.index.to_string());
+        env.insert(
+            "SERVEBENCH_REPETITION".into(),
+            block_repetition(block).to_string(),
+        );
         env.insert("SERVEBENCH_BLOCK_SEED".into(), block_seed.to_string());
         let mut verify = server_spec.verify.clone();
         for r in &mut verify {
@@ -166,6 +170,13 @@ fn env_secret_values(server: &servebench_spec::Server, variant: &Variant) -> Vec
     out
 }
 
+/// Repetition index t (from 1) handed to each server start (`SERVEBENCH_REPETITION`): the
+/// first trial's. Under `per_block` and `per_trial` restarts every trial of a block has the
+/// same t; under `once` a block holds every repetition and this is 1.
+pub fn block_repetition(block: &Block) -> u32 {
+    block.trials.first().map_or(1, |t| t.trial)
+}
+
 /// Seed handed to each server start (`SERVEBENCH_BLOCK_SEED`): derived from the run id and
 /// the block, so repeated starts of one variant really differ (A/A trials are not replays).
 pub fn block_seed(run_id: &str, block: usize) -> u64 {
@@ -174,4 +185,37 @@ pub fn block_seed(run_id: &str, block: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
     u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use servebench_spec::plan::PlannedTrial;
+
+    use super::*;
+
+    fn block(ts: &[u32]) -> Block {
+        Block {
+            index: 4,
+            variant: "a".into(),
+            server_start: true,
+            trials: ts
+                .iter()
+                .enumerate()
+                .map(|(seq, &trial)| PlannedTrial {
+                    seq,
+                    variant: "a".into(),
+                    trial,
+                    point: seq,
+                    prompt_seed: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn repetition_is_the_first_trials_t() {
+        assert_eq!(block_repetition(&block(&[3, 3, 3])), 3);
+        assert_eq!(block_repetition(&block(&[1, 1, 2, 2])), 1);
+        assert_eq!(block_repetition(&block(&[])), 1);
+    }
 }
