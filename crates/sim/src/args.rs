@@ -4,7 +4,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use crate::SimError;
-use crate::config::{EngineParams, FaultParams, Preset, SimConfig};
+use crate::config::{EngineParams, FaultParams, Preset, RequestRange, SimConfig};
 
 /// Flags of `servebench sim`. Engine flags left out take the `--preset`'s value.
 #[derive(Debug, Clone, clap::Args)]
@@ -27,6 +27,11 @@ pub struct SimArgs {
     /// Seed of jitter, speed factor, EOS positions, generated text and faults.
     #[arg(long, default_value_t = 0, env = "SERVEBENCH_BLOCK_SEED")]
     pub seed: u64,
+    /// Repetition index t (from 1) of the trials this server start measures; the runner
+    /// sets SERVEBENCH_REPETITION. Drives --drift-per-repetition and
+    /// --step-scale-repetitions.
+    #[arg(long, default_value_t = 1, env = "SERVEBENCH_REPETITION")]
+    pub repetition: u32,
     /// Require `Authorization: Bearer KEY` on /v1/* (except /v1/sim/*), /tokenize and
     /// /detokenize, as vLLM's --api-key does (401 otherwise). Never logged.
     #[arg(long)]
@@ -79,6 +84,26 @@ pub struct EngineArgs {
     /// Relative step-time change per minute since start (0.01 = 1% slower each minute).
     #[arg(long, allow_negative_numbers = true)]
     pub drift_per_min: Option<f64>,
+    /// Relative step-time change per repetition of the run: every step of a server start at
+    /// repetition t is × (1 + F·(t − 1)) (0.02 = 2% slower per trial).
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    pub drift_per_repetition: Option<f64>,
+    /// Multiply step times by F (> 0; below 1 is faster) for the server starts and requests
+    /// chosen by --step-scale-repetitions and --step-scale-requests (default: all). A step is
+    /// scaled when any request in it is chosen.
+    #[arg(long, value_name = "F")]
+    pub step_scale: Option<f64>,
+    /// Repetitions (t, from 1, comma-separated) whose server starts --step-scale applies to.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub step_scale_repetitions: Option<Vec<u32>>,
+    /// Requests --step-scale applies to: A..B (inclusive) or A.., numbered from 1 over the
+    /// generation requests this server start received, warm-up included, in arrival order.
+    #[arg(long, value_name = "A..B")]
+    pub step_scale_requests: Option<RequestRange>,
+    /// Multiply every modelled time by F (> 0): 0.1 runs ten times quicker with the same
+    /// shape (throughput × 10, latencies ÷ 10).
+    #[arg(long, value_name = "F")]
+    pub time_scale: Option<f64>,
     /// Mean output length before a simulated EOS (requests without ignore_eos); 0 = never.
     #[arg(long)]
     pub eos_mean_tokens: Option<f64>,
@@ -157,6 +182,16 @@ impl EngineArgs {
             jitter_cv: self.jitter_cv.unwrap_or(base.jitter_cv),
             speed_cv: self.speed_cv.unwrap_or(base.speed_cv),
             drift_per_min: self.drift_per_min.unwrap_or(base.drift_per_min),
+            drift_per_repetition: self
+                .drift_per_repetition
+                .unwrap_or(base.drift_per_repetition),
+            step_scale: self.step_scale.unwrap_or(base.step_scale),
+            step_scale_repetitions: self
+                .step_scale_repetitions
+                .clone()
+                .or(base.step_scale_repetitions),
+            step_scale_requests: self.step_scale_requests.or(base.step_scale_requests),
+            time_scale: self.time_scale.unwrap_or(base.time_scale),
             eos_mean_tokens: self.eos_mean_tokens.unwrap_or(base.eos_mean_tokens),
             default_max_tokens: self.default_max_tokens.unwrap_or(base.default_max_tokens),
         };
@@ -167,6 +202,16 @@ impl EngineArgs {
 impl SimArgs {
     /// Resolves the preset and overrides into a validated configuration.
     pub fn to_config(&self) -> Result<SimConfig, SimError> {
+        let e = &self.engine;
+        if e.step_scale.is_none()
+            && (e.step_scale_repetitions.is_some() || e.step_scale_requests.is_some())
+        {
+            return Err(SimError::InvalidConfig(
+                "--step-scale-repetitions and --step-scale-requests choose where --step-scale \
+                 applies: give --step-scale F too"
+                    .into(),
+            ));
+        }
         let f = &self.faults;
         let config = SimConfig {
             host: self.host,
@@ -175,6 +220,7 @@ impl SimArgs {
             label: self.label.clone(),
             preset: self.preset,
             seed: self.seed,
+            repetition: self.repetition,
             engine: self.engine.apply(self.preset.engine()),
             faults: FaultParams {
                 startup_delay_ms: f.startup_delay_ms,
@@ -253,6 +299,92 @@ mod tests {
         let c = parse(&["--zero-delay"]);
         assert!(c.engine.is_zero_delay());
         assert_eq!(c.engine.max_num_seqs, 256);
+    }
+
+    #[test]
+    fn run_artefact_flags_parse() {
+        let c = parse(&[
+            "--repetition",
+            "3",
+            "--drift-per-repetition",
+            "0.02",
+            "--step-scale",
+            "1.3",
+            "--step-scale-repetitions",
+            "1,3",
+            "--step-scale-requests",
+            "29..56",
+            "--time-scale",
+            "0.1",
+        ]);
+        assert_eq!(c.repetition, 3);
+        assert_eq!(c.engine.drift_per_repetition, 0.02);
+        assert_eq!(c.engine.step_scale, 1.3);
+        assert_eq!(c.engine.step_scale_repetitions, Some(vec![1, 3]));
+        assert_eq!(
+            c.engine.step_scale_requests,
+            Some(RequestRange {
+                first: 29,
+                last: Some(56)
+            })
+        );
+        assert_eq!(c.engine.time_scale, 0.1);
+        let c = parse(&["--drift-per-repetition", "-0.01"]);
+        assert_eq!(c.engine.drift_per_repetition, -0.01);
+        let d = parse(&[]);
+        assert_eq!(d.repetition, 1);
+        assert_eq!(
+            (
+                d.engine.step_scale,
+                d.engine.time_scale,
+                d.engine.drift_per_repetition
+            ),
+            (1.0, 1.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn seed_and_repetition_come_from_the_runners_environment() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let env = |id: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|e| e.to_string_lossy().into_owned())
+        };
+        assert_eq!(env("seed").as_deref(), Some("SERVEBENCH_BLOCK_SEED"));
+        assert_eq!(env("repetition").as_deref(), Some("SERVEBENCH_REPETITION"));
+    }
+
+    fn refusal(args: &[&str]) -> String {
+        match Cli::try_parse_from(std::iter::once("sim").chain(args.iter().copied())) {
+            Err(e) => e.to_string(),
+            Ok(cli) => match cli.sim.to_config() {
+                Err(e) => e.to_string(),
+                Ok(c) => panic!("accepted: {c:?}"),
+            },
+        }
+    }
+
+    #[test]
+    fn bad_artefact_flags_are_refused_clearly() {
+        let m = refusal(&["--step-scale-repetitions", "3"]);
+        assert!(m.contains("give --step-scale F too"), "{m}");
+        let m = refusal(&["--step-scale-requests", "1..4"]);
+        assert!(m.contains("give --step-scale F too"), "{m}");
+        let m = refusal(&["--step-scale", "0"]);
+        assert!(m.contains("step_scale must be a number > 0"), "{m}");
+        let m = refusal(&["--step-scale", "1.3", "--step-scale-requests", "56..29"]);
+        assert!(m.contains("empty"), "{m}");
+        let m = refusal(&["--step-scale", "1.3", "--step-scale-requests", "29-56"]);
+        assert!(m.contains("write A..B"), "{m}");
+        let m = refusal(&["--step-scale", "1.3", "--step-scale-repetitions", "0"]);
+        assert!(m.contains("counts from 1"), "{m}");
+        let m = refusal(&["--time-scale", "0"]);
+        assert!(m.contains("time_scale must be a number > 0"), "{m}");
+        let m = refusal(&["--repetition", "0"]);
+        assert!(m.contains("repetition counts from 1"), "{m}");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! [`SimArgs`](crate::SimArgs) (the CLI flags) resolves into a [`SimConfig`] by taking a
 //! [`Preset`] and overriding the values given explicitly.
 
+use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
+use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -14,6 +16,8 @@ use crate::SimError;
 const MAX_COST_MS: f64 = 60_000.0;
 /// Largest accepted start-up delay or stall, ms (one day).
 const MAX_DELAY_MS: u64 = 86_400_000;
+/// Largest accepted `step_scale` or `time_scale`.
+const MAX_SCALE: f64 = 1000.0;
 
 /// Named engine parameter sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -44,6 +48,11 @@ impl Preset {
             jitter_cv: 0.02,
             speed_cv: 0.02,
             drift_per_min: 0.0,
+            drift_per_repetition: 0.0,
+            step_scale: 1.0,
+            step_scale_repetitions: None,
+            step_scale_requests: None,
+            time_scale: 1.0,
             eos_mean_tokens: 0.0,
             default_max_tokens: 256,
         };
@@ -114,8 +123,22 @@ pub struct EngineParams {
     pub jitter_cv: f64,
     /// Coefficient of variation of the per-process speed factor drawn from the seed (0: 1.0).
     pub speed_cv: f64,
-    /// Relative slowdown per minute since start: step time × (1 + drift × minutes).
+    /// Relative slowdown per minute since start: step time × (1 + drift × minutes), in
+    /// modelled minutes (wall minutes ÷ `time_scale`).
     pub drift_per_min: f64,
+    /// Relative slowdown per repetition of the run: every step of a server start at
+    /// repetition t ([`SimConfig::repetition`]) × (1 + drift × (t − 1)), floored at 0.05.
+    pub drift_per_repetition: f64,
+    /// Factor on the time of every step that holds a selected request, at a selected server
+    /// start (1: off; below 1: faster).
+    pub step_scale: f64,
+    /// Repetitions (t, from 1) whose server starts `step_scale` applies to; `None`: all.
+    pub step_scale_repetitions: Option<Vec<u32>>,
+    /// Requests that select `step_scale`, numbered from 1 over the generation requests one
+    /// server start received (warm-up included) in arrival order; `None`: all.
+    pub step_scale_requests: Option<RequestRange>,
+    /// Factor on every modelled time (1: as modelled; 0.1: ten times quicker).
+    pub time_scale: f64,
     /// Mean output length at which a simulated EOS stops a request that does not set
     /// `ignore_eos` (geometric, seeded); 0 disables EOS.
     pub eos_mean_tokens: f64,
@@ -133,8 +156,30 @@ impl EngineParams {
             jitter_cv: 0.0,
             speed_cv: 0.0,
             drift_per_min: 0.0,
+            drift_per_repetition: 0.0,
             ..self
         }
+    }
+
+    /// True when `step_scale` applies at a server start of repetition `t` (from 1).
+    pub fn step_scale_at(&self, t: u32) -> bool {
+        self.step_scale != 1.0
+            && self
+                .step_scale_repetitions
+                .as_ref()
+                .is_none_or(|reps| reps.contains(&t))
+    }
+
+    /// True when `step_scale` applies to request number `n` (from 1) of a server start of
+    /// repetition `t`.
+    pub fn step_scale_selects(&self, t: u32, n: u64) -> bool {
+        self.step_scale_at(t) && self.step_scale_requests.is_none_or(|r| r.contains(n))
+    }
+
+    /// The factor on every step of a server start at repetition `t` (from 1):
+    /// `1 + drift_per_repetition × (t − 1)`, floored at 0.05.
+    pub fn repetition_factor(&self, t: u32) -> f64 {
+        (1.0 + self.drift_per_repetition * f64::from(t.saturating_sub(1))).max(0.05)
     }
 
     /// True when no step takes any modelled time.
@@ -189,17 +234,124 @@ impl EngineParams {
                 return bad(format!("{name} must be at most {MAX_COST_MS} ms, got {v}"));
             }
         }
-        if !self.drift_per_min.is_finite() || self.drift_per_min <= -1.0 {
-            return bad(format!(
-                "drift_per_min must be finite and > -1, got {}",
-                self.drift_per_min
-            ));
+        for (name, v) in [
+            ("drift_per_min", self.drift_per_min),
+            ("drift_per_repetition", self.drift_per_repetition),
+        ] {
+            if !v.is_finite() || v <= -1.0 {
+                return bad(format!("{name} must be finite and > -1, got {v}"));
+            }
+        }
+        for (name, v) in [
+            ("step_scale", self.step_scale),
+            ("time_scale", self.time_scale),
+        ] {
+            if !v.is_finite() || v <= 0.0 || v > MAX_SCALE {
+                return bad(format!(
+                    "{name} must be a number > 0 and at most {MAX_SCALE} (1 = unchanged, below \
+                     1 = faster), got {v}"
+                ));
+            }
+        }
+        if let Some(reps) = &self.step_scale_repetitions {
+            if reps.is_empty() {
+                return bad(
+                    "step_scale_repetitions must name at least one repetition (leave it out \
+                     for all)"
+                        .into(),
+                );
+            }
+            if reps.contains(&0) {
+                return bad(format!(
+                    "step_scale_repetitions counts from 1 (the first trial of a run is \
+                     repetition 1), got {}",
+                    join(reps)
+                ));
+            }
+        }
+        if let Some(r) = self.step_scale_requests {
+            r.check()
+                .or_else(|m| bad(format!("step_scale_requests: {m}")))?;
         }
         if self.default_max_tokens == 0 {
             return bad("default_max_tokens must be at least 1".into());
         }
         Ok(())
     }
+}
+
+/// Request numbers `first..=last`, counted from 1; no `last`: to the end. Written (on the
+/// command line, in the info endpoint and the start line) `A..B` or `A..`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRange {
+    /// First request selected, from 1.
+    pub first: u64,
+    /// Last request selected (inclusive); `None`: every request from `first` on.
+    pub last: Option<u64>,
+}
+
+impl RequestRange {
+    /// True when request number `n` (from 1) is in the range.
+    pub fn contains(self, n: u64) -> bool {
+        n >= self.first && self.last.is_none_or(|last| n <= last)
+    }
+
+    fn check(self) -> Result<(), String> {
+        if self.first == 0 {
+            return Err(format!(
+                "requests are numbered from 1 (the first request a server start receives is \
+                 1), got {self}"
+            ));
+        }
+        if self.last.is_some_and(|last| last < self.first) {
+            return Err(format!("the range {self} is empty: write A..B with A <= B"));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for RequestRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.last {
+            Some(last) => write!(f, "{}..{last}", self.first),
+            None => write!(f, "{}..", self.first),
+        }
+    }
+}
+
+impl FromStr for RequestRange {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let form = || {
+            format!(
+                "`{s}` is not a request range: write A..B (requests A to B, inclusive, \
+                 counted from 1) or A.. (from A on), e.g. 29..56"
+            )
+        };
+        let (a, b) = s.trim().split_once("..").ok_or_else(form)?;
+        let first = a.trim().parse::<u64>().map_err(|_| form())?;
+        let b = b.trim();
+        let last = if b.is_empty() {
+            None
+        } else {
+            Some(b.parse::<u64>().map_err(|_| form())?)
+        };
+        let r = RequestRange { first, last };
+        r.check()?;
+        Ok(r)
+    }
+}
+
+impl Serialize for RequestRange {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// `1,3,5`.
+pub(crate) fn join(xs: &[u32]) -> String {
+    xs.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// Injected faults. Rates are per-request probabilities in [0, 1], drawn from the seed and
@@ -311,6 +463,9 @@ pub struct SimConfig {
     pub preset: Preset,
     /// Seed of every random draw (jitter, speed factor, EOS, text, faults).
     pub seed: u64,
+    /// Repetition index t (from 1) of the trials this server start measures (the runner's
+    /// `SERVEBENCH_REPETITION`); drives `drift_per_repetition` and `step_scale_repetitions`.
+    pub repetition: u32,
     /// The engine model.
     pub engine: EngineParams,
     /// Injected faults.
@@ -350,6 +505,7 @@ impl SimConfig {
             label: String::new(),
             preset,
             seed: 0,
+            repetition: 1,
             engine: preset.engine(),
             faults: FaultParams::default(),
             api_key: None,
@@ -362,6 +518,13 @@ impl SimConfig {
         if self.model.is_empty() {
             return Err(SimError::InvalidConfig(
                 "model name must not be empty".into(),
+            ));
+        }
+        if self.repetition == 0 {
+            return Err(SimError::InvalidConfig(
+                "repetition counts from 1 (SERVEBENCH_REPETITION is the trial index t of the \
+                 run, from 1), got 0"
+                    .into(),
             ));
         }
         self.engine.validate()?;
@@ -408,5 +571,87 @@ mod tests {
         let mut c = SimConfig::default();
         c.engine.jitter_cv = f64::NAN;
         assert!(c.validate().is_err());
+    }
+
+    fn refusal(edit: impl FnOnce(&mut SimConfig)) -> String {
+        let mut c = SimConfig::default();
+        edit(&mut c);
+        match c.validate() {
+            Err(SimError::InvalidConfig(m)) => m,
+            other => panic!("accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scales_drifts_and_selectors_are_checked() {
+        let m = refusal(|c| c.engine.step_scale = 0.0);
+        assert!(m.contains("step_scale must be a number > 0"), "{m}");
+        let m = refusal(|c| c.engine.step_scale = f64::INFINITY);
+        assert!(m.contains("step_scale"), "{m}");
+        let m = refusal(|c| c.engine.time_scale = -0.5);
+        assert!(m.contains("time_scale must be a number > 0"), "{m}");
+        let m = refusal(|c| c.engine.time_scale = 5000.0);
+        assert!(m.contains("at most 1000"), "{m}");
+        let m = refusal(|c| c.engine.drift_per_repetition = -1.0);
+        assert!(
+            m.contains("drift_per_repetition must be finite and > -1"),
+            "{m}"
+        );
+        let m = refusal(|c| c.engine.step_scale_repetitions = Some(vec![]));
+        assert!(m.contains("at least one repetition"), "{m}");
+        let m = refusal(|c| c.engine.step_scale_repetitions = Some(vec![0, 2]));
+        assert!(m.contains("counts from 1") && m.contains("0,2"), "{m}");
+        let m = refusal(|c| {
+            c.engine.step_scale_requests = Some(RequestRange {
+                first: 5,
+                last: Some(4),
+            });
+        });
+        assert!(m.contains("5..4 is empty"), "{m}");
+        let m = refusal(|c| c.repetition = 0);
+        assert!(m.contains("repetition counts from 1"), "{m}");
+    }
+
+    #[test]
+    fn request_ranges_parse_and_select() {
+        let r: RequestRange = "29..56".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.first, r.last), (29, Some(56)));
+        assert_eq!(r.to_string(), "29..56");
+        assert!(!r.contains(28) && r.contains(29) && r.contains(56) && !r.contains(57));
+        let open: RequestRange = "5..".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!open.contains(4) && open.contains(5) && open.contains(u64::MAX));
+        assert_eq!(open.to_string(), "5..");
+        assert_eq!(
+            serde_json::to_value(r).unwrap_or_default(),
+            serde_json::json!("29..56")
+        );
+        for bad in ["", "29", "..5", "a..b", "3..x", "29-56"] {
+            let e = bad.parse::<RequestRange>().err().unwrap_or_default();
+            assert!(e.contains("write A..B"), "{bad:?}: {e}");
+        }
+        let e = "0..5".parse::<RequestRange>().err().unwrap_or_default();
+        assert!(e.contains("numbered from 1"), "{e}");
+        let e = "9..3".parse::<RequestRange>().err().unwrap_or_default();
+        assert!(e.contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn step_scale_selection_and_repetition_factor() {
+        let mut e = Preset::Default.engine();
+        assert!(!e.step_scale_at(1), "1.0 is off");
+        e.step_scale = 1.3;
+        assert!(e.step_scale_at(1) && e.step_scale_at(7));
+        e.step_scale_repetitions = Some(vec![3]);
+        assert!(!e.step_scale_at(1) && e.step_scale_at(3));
+        e.step_scale_requests = Some(RequestRange {
+            first: 29,
+            last: Some(56),
+        });
+        assert!(e.step_scale_selects(3, 29) && e.step_scale_selects(3, 56));
+        assert!(!e.step_scale_selects(3, 28) && !e.step_scale_selects(3, 57));
+        assert!(!e.step_scale_selects(2, 30));
+        e.drift_per_repetition = 0.02;
+        assert_eq!(e.repetition_factor(1), 1.0);
+        assert!((e.repetition_factor(4) - 1.06).abs() < 1e-12);
     }
 }

@@ -35,6 +35,8 @@ pub(crate) struct Job {
     pub max_tokens: u32,
     pub min_tokens: u32,
     pub ignore_eos: bool,
+    /// The request's number on this server, from 1, in arrival order.
+    pub number: u64,
 }
 
 #[derive(Debug)]
@@ -73,14 +75,16 @@ impl EngineHandle {
     }
 }
 
-/// Starts the engine loop. It stops when `kill` is cancelled (dropping every stream) or
-/// when every [`EngineHandle`] is gone and no sequence is left.
+/// Starts the engine loop of a server start at repetition `repetition` (from 1). It stops
+/// when `kill` is cancelled (dropping every stream) or when every [`EngineHandle`] is gone
+/// and no sequence is left.
 pub(crate) fn start(
     params: EngineParams,
     seed: u64,
+    repetition: u32,
     kill: CancellationToken,
 ) -> (EngineHandle, f64, JoinHandle<()>) {
-    let engine = Engine::new(params, seed);
+    let engine = Engine::at_repetition(params, seed, repetition);
     let speed = engine.speed_factor();
     let (tx, rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(drive(engine, rx, kill));
@@ -215,6 +219,7 @@ fn accept(s: Submission, epoch: Instant, senders: &mut Senders, inputs: &mut Inp
         max_tokens: s.job.max_tokens,
         min_tokens: s.job.min_tokens,
         ignore_eos: s.job.ignore_eos,
+        number: s.job.number,
     });
     senders.0.insert(s.id, s.tx);
 }
@@ -229,7 +234,7 @@ mod tests {
         let mut p = Preset::Tiny.engine();
         p.prefill_ms_per_token = 0.5;
         let kill = CancellationToken::new();
-        let (h, speed, task) = start(p, 0, kill.clone());
+        let (h, speed, task) = start(p, 0, 1, kill.clone());
         assert_eq!(speed, 1.0);
         let t0 = tokio::time::Instant::now();
         let mut rx = h.submit(Job {
@@ -237,6 +242,7 @@ mod tests {
             max_tokens: 4,
             min_tokens: 0,
             ignore_eos: true,
+            number: 1,
         });
         let mut times = Vec::new();
         while let Some(e) = rx.next().await {
@@ -256,12 +262,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn kill_drops_every_stream() {
         let kill = CancellationToken::new();
-        let (h, _, task) = start(Preset::Tiny.engine(), 0, kill.clone());
+        let (h, _, task) = start(Preset::Tiny.engine(), 0, 1, kill.clone());
         let mut rx = h.submit(Job {
             prompt_tokens: 10,
             max_tokens: 1000,
             min_tokens: 0,
             ignore_eos: true,
+            number: 1,
         });
         assert!(rx.next().await.is_some());
         kill.cancel();

@@ -22,7 +22,7 @@ mod server;
 pub mod tokenizer;
 
 pub use args::{EngineArgs, FaultArgs, SimArgs};
-pub use config::{ApiKey, EngineParams, FaultParams, Preset, SimConfig};
+pub use config::{ApiKey, EngineParams, FaultParams, Preset, RequestRange, SimConfig};
 pub use engine::Timings;
 pub use error::SimError;
 pub use rlimit::raise_nofile_limit;

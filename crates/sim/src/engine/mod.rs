@@ -15,7 +15,9 @@
 //!   (a request reserves `prompt + max_tokens` tokens) and budget remain; a request that does
 //!   not fit blocks those behind it;
 //! * its duration is `(decode_base_ms + decode_per_seq_ms × decoding sequences +
-//!   prefill_ms_per_token × prompt tokens in the step) × jitter × speed × drift`;
+//!   prefill_ms_per_token × prompt tokens in the step) × jitter × speed × drift ×
+//!   repetition drift × step scale × time scale`, where the step scale applies when any
+//!   sequence in the step (decoding or prefilling) is a request it selects;
 //! * a sequence whose last prompt chunk is in a step gets its first token at the step's end.
 
 mod noise;
@@ -45,6 +47,8 @@ struct Seq {
     stop_at: u32,
     max_tokens: u32,
     reserve: u64,
+    /// Selected by `step_scale`: a step holding it is scaled.
+    scaled: bool,
     done: bool,
 }
 
@@ -89,6 +93,7 @@ struct Work {
 pub struct Engine {
     params: EngineParams,
     seed: u64,
+    repetition: u32,
     noise: Noise,
     waiting: VecDeque<Seq>,
     running: Vec<Seq>,
@@ -99,12 +104,20 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A new, idle engine. `seed` drives jitter, the speed factor and EOS positions.
+    /// A new, idle engine of a server start at repetition 1. `seed` drives jitter, the speed
+    /// factor and EOS positions.
     pub fn new(params: EngineParams, seed: u64) -> Self {
+        Engine::at_repetition(params, seed, 1)
+    }
+
+    /// A new, idle engine of a server start at repetition `t` (from 1), which sets the
+    /// `drift_per_repetition` factor and whether `step_scale` applies.
+    pub fn at_repetition(params: EngineParams, seed: u64, t: u32) -> Self {
         Engine {
-            noise: Noise::new(&params, seed),
+            noise: Noise::new(&params, seed, t),
             params,
             seed,
+            repetition: t,
             waiting: VecDeque::new(),
             running: Vec::new(),
             kv_reserved: 0,
@@ -122,6 +135,16 @@ impl Engine {
     /// This instance's speed factor, drawn from the seed (1.0 when `speed_cv` is 0).
     pub fn speed_factor(&self) -> f64 {
         self.noise.speed()
+    }
+
+    /// The repetition index t of this server start, from 1.
+    pub fn repetition(&self) -> u32 {
+        self.repetition
+    }
+
+    /// This server start's factor from `drift_per_repetition`: `1 + drift × (t − 1)`.
+    pub fn repetition_factor(&self) -> f64 {
+        self.noise.repetition()
     }
 
     /// Requests waiting for admission.
@@ -207,6 +230,7 @@ impl Engine {
             stop_at,
             max_tokens,
             reserve,
+            scaled: self.params.step_scale_selects(self.repetition, a.number),
             done: false,
         }
     }
@@ -270,11 +294,13 @@ impl Engine {
         let mut budget = p.max_batched_tokens;
         let mut decoding: u32 = 0;
         let mut prefill: u32 = 0;
+        let mut scaled = false;
         for (idx, s) in self.running.iter().enumerate() {
             if s.prefilled >= s.prompt && budget > 0 {
                 self.batch.push(Work { idx, prefill: 0 });
                 decoding += 1;
                 budget -= 1;
+                scaled |= s.scaled;
             }
         }
         for (idx, s) in self.running.iter().enumerate() {
@@ -289,6 +315,7 @@ impl Engine {
                 });
                 budget -= chunk;
                 prefill += chunk;
+                scaled |= s.scaled;
             }
         }
         while budget > 0 && self.running.len() < p.max_num_seqs as usize {
@@ -310,6 +337,7 @@ impl Engine {
             });
             budget -= chunk;
             prefill += chunk;
+            scaled |= s.scaled;
             self.running.push(s);
         }
         if self.batch.is_empty() {
@@ -319,6 +347,6 @@ impl Engine {
         let ms = p.decode_base_ms
             + p.decode_per_seq_ms * f64::from(decoding)
             + p.prefill_ms_per_token * f64::from(prefill);
-        Some(self.noise.scale(ms, now))
+        Some(self.noise.scale(ms, now, scaled))
     }
 }

@@ -1,4 +1,6 @@
-//! Step-time noise: per-step lognormal jitter, a per-process speed factor and slow drift.
+//! Step-time factors: per-step lognormal jitter, a per-process speed factor, slow drift
+//! within a server's lifetime and across the run's repetitions, the selective step scale and
+//! the time scale.
 
 use std::time::Duration;
 
@@ -12,13 +14,19 @@ use crate::rng::{mix3, salt};
 /// Longest step the engine will take.
 const MAX_STEP: Duration = Duration::from_secs(3600);
 
-/// Multiplies modelled step times by `jitter × speed × drift`.
+/// Multiplies modelled step times by `jitter × speed × drift × repetition drift × step
+/// scale (selected steps) × time scale`.
 #[derive(Debug, Clone)]
 pub(crate) struct Noise {
     rng: ChaCha8Rng,
     jitter: Option<LogNormal<f64>>,
     speed: f64,
     drift_per_min: f64,
+    /// `1 + drift_per_repetition × (t − 1)` of this server start.
+    repetition: f64,
+    /// The step scale of this server start (1.0 when its repetition is not selected).
+    step_scale: f64,
+    time_scale: f64,
 }
 
 /// A lognormal with mean 1 and the given coefficient of variation, or `None` for cv 0.
@@ -31,7 +39,8 @@ fn mean_one(cv: f64) -> Option<LogNormal<f64>> {
 }
 
 impl Noise {
-    pub(crate) fn new(params: &EngineParams, seed: u64) -> Self {
+    /// The factors of a server start at repetition `t` (from 1).
+    pub(crate) fn new(params: &EngineParams, seed: u64, t: u32) -> Self {
         let speed = match mean_one(params.speed_cv) {
             Some(d) => d.sample(&mut ChaCha8Rng::seed_from_u64(mix3(seed, 0, salt::SPEED))),
             None => 1.0,
@@ -41,6 +50,13 @@ impl Noise {
             jitter: mean_one(params.jitter_cv),
             speed,
             drift_per_min: params.drift_per_min,
+            repetition: params.repetition_factor(t),
+            step_scale: if params.step_scale_at(t) {
+                params.step_scale
+            } else {
+                1.0
+            },
+            time_scale: params.time_scale,
         }
     }
 
@@ -49,8 +65,14 @@ impl Noise {
         self.speed
     }
 
-    /// The noisy duration of a step whose modelled cost is `ms`, starting at `now`.
-    pub(crate) fn scale(&mut self, ms: f64, now: Duration) -> Duration {
+    /// This server start's factor from `drift_per_repetition`.
+    pub(crate) fn repetition(&self) -> f64 {
+        self.repetition
+    }
+
+    /// The duration of a step whose modelled cost is `ms`, starting at `now`; `selected`
+    /// when the step holds a request that `step_scale` selects.
+    pub(crate) fn scale(&mut self, ms: f64, now: Duration, selected: bool) -> Duration {
         if ms <= 0.0 {
             return Duration::ZERO;
         }
@@ -58,9 +80,13 @@ impl Noise {
             Some(d) => d.sample(&mut self.rng),
             None => 1.0,
         };
-        let drift = (1.0 + self.drift_per_min * now.as_secs_f64() / 60.0).max(0.05);
+        // Minutes of modelled time: the engine's clock runs `time_scale` times as fast.
+        let minutes = now.as_secs_f64() / 60.0 / self.time_scale;
+        let drift = (1.0 + self.drift_per_min * minutes).max(0.05);
+        let step = if selected { self.step_scale } else { 1.0 };
+        let factor = jitter * self.speed * drift * self.repetition * step * self.time_scale;
         // Capped at an hour: a runaway drift must not overflow the clock.
-        Duration::try_from_secs_f64(ms * jitter * self.speed * drift / 1000.0)
+        Duration::try_from_secs_f64(ms * factor / 1000.0)
             .unwrap_or(MAX_STEP)
             .min(MAX_STEP)
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
-use crate::config::Preset;
+use crate::config::{Preset, RequestRange};
 
 fn ms(x: f64) -> Duration {
     Duration::from_secs_f64(x / 1000.0)
@@ -22,6 +22,11 @@ fn params() -> EngineParams {
         jitter_cv: 0.0,
         speed_cv: 0.0,
         drift_per_min: 0.0,
+        drift_per_repetition: 0.0,
+        step_scale: 1.0,
+        step_scale_repetitions: None,
+        step_scale_requests: None,
+        time_scale: 1.0,
         eos_mean_tokens: 0.0,
         default_max_tokens: 16,
     }
@@ -35,6 +40,7 @@ fn arrival(id: SeqId, at_ms: f64, prompt: u32, max: u32) -> Arrival {
         max_tokens: max,
         min_tokens: 0,
         ignore_eos: true,
+        number: id + 1,
     }
 }
 
@@ -295,4 +301,135 @@ fn zero_delay_steps_take_no_time_and_still_respect_limits() {
     assert_eq!(trace[&2].len(), 50);
     let f2 = finish(&trace, 2);
     assert_eq!(f2.timings.predicted_n, 50);
+}
+
+/// Durations (ms) of every step of one request of `prompt` tokens and `max` outputs, alone.
+fn steps_of(e: &mut Engine, id: SeqId, prompt: u32, max: u32) -> Vec<f64> {
+    let mut inputs = Inputs {
+        arrivals: vec![arrival(id, 0.0, prompt, max)],
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let mut t = Duration::ZERO;
+    let mut steps = Vec::new();
+    while let Some(d) = e.advance(t, &mut inputs, &mut out) {
+        steps.push(d.as_secs_f64() * 1000.0);
+        t += d;
+    }
+    steps
+}
+
+#[test]
+fn drift_per_repetition_slows_every_step_of_later_repetitions() {
+    let mut p = params();
+    p.drift_per_repetition = 0.02;
+    for (t, factor) in [(1, 1.0), (2, 1.02), (5, 1.08)] {
+        let mut e = Engine::at_repetition(p.clone(), 0, t);
+        assert!(close(e.repetition_factor(), factor), "t={t}");
+        let steps = steps_of(&mut e, 0, 100, 3);
+        // Prefill 10 + 100 × 0.1 = 20 ms, decodes 11 ms, all × (1 + 0.02 (t − 1)).
+        let want = [20.0 * factor, 11.0 * factor, 11.0 * factor];
+        assert!(
+            steps.iter().zip(want).all(|(a, b)| close(*a, b)),
+            "t={t}: {steps:?} vs {want:?}"
+        );
+    }
+    p.drift_per_repetition = -0.5;
+    assert!(close(
+        Engine::at_repetition(p, 0, 5).repetition_factor(),
+        0.05
+    ));
+}
+
+#[test]
+fn step_scale_applies_to_selected_repetitions_and_requests_only() {
+    let mut p = params();
+    p.step_scale = 1.3;
+    p.step_scale_repetitions = Some(vec![2, 3]);
+    p.step_scale_requests = Some(RequestRange {
+        first: 2,
+        last: Some(3),
+    });
+    // Requests (ids 0..4 are numbers 1..5) one after another, at repetition 3 and 1.
+    let per_request = |t: u32| -> Vec<f64> {
+        let mut e = Engine::at_repetition(p.clone(), 0, t);
+        (0..5)
+            .map(|id| steps_of(&mut e, id, 10, 2).iter().sum::<f64>())
+            .collect()
+    };
+    // Alone: prefill 10 + 1 = 11 ms and one decode of 11 ms.
+    let at3 = per_request(3);
+    let want3 = [22.0, 22.0 * 1.3, 22.0 * 1.3, 22.0, 22.0];
+    assert!(
+        at3.iter().zip(want3).all(|(a, b)| close(*a, b)),
+        "{at3:?} vs {want3:?}"
+    );
+    let at1 = per_request(1);
+    assert!(at1.iter().all(|a| close(*a, 22.0)), "{at1:?}");
+}
+
+#[test]
+fn a_step_is_scaled_when_any_request_in_it_is_selected() {
+    let mut p = params();
+    p.step_scale = 0.5;
+    p.step_scale_requests = Some(RequestRange {
+        first: 2,
+        last: None,
+    });
+    let mut e = Engine::new(p, 0);
+    // Number 1 runs alone for 2 steps; number 2 joins at 15 ms and is selected.
+    let trace = run(
+        &mut e,
+        vec![arrival(0, 0.0, 10, 6), arrival(1, 15.0, 10, 2)],
+    );
+    let t0: Vec<Duration> = trace[&0].iter().map(|x| x.0).collect();
+    // Unscaled: prefill 11 ms, decode 11 ms (ends 22). Then number 2's prefill joins:
+    // (10 + 1 + 10 × 0.1) × 0.5 = 6 ms; one shared decode (10 + 2) × 0.5 = 6 ms; then
+    // number 1 alone again, unscaled: 11 ms.
+    assert_eq!(t0[0], ms(11.0));
+    assert_eq!(t0[1], ms(22.0));
+    assert_eq!(t0[2], ms(28.0));
+    assert_eq!(t0[3], ms(34.0));
+    assert_eq!(t0[4], ms(45.0));
+    assert_eq!(trace[&1].last().map(|x| x.0), Some(ms(34.0)));
+}
+
+#[test]
+fn time_scale_multiplies_every_step_and_drift_counts_modelled_minutes() {
+    let mut p = params();
+    p.time_scale = 0.1;
+    let steps = steps_of(&mut Engine::new(p.clone(), 0), 0, 100, 3);
+    assert!(
+        steps.iter().zip([2.0, 1.1, 1.1]).all(|(a, b)| close(*a, b)),
+        "{steps:?}"
+    );
+    // 0.5 per modelled minute: at 12 wall seconds, 2 modelled minutes have passed (× 2).
+    p.drift_per_min = 0.5;
+    let mut e = Engine::new(p, 0);
+    let mut inputs = Inputs {
+        arrivals: vec![arrival(0, 0.0, 10, 1)],
+        ..Default::default()
+    };
+    let d = e
+        .advance(Duration::from_secs(12), &mut inputs, &mut Vec::new())
+        .unwrap_or_default();
+    assert!(close(d.as_secs_f64() * 1000.0, 11.0 * 0.1 * 2.0), "{d:?}");
+}
+
+#[test]
+fn speed_factors_over_seeds_have_the_configured_cv() {
+    let mut p = params();
+    p.speed_cv = 0.08;
+    let s: Vec<f64> = (0..4000)
+        .map(|seed| Engine::new(p.clone(), seed).speed_factor())
+        .collect();
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    let sd = (s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (s.len() - 1) as f64).sqrt();
+    assert!((mean - 1.0).abs() < 0.005, "mean {mean}");
+    assert!((sd / mean - 0.08).abs() < 0.005, "cv {}", sd / mean);
+    // Throughput goes as 1 / speed, whose CV (a lognormal's) is the same.
+    let inv: Vec<f64> = s.iter().map(|x| 1.0 / x).collect();
+    let m = inv.iter().sum::<f64>() / inv.len() as f64;
+    let sd = (inv.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (inv.len() - 1) as f64).sqrt();
+    assert!((sd / m - 0.08).abs() < 0.005, "cv of 1/speed {}", sd / m);
 }

@@ -22,6 +22,9 @@ pub struct Arrival {
     pub min_tokens: u32,
     /// Never stop at a simulated EOS.
     pub ignore_eos: bool,
+    /// Its number among the generation requests the server received, from 1, in arrival
+    /// order (what `step_scale_requests` counts).
+    pub number: u64,
 }
 
 /// What happened outside the engine since its last step.

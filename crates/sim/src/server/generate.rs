@@ -128,7 +128,14 @@ async fn generate(
         &st.config.model,
         mix3(seed, n, salt::TEXT),
     );
-    let rx = st.engine.submit(job(&req));
+    if st
+        .config
+        .engine
+        .step_scale_selects(st.config.repetition, n + 1)
+    {
+        bump(&st.stats.step_scaled);
+    }
+    let rx = st.engine.submit(job(&req, n + 1));
     if req.stream {
         let stream = TokenStream::new(
             rx,
@@ -152,12 +159,14 @@ async fn generate(
     whole(st, enc, rx, plan).await
 }
 
-fn job(r: &GenRequest) -> Job {
+/// The engine's job for request `number` (from 1).
+fn job(r: &GenRequest, number: u64) -> Job {
     Job {
         prompt_tokens: r.prompt_tokens,
         max_tokens: r.max_tokens,
         min_tokens: r.min_tokens,
         ignore_eos: r.ignore_eos,
+        number,
     }
 }
 

@@ -43,8 +43,12 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     let local = listener.local_addr().map_err(SimError::Serve)?;
     let kill = CancellationToken::new();
     let stop = CancellationToken::new();
-    let (engine, speed, engine_task) =
-        driver::start(config.engine.clone(), config.seed, kill.clone());
+    let (engine, speed, engine_task) = driver::start(
+        config.engine.clone(),
+        config.seed,
+        config.repetition,
+        kill.clone(),
+    );
     let state = Arc::new(AppState {
         ready_at: Instant::now() + Duration::from_millis(config.faults.startup_delay_ms),
         created_unix: std::time::SystemTime::now()

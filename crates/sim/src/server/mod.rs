@@ -49,6 +49,14 @@ pub struct SimInfo {
     pub seed: u64,
     /// This process's speed factor, drawn from the seed.
     pub speed_factor: f64,
+    /// The repetition index t (from 1) of this server start (`SERVEBENCH_REPETITION`).
+    pub repetition: u32,
+    /// The factor `drift_per_repetition` puts on every step of this start:
+    /// `1 + drift_per_repetition × (t − 1)`.
+    pub repetition_factor: f64,
+    /// True when `step_scale` applies at this start (it is not 1 and this repetition is
+    /// selected); which requests it applies to is `engine.step_scale_requests`.
+    pub step_scale_active: bool,
     /// True when every modelled time is zero.
     pub zero_delay: bool,
     /// Engine parameters in effect.
@@ -142,6 +150,9 @@ impl AppState {
             preset: c.preset.name(),
             seed: c.seed,
             speed_factor: self.speed,
+            repetition: c.repetition,
+            repetition_factor: c.engine.repetition_factor(c.repetition),
+            step_scale_active: c.engine.step_scale_at(c.repetition),
             zero_delay: c.engine.is_zero_delay(),
             engine: c.engine.clone(),
             faults: c.faults.clone(),
@@ -162,19 +173,29 @@ impl AppState {
         let exit = f
             .exit_after_requests
             .map_or_else(|| "none".to_owned(), |n| n.to_string());
+        let reps = e
+            .step_scale_repetitions
+            .as_deref()
+            .map_or_else(|| "all".to_owned(), crate::config::join);
+        let requests = e
+            .step_scale_requests
+            .map_or_else(|| "all".to_owned(), |r| r.to_string());
         format!(
             "servebench sim: start version={} addr={addr} label={} model={} preset={} seed={} \
-             speed_factor={:.6} max_num_seqs={} kv_capacity_tokens={} max_batched_tokens={} \
-             max_model_len={} prefill_ms_per_token={} decode_base_ms={} decode_per_seq_ms={} \
-             jitter_cv={} speed_cv={} drift_per_min={} eos_mean_tokens={} default_max_tokens={} \
-             zero_delay={} startup_delay_ms={} error_rate_500={} error_rate_429={} \
-             disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} exit_after_requests={exit} \
-             flap_period_ms={} flap_down_ms={} api_key={}",
+             repetition={} speed_factor={:.6} max_num_seqs={} kv_capacity_tokens={} \
+             max_batched_tokens={} max_model_len={} prefill_ms_per_token={} decode_base_ms={} \
+             decode_per_seq_ms={} jitter_cv={} speed_cv={} drift_per_min={} \
+             drift_per_repetition={} step_scale={} step_scale_repetitions={reps} \
+             step_scale_requests={requests} time_scale={} eos_mean_tokens={} \
+             default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
+             error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
+             exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={}",
             crate::VERSION,
             c.label,
             c.model,
             c.preset.name(),
             c.seed,
+            c.repetition,
             self.speed,
             e.max_num_seqs,
             e.kv_capacity_tokens,
@@ -186,6 +207,9 @@ impl AppState {
             e.jitter_cv,
             e.speed_cv,
             e.drift_per_min,
+            e.drift_per_repetition,
+            e.step_scale,
+            e.time_scale,
             e.eos_mean_tokens,
             e.default_max_tokens,
             e.is_zero_delay(),

@@ -32,6 +32,9 @@ pub struct SimStats {
     pub injected_stalls: u64,
     /// Injected malformed events.
     pub injected_malformed: u64,
+    /// Generation requests handed to the engine that `--step-scale` selects (the steps that
+    /// hold them are scaled).
+    pub step_scaled_requests: u64,
 }
 
 #[derive(Debug, Default)]
@@ -47,6 +50,7 @@ pub(crate) struct Stats {
     pub(crate) injected_disconnects: AtomicU64,
     pub(crate) injected_stalls: AtomicU64,
     pub(crate) injected_malformed: AtomicU64,
+    pub(crate) step_scaled: AtomicU64,
 }
 
 impl Stats {
@@ -63,6 +67,7 @@ impl Stats {
             injected_disconnects: self.injected_disconnects.load(Relaxed),
             injected_stalls: self.injected_stalls.load(Relaxed),
             injected_malformed: self.injected_malformed.load(Relaxed),
+            step_scaled_requests: self.step_scaled.load(Relaxed),
         }
     }
 
