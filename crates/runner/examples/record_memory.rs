@@ -85,6 +85,7 @@ fn main() {
             &records,
             &SummaryOptions {
                 max_concurrency: Some(64),
+                closed_loop: true,
                 slo: None,
             },
         );

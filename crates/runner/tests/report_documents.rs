@@ -110,9 +110,32 @@ fn markdown_of_the_example() {
     insta::assert_snapshot!("example_report_md", redact(&text, &[&raw]));
 }
 
+/// The example with the candidate's third trial at c=1 made 40% slower: an outlier that
+/// changes that cell's verdicts, so the report has re-baseline flags to list.
+fn example_with_a_slow_trial() -> LoadedResult {
+    let mut lr = example();
+    let t = lr
+        .result
+        .trials
+        .iter_mut()
+        .filter(|t| t.variant == "cutedsl" && t.point == 0)
+        .nth(2)
+        .expect("five cutedsl trials at c=1");
+    let s = t.summary.as_mut().expect("a summary");
+    for v in [&mut s.all.output_throughput, &mut s.all.total_throughput] {
+        *v = v.map(|x| x * 0.6);
+    }
+    lr
+}
+
 #[test]
 fn every_flag_is_listed_with_evidence_and_action() {
-    let r = within(example(), &opts()).expect("reports");
+    let clean = within(example(), &opts()).expect("reports");
+    assert!(
+        md(&clean).contains("No flag was raised."),
+        "the clean example has no flag"
+    );
+    let r = within(example_with_a_slow_trial(), &opts()).expect("reports");
     let text = md(&r);
     let compare = r.compare.as_ref().expect("compared");
     let all = compare
@@ -130,6 +153,14 @@ fn every_flag_is_listed_with_evidence_and_action() {
         assert!(text.contains(&f.action), "action listed: {}", f.action);
     }
     assert!(n > 0);
+    assert!(
+        text.contains("`outlier-trial`** (re-baseline) — output_throughput at c=1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("threatens output_throughput at c=1 (inconclusive; otherwise improved)"),
+        "{text}"
+    );
     for g in &r.flags {
         assert!(
             text.contains(&format!("**[{}] `{}`**", g.number, g.id.as_str())),

@@ -259,7 +259,8 @@ fn outlier_trial_that_flips_the_verdict_is_flagged_not_dropped() {
     let f = find(&a, FlagId::OutlierTrial);
     assert_eq!(f.level, FlagLevel::ReBaseline);
     assert!(
-        f.evidence.contains("baseline trial 3: 130.0000 is"),
+        f.evidence
+            .contains("baseline trial 3: 130.0000 is +29.7% against the arm's median 100.2000"),
         "{}",
         f.evidence
     );

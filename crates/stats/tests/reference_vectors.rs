@@ -327,13 +327,18 @@ fn verdicts_match_the_transcribed_rule() {
             "improved" => Verdict::Improved,
             "regressed" => Verdict::Regressed,
             "equivalent" => Verdict::Equivalent,
-            "significant-but-small" => Verdict::SignificantButSmall,
-            _ => Verdict::Inconclusive {
-                trials_per_arm: c["trials_per_arm"].as_u64(),
-            },
+            "likely-improved" => Verdict::LikelyImproved,
+            "likely-regressed" => Verdict::LikelyRegressed,
+            "inconclusive" => Verdict::Inconclusive,
+            other => panic!("unknown verdict {other:?} in the vectors"),
         };
         assert_eq!(got.verdict, want, "verdict case {i}");
+        assert_eq!(
+            got.trials_to_settle,
+            c["trials_to_settle"].as_u64(),
+            "verdict case {i}: trials to settle"
+        );
         seen.insert(c["verdict"].as_str().unwrap_or_default().to_string());
     }
-    assert_eq!(seen.len(), 5, "every verdict is exercised: {seen:?}");
+    assert_eq!(seen.len(), 6, "every verdict is exercised: {seen:?}");
 }

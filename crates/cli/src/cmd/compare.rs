@@ -29,11 +29,12 @@ pub struct Args {
     /// Which variants and metrics, and the thresholds.
     #[command(flatten)]
     selection: super::Selection,
-    /// Print the report as JSON (format `servebench-compare/1`, see docs/statistics.md).
+    /// Print the report as JSON (format `servebench-compare/2`, see docs/statistics.md).
     #[arg(long)]
     json: bool,
-    /// Exit 1 when a metric regressed (`regressed`) or a re-baseline flag was raised
-    /// (`suspicious`); repeatable or a comma list.
+    /// Exit 1 when a metric regressed beyond θ (`regressed`), regressed or likely regressed
+    /// (`likely-regressed`: significantly worse, size unsure), or a re-baseline flag was
+    /// raised (`suspicious`); repeatable or a comma list.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     fail_on: Vec<FailOn>,
 }
@@ -41,9 +42,10 @@ pub struct Args {
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     match s.trim() {
         "regressed" => Ok(FailOn::Regressed),
+        "likely-regressed" => Ok(FailOn::LikelyRegressed),
         "suspicious" => Ok(FailOn::Suspicious),
         other => Err(format!(
-            "`{other}` is not a gate: use `regressed` or `suspicious`"
+            "`{other}` is not a gate: use `regressed`, `likely-regressed` or `suspicious`"
         )),
     }
 }

@@ -1,21 +1,20 @@
-//! One metric over the sweep: the stats crate's comparison of every point, its flags
-//! (`assess_sweep`), which flags concern which point, failed trials, crossovers in words,
-//! and how many trials the observed spread asks for.
+//! One metric over the sweep: the stats crate's comparison of every point (the verdicts),
+//! its flags (`assess_sweep`) and which cells they threaten, failed trials, crossovers in
+//! words, and the advice for the undecided cells.
 
-use servebench_stats::flags::rules::{
-    drift, implausible, invalid_trials, outlier_trials, too_few_trials, underpowered,
-};
+use servebench_stats::advice::settle;
+use servebench_stats::flags::sweep::decided_side;
 use servebench_stats::flags::{
     Analysis, ArmEvidence, ComparisonContext, Flag, FlagId, FlagLevel, MetricSettings, NamedP,
-    PointComparison, RuleSettings, Side, assess_sweep,
+    PointComparison, RuleSettings, Side, Threat, Threatens, assess_sweep,
 };
 use servebench_stats::interval::{geometric_mean_ci, mean_ci};
-use servebench_stats::verdict::{Margin, Scale, Verdict};
+use servebench_stats::verdict::{Margin, Scale};
 use servebench_stats::{Direction, Estimate};
 
 use super::evidence::{ArmPoint, PointPair};
-use super::report::{CrossoverReport, MetricReport, PointReport, PowerReport, Region, VerdictKind};
-use super::words::describe_regions;
+use super::report::{CellAdvice, CrossoverReport, MetricReport, PointReport, Region, VerdictKind};
+use super::words::{describe_regions, region_phrase};
 
 /// What the analysis needs to know about one metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,8 +29,6 @@ pub(crate) struct MetricSpec {
     pub can_be_zero: bool,
     /// Practical threshold θ.
     pub threshold: f64,
-    /// Largest acceptable CV of an arm.
-    pub cv_limit: f64,
 }
 
 /// One point's input: the matched point and both arms.
@@ -63,32 +60,25 @@ fn settings_for(spec: &MetricSpec, baseline_mean_is_zero: bool) -> MetricSetting
         name: spec.name.clone(),
         direction: spec.direction,
         analysis,
-        cv_limit: spec.cv_limit,
-    }
-}
-
-fn verdict_kind(v: Option<Verdict>) -> (VerdictKind, Option<u64>) {
-    match v {
-        Some(Verdict::Improved) => (VerdictKind::Improved, None),
-        Some(Verdict::Regressed) => (VerdictKind::Regressed, None),
-        Some(Verdict::Equivalent) => (VerdictKind::Equivalent, None),
-        Some(Verdict::SignificantButSmall) => (VerdictKind::SignificantButSmall, None),
-        Some(Verdict::Inconclusive { trials_per_arm }) => {
-            (VerdictKind::Inconclusive, trials_per_arm)
-        }
-        None => (VerdictKind::NotComputed, None),
     }
 }
 
 /// Flags about failed trials (no values: they are excluded from the means but never
-/// silently): one invalid-trial flag per failed trial.
-fn failed_trial_flags(metric: &str, input: &PointInput) -> Vec<Flag> {
+/// silently): one invalid-trial flag per failed trial. A missing value could change any
+/// verdict, so these are always re-baseline.
+fn failed_trial_flags(metric: &str, input: &PointInput, p: &PointComparison) -> Vec<Flag> {
     let mut flags = Vec::new();
     for (arm, side) in [("baseline", &input.base), ("candidate", &input.cand)] {
         for f in &side.failed {
             flags.push(Flag {
                 id: FlagId::InvalidTrial,
                 level: FlagLevel::ReBaseline,
+                threatens: Threatens::Cells(vec![Threat {
+                    metric: metric.to_owned(),
+                    point: input.pair.label.clone(),
+                    verdict: p.verdict(),
+                    otherwise: None,
+                }]),
                 evidence: format!(
                     "{metric} at {}, {arm} trial {} (t={}): the trial failed ({}); its values \
                      are left out, so the arm has {} trial(s) with a value",
@@ -107,44 +97,34 @@ fn failed_trial_flags(metric: &str, input: &PointInput) -> Vec<Flag> {
     flags
 }
 
-/// Ids of the per-point rules that fire at `p` (the same rules `assess_sweep` runs).
-fn point_flag_ids(
-    p: &PointComparison,
-    metric: &MetricSettings,
-    rules: &RuleSettings,
-    failed: bool,
+/// Ids of the flags that threaten the cell `metric` at `point` (cell-scoped flags only).
+pub(crate) fn cell_flag_ids<'a>(
+    flags: impl IntoIterator<Item = &'a Flag>,
+    metric: &str,
+    point: &str,
 ) -> Vec<FlagId> {
-    let mut ids: Vec<FlagId> = Vec::new();
-    ids.extend(too_few_trials(p, metric, rules, 0).map(|f| f.id));
-    ids.extend(underpowered(p, metric).map(|f| f.id));
-    ids.extend(implausible(p, metric, rules).map(|f| f.id));
-    ids.extend(drift(p, metric, rules, 0).into_iter().map(|f| f.id));
-    ids.extend(outlier_trials(p, metric, rules).into_iter().map(|f| f.id));
-    ids.extend(invalid_trials(p, metric, rules).into_iter().map(|f| f.id));
-    if failed {
-        ids.push(FlagId::InvalidTrial);
-    }
+    let mut ids: Vec<FlagId> = flags
+        .into_iter()
+        .filter(|f| match &f.threatens {
+            Threatens::Cells(cells) => cells.iter().any(|c| c.metric == metric && c.point == point),
+            Threatens::Comparison => false,
+        })
+        .map(|f| f.id)
+        .collect();
     ids.sort();
     ids.dedup();
     ids
 }
 
-/// Side of a point in the "better" sense, when significant.
-fn side_of(p: &PointComparison, direction: Direction) -> Option<Side> {
-    let c = p.comparison.as_ref().filter(|c| c.significant)?;
-    Some(if direction.is_better(c.test.diff) {
-        Side::Better
-    } else {
-        Side::Worse
-    })
-}
-
-/// Regions of adjacent significant points on one side, `points` in sweep order.
-fn regions(points: &[(&PointPair, &PointComparison)], direction: Direction) -> Vec<Region> {
+/// Regions of adjacent decided points (improved, regressed) on one side, `points` in sweep
+/// order.
+fn regions(points: &[(&PointPair, &PointComparison)]) -> Vec<Region> {
     let mut out: Vec<Region> = Vec::new();
     for (pair, p) in points {
-        let Some(side) = side_of(p, direction) else {
-            continue;
+        let side = match decided_side(p.verdict()) {
+            1 => Side::Better,
+            -1 => Side::Worse,
+            _ => continue,
         };
         match out.last_mut() {
             Some(r) if r.side == side => r.to.clone_from(&pair.axis_value),
@@ -175,7 +155,7 @@ fn report_point(
     level: f64,
 ) -> PointReport {
     let c = p.comparison.as_ref();
-    let (verdict, trials_per_arm) = verdict_kind(c.map(|c| c.verdict));
+    let verdict = VerdictKind::of(c.map(|c| c.verdict));
     let mde = c.map(|c| match c.scale {
         Scale::Log => c.mde.exp_m1(),
         Scale::Arithmetic => c.mde,
@@ -198,48 +178,52 @@ fn report_point(
         margin: c.map(|c| c.margin),
         p: c.map(|c| c.test.p),
         verdict,
-        trials_per_arm,
         cv_baseline: c.and_then(|c| c.cv_baseline),
         cv_candidate: c.and_then(|c| c.cv_candidate),
         mde,
-        trials_for_threshold: c.and_then(|c| c.trials_for_margin),
         flags: Vec::new(),
         error: p.comparison_error.clone(),
     }
 }
 
-fn power(spec: &MetricSpec, rows: &[PointReport]) -> PowerReport {
-    let needed = rows
+/// Advice for the undecided cells of `points`, in sweep order.
+fn advice(points: &[(&PointPair, &PointComparison)]) -> Vec<CellAdvice> {
+    points
         .iter()
-        .filter_map(|r| r.trials_for_threshold.map(|n| (n, r.label.clone())))
-        .max_by_key(|(n, _)| *n);
-    PowerReport {
-        threshold: spec.threshold,
-        trials_now: rows
-            .iter()
-            .map(|r| r.n_baseline.min(r.n_candidate))
-            .min()
-            .unwrap_or(0),
-        trials_needed: needed.as_ref().map(|(n, _)| *n),
-        at: needed.map(|(_, l)| l),
-        largest_mde: rows.iter().filter_map(|r| r.mde).reduce(f64::max),
-    }
+        .filter_map(|(pair, p)| {
+            let c = p.comparison.as_ref()?;
+            Some(CellAdvice {
+                point: pair.label.clone(),
+                verdict: VerdictKind::of(Some(c.verdict)),
+                change: Some(match c.scale {
+                    Scale::Log => c.effect.point - 1.0,
+                    Scale::Arithmetic => c.effect.point,
+                }),
+                settle: settle(c)?,
+            })
+        })
+        .collect()
 }
 
-/// Why a sign change is not a crossover: not one interleaved run, or re-baseline flags.
+/// Why a sign change is not a crossover: not one interleaved run, or re-baseline flags on
+/// the cells that carry it.
 fn unsound_because(context: &ComparisonContext, flags: &[Flag]) -> String {
     let mut ids: Vec<&str> = flags
         .iter()
         .filter(|f| f.level == FlagLevel::ReBaseline)
         .map(|f| f.id.as_str())
         .collect();
+    ids.sort_unstable();
     ids.dedup();
     let cause = if !context.same_run {
         "the arms come from different runs".to_owned()
     } else if !context.interleaved {
         "the arms were not interleaved in the run".to_owned()
     } else {
-        format!("this metric has re-baseline flags ({})", ids.join(", "))
+        format!(
+            "the cells that carry it have re-baseline flags ({})",
+            ids.join(", ")
+        )
     };
     format!(
         "{cause}: the sign change stays a sweep-inconsistent flag until both arms are \
@@ -263,6 +247,7 @@ pub(crate) fn analyze_metric(
     let mut rows: Vec<PointReport> = Vec::new();
     let mut flags: Vec<Flag> = Vec::new();
     let mut crossovers = Vec::new();
+    let mut advice_rows = Vec::new();
     let mut p_values = Vec::new();
     let alpha = rules.alpha;
     let scale = if spec.can_be_zero {
@@ -294,17 +279,18 @@ pub(crate) fn analyze_metric(
         let assessment = assess_sweep(&base_settings, &points, context, rules);
         let extra: Vec<Flag> = members
             .iter()
-            .flat_map(|i| failed_trial_flags(&spec.name, i))
+            .zip(&points)
+            .flat_map(|(i, p)| failed_trial_flags(&spec.name, i, p))
             .collect();
         for (i, p) in members.iter().zip(&points) {
-            let failed = !i.base.failed.is_empty() || !i.cand.failed.is_empty();
             let mut row = report_point(&i.pair, i, p, scale, 1.0 - alpha);
-            row.flags = point_flag_ids(p, &base_settings, rules, failed);
+            row.flags = cell_flag_ids(assessment.flags.iter().chain(&extra), &spec.name, &p.label);
             rows.push(row);
         }
         let ordered: Vec<(&PointPair, &PointComparison)> =
             members.iter().map(|i| &i.pair).zip(&points).collect();
-        let regs = regions(&ordered, spec.direction);
+        advice_rows.extend(advice(&ordered));
+        let regs = regions(&ordered);
         let changes_sign = regs.iter().any(|r| r.side == Side::Better)
             && regs.iter().any(|r| r.side == Side::Worse);
         if changes_sign {
@@ -323,6 +309,7 @@ pub(crate) fn analyze_metric(
             crossovers.push(CrossoverReport {
                 group: group.clone(),
                 sound: why_not.is_none(),
+                phrase: region_phrase(&regs, axis, lo.as_deref(), hi.as_deref(), &spec.name),
                 description: describe_regions(
                     &regs,
                     axis,
@@ -342,7 +329,6 @@ pub(crate) fn analyze_metric(
     }
     flags.sort_by_key(|f| (f.level, f.id));
     flags.dedup();
-    let power = power(spec, &rows);
     (
         MetricReport {
             metric: spec.name.clone(),
@@ -353,7 +339,7 @@ pub(crate) fn analyze_metric(
             points: rows,
             flags,
             crossovers,
-            power,
+            advice: advice_rows,
         },
         p_values,
     )

@@ -6,7 +6,6 @@ use servebench_spec::metrics::{Aggregate, Metric};
 use servebench_stats::flags::{ArmEvidence, TrialCheck};
 
 use crate::result::{PointInfo, RunResult, TrialResult, TrialStatus};
-use crate::run::table::trial_values;
 
 /// One sweep point present in both arms.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,7 +161,9 @@ fn output_token_ratio(t: &TrialResult, output_tokens: Option<u32>) -> Option<f64
     Some(received as f64 / (fixed * completed as f64))
 }
 
-/// Evidence of `variant` at `point` of `result` for `metric`.
+/// Evidence of `variant` at `point` of `result` for `metric`: the values of the trials
+/// with status `ok` in run order (the trials `run::table::trial_values` reads) and one
+/// validity check per trial with a summary, each pointing at its value.
 pub(crate) fn arm_point(
     result: &RunResult,
     variant: &str,
@@ -174,10 +175,7 @@ pub(crate) fn arm_point(
         Aggregate::Quantile(q) => Some(q),
         _ => None,
     };
-    let mut out = ArmPoint {
-        evidence: ArmEvidence::from_values(trial_values(result, variant, point, &metric.name)),
-        failed: Vec::new(),
-    };
+    let mut out = ArmPoint::default();
     for (position, t) in arm_trials(result, variant, point).into_iter().enumerate() {
         if t.status == TrialStatus::Failed {
             out.failed.push(FailedTrial {
@@ -190,8 +188,17 @@ pub(crate) fn arm_point(
             });
         }
         let Some(s) = &t.summary else { continue };
+        let value = (t.status == TrialStatus::Ok)
+            .then(|| s.metric(&metric.name))
+            .flatten()
+            .filter(|v| v.is_finite());
+        let value_index = value.map(|v| {
+            out.evidence.trial_values.push(v);
+            out.evidence.trial_values.len() - 1
+        });
         out.evidence.trials.push(TrialCheck {
             trial: position,
+            value_index,
             errors: s.all.failed as u64,
             peak_concurrency: Some(s.all.peak_concurrency as u64),
             max_concurrency: s.max_concurrency.map(|m| m as u64),
@@ -201,6 +208,7 @@ pub(crate) fn arm_point(
             requests: s.all.completed as u64,
             reported_quantile: quantile,
             within_trial_trend: None,
+            limit_held_fraction: s.limit_held_fraction,
         });
     }
     out

@@ -1,7 +1,15 @@
-//! `--fail-on` gates for CI pipelines: `regressed` trips when any metric at any point is
-//! regressed; `suspicious` trips when any re-baseline flag was raised (the comparison cannot
-//! be trusted yet — across runs that is always so, since `stale-baseline` is always raised).
-//! A tripped gate is exit code 1 (DESIGN.md, "Exit codes").
+//! `--fail-on` gates for CI pipelines (docs/statistics.md, "Gates"):
+//! * `regressed` trips when any metric at any point is *regressed*: significant and the whole
+//!   interval beyond −θ. It does not trip on noise (an A/A run is regressed at a cell in far
+//!   fewer than α of cells) nor on a change whose size is unsure.
+//! * `likely-regressed` trips on *regressed* or *likely regressed*: significantly worse, by an
+//!   amount whose interval reaches inside θ. Stricter: it catches a regression whose size is
+//!   not yet known, and trips on about α/2 of A/A cells by chance.
+//! * `suspicious` trips when any re-baseline flag was raised (the comparison cannot be trusted
+//!   yet — across runs that is always so, since `stale-baseline` is always raised). Flags fire
+//!   only where they could change a verdict, so a clean interleaved run passes.
+//!
+//! A tripped gate is exit code 1 (docs/architecture.md, "Exit codes").
 
 use servebench_stats::flags::FlagLevel;
 
@@ -18,17 +26,26 @@ pub fn evaluate(report: &CompareReport, fail_on: &[FailOn]) -> GateOutcome {
     let mut reasons = Vec::new();
     for c in &report.comparisons {
         let pair = format!("{} vs {}", c.candidate.variant, c.baseline.variant);
-        if asked.contains(&FailOn::Regressed) {
+        let likely = asked.contains(&FailOn::LikelyRegressed);
+        if likely || asked.contains(&FailOn::Regressed) {
             for m in &c.metrics {
-                let regressed: Vec<&str> = m
+                let regressed: Vec<String> = m
                     .points
                     .iter()
-                    .filter(|p| p.verdict == VerdictKind::Regressed)
-                    .map(|p| p.label.as_str())
+                    .filter(|p| {
+                        p.verdict == VerdictKind::Regressed
+                            || (likely && p.verdict == VerdictKind::LikelyRegressed)
+                    })
+                    .map(|p| format!("{} ({})", p.label, p.verdict.as_str()))
                     .collect();
                 if !regressed.is_empty() {
                     reasons.push(format!(
-                        "regressed: {pair}, {} at {}",
+                        "{}: {pair}, {} at {}",
+                        if likely {
+                            "likely-regressed"
+                        } else {
+                            "regressed"
+                        },
                         m.metric,
                         regressed.join(", ")
                     ));

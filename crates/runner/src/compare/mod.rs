@@ -28,8 +28,10 @@ pub(crate) mod words;
 use servebench_spec::metrics::{self, Direction as SpecDirection};
 use servebench_spec::{ServerRestart, TrialOrder, Variant};
 use servebench_stats::Direction;
-use servebench_stats::flags::rules::multiplicity;
-use servebench_stats::flags::{ComparisonContext, FingerprintDifference, RuleSettings};
+use servebench_stats::flags::rules::{load_not_sustained, multiplicity};
+use servebench_stats::flags::{
+    ComparisonContext, FingerprintDifference, Flag, RuleSettings, Threat,
+};
 
 pub use error::CompareError;
 pub use gate::evaluate as evaluate_gates;
@@ -161,20 +163,12 @@ fn metric_specs(
                 continue;
             }
         };
-        let cv_limit = if m.can_be_zero {
-            f64::INFINITY
-        } else if direction == Direction::HigherIsBetter {
-            0.05
-        } else {
-            0.10
-        };
         specs.push(MetricSpec {
             name: m.name.clone(),
             unit: m.unit.to_owned(),
             direction,
             can_be_zero: m.can_be_zero,
             threshold,
-            cv_limit,
         });
     }
     Ok((specs, alpha, notes))
@@ -256,6 +250,7 @@ fn comparison(
     };
     let mut metric_reports = Vec::new();
     let mut all_p = Vec::new();
+    let mut flags = Vec::new();
     for spec in &specs {
         let Some(m) = metrics::metric(&spec.name) else {
             continue;
@@ -284,11 +279,19 @@ fn comparison(
         metric_reports.push(report);
         all_p.extend(p);
     }
-    let flags = multiplicity(&all_p, alpha)
-        .ok()
-        .flatten()
-        .into_iter()
-        .collect();
+    for pair in &pairs {
+        flags.extend(load_flag(
+            base,
+            base_v,
+            cand,
+            cand_v,
+            pair,
+            &metric_reports,
+            &rules,
+        ));
+    }
+    flags.extend(multiplicity(&all_p, alpha).ok().flatten());
+    let findings = words::findings(&metric_reports);
     Ok(Comparison {
         mode: if same_run {
             Mode::WithinRun
@@ -301,9 +304,40 @@ fn comparison(
         interleaved,
         fingerprint_differences: differences,
         notes,
+        findings,
         metrics: metric_reports,
         flags,
     })
+}
+
+/// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:
+/// the first metric's evidence carries them), threatening every metric's verdict there.
+fn load_flag(
+    base: &LoadedResult,
+    base_v: &Variant,
+    cand: &LoadedResult,
+    cand_v: &Variant,
+    pair: &evidence::PointPair,
+    metrics: &[MetricReport],
+    rules: &RuleSettings,
+) -> Option<Flag> {
+    let any = metrics::metric("output_throughput")?;
+    let b = arm_point(&base.result, &base_v.name, pair.base_point, None, &any);
+    let c = arm_point(&cand.result, &cand_v.name, pair.cand_point, None, &any);
+    let flag = load_not_sustained(&pair.label, &b.evidence.trials, &c.evidence.trials, rules)?;
+    let threats = metrics
+        .iter()
+        .filter_map(|m| {
+            let row = m.points.iter().find(|p| p.label == pair.label)?;
+            Some(Threat {
+                metric: m.metric.clone(),
+                point: pair.label.clone(),
+                verdict: row.verdict.verdict(),
+                otherwise: None,
+            })
+        })
+        .collect();
+    Some(flag.threatening(threats))
 }
 
 fn report(alpha: f64, comparisons: Vec<Comparison>) -> CompareReport {

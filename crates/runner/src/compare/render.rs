@@ -1,7 +1,8 @@
 //! The report as text: per comparison a header (arms, run ids, notes), per metric a table
-//! of sweep points (baseline and candidate means with CIs, change with CI, p, verdict,
-//! flags), the power sentence and crossovers, then every flag with its evidence and action,
-//! and a verdict count.
+//! of sweep points (baseline and candidate means with CIs, change with CI, p, verdict, the
+//! ids of the flags that threaten it), the advice for the undecided cells and crossovers;
+//! then every flag with its evidence, the verdicts it threatens and its action; and a
+//! summary: the verdict count, the findings in words and the count of re-baseline flags.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -10,10 +11,8 @@ use servebench_stats::flags::Flag;
 use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
-use super::report::{
-    ArmSource, CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind,
-};
-use super::words::{num, p_value, pct, signed_pct};
+use super::report::{ArmSource, CompareReport, Comparison, MetricReport, Mode};
+use super::words::{advice_sentence, num, p_value, pct, signed_pct, threatens_words};
 use crate::report::text::aligned;
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
@@ -56,13 +55,6 @@ fn signed_num(v: f64) -> String {
         format!("+{}", num(v))
     } else {
         num(v)
-    }
-}
-
-fn verdict(p: &PointReport) -> String {
-    match (p.verdict, p.trials_per_arm) {
-        (VerdictKind::Inconclusive, Some(n)) => format!("inconclusive (~{n}/arm)"),
-        (v, _) => v.as_str().to_owned(),
     }
 }
 
@@ -112,7 +104,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
                 estimate(p.candidate.as_ref(), p.n_candidate),
                 change(m.scale, p.effect.as_ref()),
                 p.p.map_or("—".into(), p_value),
-                verdict(p),
+                p.verdict.as_str().to_owned(),
                 p.flags
                     .iter()
                     .map(|f| f.as_str())
@@ -144,7 +136,9 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
             let _ = writeln!(out, "    {}: margin ±{}", p.label, num(margin));
         }
     }
-    power_line(out, m);
+    if let Some(a) = advice_sentence(m) {
+        let _ = writeln!(out, "  advice: {a}");
+    }
     for c in &m.crossovers {
         if c.sound {
             let _ = writeln!(out, "  crossover: {}", c.description);
@@ -157,34 +151,6 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
             );
         }
     }
-}
-
-fn power_line(out: &mut String, m: &MetricReport) {
-    let pw = &m.power;
-    let delta = match m.scale {
-        Scale::Log => format!("{} change", pct(pw.threshold)),
-        Scale::Arithmetic => format!("change of the margin (θ = {})", pct(pw.threshold)),
-    };
-    let need = match (pw.trials_needed, &pw.at) {
-        (Some(n), Some(at)) => format!(
-            "to detect a {delta} at this variance you need {n} trial(s) per arm (at {at}, the \
-             noisiest point; you have {})",
-            pw.trials_now
-        ),
-        _ => format!(
-            "to detect a {delta}: not computable here (fewer than 3 trials, or no spread); you \
-             have {} trial(s) per arm",
-            pw.trials_now
-        ),
-    };
-    let mde = match (pw.largest_mde, m.scale) {
-        (Some(v), Scale::Log) => format!("; the smallest change detectable now is {}", pct(v)),
-        (Some(v), Scale::Arithmetic) => {
-            format!("; the smallest difference detectable now is {}", num(v))
-        }
-        (None, _) => String::new(),
-    };
-    let _ = writeln!(out, "  power: {need}{mde}");
 }
 
 /// Each flag once (the same rule with the same evidence, whatever its action says), the
@@ -221,10 +187,11 @@ fn flags_section(out: &mut String, c: &Comparison) {
     for f in seen {
         let _ = writeln!(
             out,
-            "  [{}] {}: {}\n      → {}",
+            "  [{}] {}: {}\n      threatens: {}\n      → {}",
             f.level.as_str(),
             f.id.as_str(),
             f.evidence,
+            threatens_words(f),
             f.action
         );
     }
@@ -242,6 +209,34 @@ fn summary(out: &mut String, c: &Comparison) {
         c.metrics.iter().map(|m| m.points.len()).sum::<usize>(),
         parts.join(", ")
     );
+    for f in &c.findings {
+        let _ = writeln!(out, "finding: {f}");
+    }
+    let rebaseline = rebaseline_ids(c);
+    if rebaseline.is_empty() {
+        let _ = writeln!(out, "re-baseline flags: none");
+    } else {
+        let _ = writeln!(
+            out,
+            "re-baseline flags: {} — re-run before trusting the verdicts they threaten",
+            rebaseline.join(", ")
+        );
+    }
+}
+
+/// Ids of the comparison's re-baseline flags, each once.
+pub(crate) fn rebaseline_ids(c: &Comparison) -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = c
+        .metrics
+        .iter()
+        .flat_map(|m| m.flags.iter())
+        .chain(c.flags.iter())
+        .filter(|f| f.level == servebench_stats::flags::FlagLevel::ReBaseline)
+        .map(|f| f.id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The whole report as text.

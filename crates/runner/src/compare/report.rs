@@ -1,14 +1,21 @@
 //! The report of `servebench compare`: one serde struct tree, printed as text by
-//! [`super::render`] and as JSON by `--json`. The JSON shape is documented in
+//! [`super::render`] and as JSON by `--json`. Three outputs are kept apart: the **verdict**
+//! of each metric at each point (`PointReport::verdict`), the **validity flags** with the
+//! verdicts each threatens (`MetricReport::flags`, `Comparison::flags`), and the **advice**
+//! for the undecided cells (`MetricReport::advice`). The JSON shape is documented in
 //! `docs/statistics.md` ("The JSON report"); [`REPORT_FORMAT`] changes on any incompatible
 //! change.
 
 use serde::{Deserialize, Serialize};
+use servebench_stats::advice::Settle;
 use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, Side};
+use servebench_stats::verdict::Verdict;
 use servebench_stats::{Direction, Estimate, verdict::Scale};
 
-/// Value of [`CompareReport::format`].
-pub const REPORT_FORMAT: &str = "servebench-compare/1";
+/// Value of [`CompareReport::format`]. Version 2: likely-improved / likely-regressed replace
+/// significant-but-small, advice replaces `power` and the per-point trial counts, flags say
+/// which verdicts they threaten, `underpowered` is gone and `load-not-sustained` is new.
+pub const REPORT_FORMAT: &str = "servebench-compare/2";
 
 /// Everything `servebench compare` found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,9 +78,13 @@ pub struct Comparison {
     /// Sentences about the comparison: imported provenance, incomplete runs, points only one
     /// side has, settings taken from which file.
     pub notes: Vec<String>,
+    /// The findings in words: each sound crossover (a sign change across the sweep carried
+    /// by decided, unflagged cells of one interleaved run).
+    pub findings: Vec<String>,
     /// One entry per compared metric, in the order asked for.
     pub metrics: Vec<MetricReport>,
-    /// Flags about the whole comparison (multiplicity).
+    /// Flags about the whole comparison, or about a point whatever the metric
+    /// (load-not-sustained, multiplicity).
     pub flags: Vec<Flag>,
 }
 
@@ -95,10 +106,10 @@ pub struct MetricReport {
     pub points: Vec<PointReport>,
     /// Every flag the rules raised for this metric, re-baseline first.
     pub flags: Vec<Flag>,
-    /// Sweeps whose delta changes sign.
+    /// Sweeps whose decided verdicts change sign (sound: a finding; else why not).
     pub crossovers: Vec<CrossoverReport>,
-    /// Trials needed to detect a θ change at the observed spread.
-    pub power: PowerReport,
+    /// Trials per arm that would settle the undecided cells.
+    pub advice: Vec<CellAdvice>,
 }
 
 /// The verdict of one row.
@@ -111,9 +122,11 @@ pub enum VerdictKind {
     Regressed,
     /// The whole CI is inside ±θ.
     Equivalent,
-    /// Significant, but the CI reaches inside ±θ.
-    SignificantButSmall,
-    /// Anything else: more trials would settle it.
+    /// Significant the good way, but the CI reaches inside ±θ: the size is unsure.
+    LikelyImproved,
+    /// Significant the bad way, but the CI reaches inside ±θ.
+    LikelyRegressed,
+    /// Anything else: more trials would settle it (see the metric's advice).
     Inconclusive,
     /// No comparison could be computed (see `error`).
     NotComputed,
@@ -126,10 +139,42 @@ impl VerdictKind {
             VerdictKind::Improved => "improved",
             VerdictKind::Regressed => "regressed",
             VerdictKind::Equivalent => "equivalent",
-            VerdictKind::SignificantButSmall => "significant-but-small",
+            VerdictKind::LikelyImproved => "likely-improved",
+            VerdictKind::LikelyRegressed => "likely-regressed",
             VerdictKind::Inconclusive => "inconclusive",
             VerdictKind::NotComputed => "not-computed",
         }
+    }
+
+    /// The stats verdict (`None` for not-computed).
+    pub fn verdict(self) -> Option<Verdict> {
+        match self {
+            VerdictKind::Improved => Some(Verdict::Improved),
+            VerdictKind::Regressed => Some(Verdict::Regressed),
+            VerdictKind::Equivalent => Some(Verdict::Equivalent),
+            VerdictKind::LikelyImproved => Some(Verdict::LikelyImproved),
+            VerdictKind::LikelyRegressed => Some(Verdict::LikelyRegressed),
+            VerdictKind::Inconclusive => Some(Verdict::Inconclusive),
+            VerdictKind::NotComputed => None,
+        }
+    }
+
+    /// The row verdict of a stats verdict (`None`: not computed).
+    pub fn of(v: Option<Verdict>) -> Self {
+        match v {
+            Some(Verdict::Improved) => VerdictKind::Improved,
+            Some(Verdict::Regressed) => VerdictKind::Regressed,
+            Some(Verdict::Equivalent) => VerdictKind::Equivalent,
+            Some(Verdict::LikelyImproved) => VerdictKind::LikelyImproved,
+            Some(Verdict::LikelyRegressed) => VerdictKind::LikelyRegressed,
+            Some(Verdict::Inconclusive) => VerdictKind::Inconclusive,
+            None => VerdictKind::NotComputed,
+        }
+    }
+
+    /// Improved, regressed or equivalent.
+    pub fn is_decided(self) -> bool {
+        self.verdict().is_some_and(Verdict::is_decided)
     }
 }
 
@@ -163,8 +208,6 @@ pub struct PointReport {
     pub p: Option<f64>,
     /// The verdict.
     pub verdict: VerdictKind,
-    /// With `inconclusive`: trials per arm that would settle it, when computable.
-    pub trials_per_arm: Option<u64>,
     /// Coefficient of variation of the baseline's trial values.
     pub cv_baseline: Option<f64>,
     /// Coefficient of variation of the candidate's trial values.
@@ -172,9 +215,9 @@ pub struct PointReport {
     /// Smallest change detectable at these counts (power 0.8), as a relative change (log) or
     /// in the metric's unit (arithmetic).
     pub mde: Option<f64>,
-    /// Trials per arm needed to detect θ at this spread (power 0.8).
-    pub trials_for_threshold: Option<u64>,
-    /// Ids of the flags that concern this point (the full flags are in `MetricReport::flags`).
+    /// Ids of the flags that threaten this cell's verdict (the full flags are in
+    /// `MetricReport::flags` and `Comparison::flags`; flags about the whole comparison, such
+    /// as stale-baseline, are not repeated here).
     pub flags: Vec<FlagId>,
     /// Why there is no comparison, when there is none.
     pub error: Option<String>,
@@ -196,38 +239,44 @@ pub struct Region {
 pub struct CrossoverReport {
     /// The fixed keys of this sweep when the spec sweeps several keys (`in=512`), else empty.
     pub group: String,
-    /// `true`: a crossover (a finding: one interleaved run, no re-baseline flag);
-    /// `false`: a sign change that cannot be trusted yet (see `why_not`).
+    /// `true`: a crossover (a finding: one interleaved run, decided cells on both sides, none
+    /// of them threatened by a re-baseline flag); `false`: a sign change that cannot be
+    /// trusted yet (see `why_not`).
     pub sound: bool,
-    /// In words: "the candidate is faster at c ≤ 4 and slower at c ≥ 16".
+    /// In words: "the candidate is faster at c ≤ 4 and slower at c ≥ 16 (output_throughput,
+    /// higher is better)".
     pub description: String,
+    /// The regions alone: "faster at c ≤ 4 and slower at c ≥ 16" (the comparison's findings
+    /// name the metrics that share it together).
+    pub phrase: String,
     /// The regions, in sweep order.
     pub regions: Vec<Region>,
     /// Why a sign change is not reported as a crossover.
     pub why_not: Option<String>,
 }
 
-/// How many trials the observed spread asks for.
+/// Advice for one undecided cell (likely improved, likely regressed, inconclusive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PowerReport {
-    /// θ as a percentage-ready fraction (log) or margin (arithmetic, relative to the baseline).
-    pub threshold: f64,
-    /// Fewest trials per arm at any point now.
-    pub trials_now: usize,
-    /// Trials per arm to detect θ at the noisiest point (power 0.8), when computable.
-    pub trials_needed: Option<u64>,
-    /// The point that needs the most.
-    pub at: Option<String>,
-    /// Largest minimum detectable effect over the points (same scale as `mde`).
-    pub largest_mde: Option<f64>,
+pub struct CellAdvice {
+    /// Short point label.
+    pub point: String,
+    /// Its verdict.
+    pub verdict: VerdictKind,
+    /// The change as measured (ratio − 1 on the log scale, difference on the arithmetic).
+    pub change: Option<f64>,
+    /// Trials per arm that would likely settle it, or "at the threshold".
+    pub settle: Settle,
 }
 
 /// A `--fail-on` condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
-    /// Some metric at some point is `regressed`.
+    /// Some metric at some point is `regressed` (decided: beyond −θ).
     Regressed,
+    /// Some metric at some point is `regressed` or `likely-regressed` (significantly worse,
+    /// by an amount that may be inside θ).
+    LikelyRegressed,
     /// Some re-baseline flag was raised (the comparison cannot be trusted yet).
     Suspicious,
 }
@@ -237,6 +286,7 @@ impl FailOn {
     pub fn as_str(self) -> &'static str {
         match self {
             FailOn::Regressed => "regressed",
+            FailOn::LikelyRegressed => "likely-regressed",
             FailOn::Suspicious => "suspicious",
         }
     }

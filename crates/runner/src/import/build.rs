@@ -228,6 +228,8 @@ fn summary(im: &Imported) -> TrialSummary {
         all,
         steady: WindowSummary::default(),
         max_concurrency: im.max_concurrency.map(|c| c as usize),
+        // Not known from another tool's file: load-not-sustained is not checked.
+        limit_held_fraction: None,
         concurrency_limit_exceeded: false,
         errors: BTreeMap::new(),
         flags: BTreeMap::new(),

@@ -16,7 +16,7 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
-use super::config::{ConfigError, LoadConfig, Target, Transport};
+use super::config::{Arrival, ConfigError, LoadConfig, Target, Transport};
 use super::h1::{LeanClient, ReceiveStamps};
 use super::record::{ErrorKind, RequestRecord};
 use super::schedule::arrival_offsets;
@@ -132,6 +132,7 @@ pub async fn run_trial_with<E: Executor>(
         &records,
         &SummaryOptions {
             max_concurrency: cfg.max_concurrency,
+            closed_loop: cfg.arrival == Arrival::Inf,
             slo: cfg.slo,
         },
     );

@@ -7,6 +7,14 @@
 //! before that point are *ramp* requests; requests that end after the last send are *tail*
 //! requests (the load was draining around them). Every other sent request is *steady*. The
 //! steady window is `[ramp end, last send]`.
+//!
+//! Load held. For a closed-loop point, [`limit_held_fraction`] is the share of the trial
+//! (first send to last end) during which the in-flight count stood at ≥ 90% of the limit
+//! *while requests were still waiting to be sent* (before the last send). After the last
+//! send the count can only fall, so a trial that is one wave — 256 requests at c=256, all
+//! sent at once — holds the limit for none of its time, although all 256 are in flight for
+//! most of it: it measures ramp-up and drain, not the load the point names. A trial of k
+//! equal waves holds it for about (k − 1)/k.
 
 use crate::loadgen::RequestRecord;
 
@@ -117,9 +125,68 @@ pub fn mean_in_flight(records: &[RequestRecord], (a, b): (u64, u64)) -> Option<f
     Some(busy as f64 / (b - a) as f64)
 }
 
+/// The share of the trial during which the limit was held (module docs): time with at
+/// least ⌈0.9·limit⌉ requests in flight before the last send, over first send → last end.
+/// `None` without a limit or without a trial span.
+pub fn limit_held_fraction(records: &[RequestRecord], limit: Option<usize>) -> Option<f64> {
+    let limit = limit.filter(|l| *l > 0)?;
+    let need = (limit * 9).div_ceil(10);
+    let mut events: Vec<(u64, i64)> = Vec::with_capacity(records.len() * 2);
+    let (mut first, mut last_send, mut last_end) = (u64::MAX, 0u64, 0u64);
+    for (s, e) in records.iter().filter_map(interval) {
+        first = first.min(s);
+        last_send = last_send.max(s);
+        last_end = last_end.max(e);
+        if s < e {
+            events.push((s, 1));
+            events.push((e, -1));
+        }
+    }
+    if last_end <= first {
+        return None;
+    }
+    // Ends before starts at equal instants (half-open intervals).
+    events.sort_unstable_by_key(|&(t, d)| (t, d));
+    let (mut count, mut held, mut since) = (0i64, 0u64, None::<u64>);
+    for (t, d) in events {
+        let t_cut = t.min(last_send);
+        if let Some(s0) = since.take() {
+            held += t_cut.saturating_sub(s0);
+        }
+        count += d;
+        if count >= need as i64 && t < last_send {
+            since = Some(t);
+        }
+    }
+    Some(held as f64 / (last_end - first) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_wave_holds_nothing_and_waves_hold_most() {
+        // One wave: four sent at 0 with limit 4, all end at 100.
+        let wave: Vec<RequestRecord> = (0..4).map(|_| rec(0, 100)).collect();
+        assert_eq!(limit_held_fraction(&wave, Some(4)), Some(0.0));
+        // Four waves of 4 at limit 4, each 100 long: held while sends remain (0..300).
+        let waves: Vec<RequestRecord> = (0..16)
+            .map(|i| rec(i / 4 * 100, i / 4 * 100 + 100))
+            .collect();
+        let f = limit_held_fraction(&waves, Some(4)).expect("a span");
+        assert!((f - 0.75).abs() < 1e-12, "{f}");
+        // Limit 1, back to back: held until the last send.
+        let serial: Vec<RequestRecord> = (0..10).map(|i| rec(i * 10, i * 10 + 10)).collect();
+        let f = limit_held_fraction(&serial, Some(1)).expect("a span");
+        assert!((f - 0.9).abs() < 1e-12, "{f}");
+        // 90% of the limit counts: 9 of 10 in flight.
+        let nine: Vec<RequestRecord> = (0..18).map(|i| rec(i / 9 * 50, i / 9 * 50 + 50)).collect();
+        let f = limit_held_fraction(&nine, Some(10)).expect("a span");
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+        assert_eq!(limit_held_fraction(&serial, None), None);
+        assert_eq!(limit_held_fraction(&[], Some(4)), None);
+    }
 
     fn rec(send: u64, end: u64) -> RequestRecord {
         RequestRecord {

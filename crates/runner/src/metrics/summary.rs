@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::concurrency::{Phase, interval, mean_in_flight, sweep};
+use super::concurrency::{Phase, interval, limit_held_fraction, mean_in_flight, sweep};
 use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::{LatencyStats, STAT_NAMES};
@@ -31,6 +31,9 @@ pub struct Slo {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SummaryOptions {
     pub max_concurrency: Option<usize>,
+    /// Every request was due at once (`request_rate: inf`): only the limit paces the load,
+    /// so whether the trial held it is recorded (`TrialSummary::limit_held_fraction`).
+    pub closed_loop: bool,
     pub slo: Option<Slo>,
 }
 
@@ -88,6 +91,13 @@ pub struct TrialSummary {
     /// Requests neither in the ramp-up nor in the drain (see `metrics::concurrency`).
     pub steady: WindowSummary,
     pub max_concurrency: Option<usize>,
+    /// Closed-loop trials with a limit: the share of the trial during which the client held
+    /// at least 90% of the limit in flight while requests were still waiting to be sent
+    /// (`metrics::concurrency::limit_held_fraction`). Under one half, the point is flagged
+    /// `load-not-sustained` by `compare`. Absent for open-loop trials, imported results and
+    /// files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_held_fraction: Option<f64>,
     /// Peak in-flight above the limit. Always false unless the load generator has a bug.
     pub concurrency_limit_exceeded: bool,
     /// Failed requests by kind.
@@ -241,6 +251,11 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         all,
         steady,
         max_concurrency: opts.max_concurrency,
+        limit_held_fraction: if opts.closed_loop {
+            limit_held_fraction(records, opts.max_concurrency)
+        } else {
+            None
+        },
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
         flags,

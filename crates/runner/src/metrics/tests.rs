@@ -41,6 +41,7 @@ fn closed_loop_trial_with_known_answers() {
         &recs,
         &SummaryOptions {
             max_concurrency: Some(2),
+            closed_loop: true,
             slo: None,
         },
     );
@@ -65,6 +66,9 @@ fn closed_loop_trial_with_known_answers() {
     assert_eq!(s.metric("nonsense"), None);
     assert_eq!(s.metric("ttft_p95"), None);
     assert!(!s.concurrency_limit_exceeded);
+    // Three waves of two, the limit held until the last send at 60 of 90 ms.
+    let held = s.limit_held_fraction.expect("closed loop with a limit");
+    assert!((held - 60.0 / 90.0).abs() < 1e-12, "{held}");
     assert!(s.errors.is_empty() && s.flags.is_empty());
     assert_eq!(s.tokens.output_length_checked, 6);
     // Ramp: request 0; tail: requests 4 and 5 (end after the last send at 60 ms).
@@ -106,6 +110,7 @@ fn failures_flags_and_goodput() {
         &recs,
         &SummaryOptions {
             max_concurrency: None,
+            closed_loop: false,
             slo: Some(slo),
         },
     );
@@ -146,6 +151,7 @@ fn summary_round_trips_through_json() {
         &recs,
         &SummaryOptions {
             max_concurrency: Some(4),
+            closed_loop: true,
             slo: None,
         },
     );

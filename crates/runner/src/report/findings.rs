@@ -7,7 +7,7 @@
 //! way every rule does (`… at c=16: …`, `… at c=16, candidate …`, `…; c=16: leave-one-out
 //! …`), and from the point rows' flag ids, so every flag id a row lists is marked.
 
-use servebench_stats::flags::{Flag, FlagId, FlagLevel};
+use servebench_stats::flags::{Flag, FlagId, FlagLevel, Threatens};
 
 use crate::compare::{CompareReport, Comparison};
 
@@ -106,20 +106,21 @@ fn metric_groups(ci: usize, c: &Comparison, level: FlagLevel, out: &mut Vec<Flag
     }
 }
 
-/// The (metric, point) rows a comparison-wide flag's evidence names as `metric label (`.
+/// The (metric, point) rows a comparison-level flag threatens (load-not-sustained: every
+/// metric at its point; multiplicity: the tests that lose significance).
 fn rows_of(flag: &Flag, c: &Comparison) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for m in &c.metrics {
-        for p in &m.points {
-            if flag
-                .evidence
-                .contains(&format!("{} {} (", m.metric, p.label))
-            {
-                out.push((m.metric.clone(), p.label.clone()));
-            }
-        }
-    }
-    out
+    let Threatens::Cells(cells) = &flag.threatens else {
+        return Vec::new();
+    };
+    cells
+        .iter()
+        .filter(|t| {
+            c.metrics
+                .iter()
+                .any(|m| m.metric == t.metric && m.points.iter().any(|p| p.label == t.point))
+        })
+        .map(|t| (t.metric.clone(), t.point.clone()))
+        .collect()
 }
 
 /// Every flag of `compare`, grouped: re-baseline before look, then comparison, metric (in
@@ -214,12 +215,12 @@ mod tests {
     use super::*;
 
     fn flag(evidence: &str) -> Flag {
-        Flag {
-            id: FlagId::OutlierTrial,
-            level: FlagLevel::ReBaseline,
-            evidence: evidence.into(),
-            action: String::new(),
-        }
+        Flag::new(
+            FlagId::OutlierTrial,
+            FlagLevel::ReBaseline,
+            evidence,
+            String::new(),
+        )
     }
 
     fn labels() -> Vec<String> {

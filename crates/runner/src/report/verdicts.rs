@@ -1,12 +1,14 @@
 //! The "Verdicts" and "Flags" sections, from `servebench compare`'s report: per comparison
 //! its arms, notes and fingerprint differences, per metric a table of sweep points (means
-//! with CIs, change with CI, p, verdict, footnote markers), the power sentence and any sign
-//! change; then every flag group with its evidence and action.
+//! with CIs, change with CI, p, verdict, footnote markers), the advice for undecided cells
+//! and any sign change; then every flag group with its evidence, the verdicts it threatens
+//! and its action.
 
 use servebench_stats::flags::FlagLevel;
 use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
+use crate::compare::words::{advice_sentence, threatens_words};
 use crate::compare::{CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind};
 
 use super::doc::{Block, Line, Span, code, strong, t};
@@ -64,14 +66,12 @@ fn p_value(p: Option<f64>) -> String {
 
 fn verdict(p: &PointReport) -> Line {
     let word = p.verdict.as_str().to_owned();
-    let mut line = match p.verdict {
-        VerdictKind::Improved | VerdictKind::Regressed => vec![strong(word)],
+    match p.verdict {
+        VerdictKind::Improved | VerdictKind::Regressed | VerdictKind::Equivalent => {
+            vec![strong(word)]
+        }
         _ => vec![t(word)],
-    };
-    if let (VerdictKind::Inconclusive, Some(n)) = (p.verdict, p.trials_per_arm) {
-        line.push(t(format!(" (~{n} trials/arm)")));
     }
-    line
 }
 
 fn direction(d: Direction) -> &'static str {
@@ -140,23 +140,8 @@ fn metric_blocks(report: &Report, ci: usize, m: &MetricReport) -> Vec<Block> {
         right: vec![false, true, true, true, true, true, false, false],
         rows,
     });
-    let pw = &m.power;
-    if let (Some(n), Some(at)) = (pw.trials_needed, &pw.at) {
-        let mde = pw
-            .largest_mde
-            .map(|d| match m.scale {
-                Scale::Log => format!("; the smallest change detectable now is {}", pct(d)),
-                Scale::Arithmetic => {
-                    format!("; the smallest difference detectable now is {}", num(d))
-                }
-            })
-            .unwrap_or_default();
-        out.push(Block::Para(vec![t(format!(
-            "Power: to detect a {} change at this spread you need {n} trial(s) per arm (at \
-             {at}, the noisiest point; you have {}){mde}.",
-            pct(pw.threshold),
-            pw.trials_now
-        ))]));
+    if let Some(a) = advice_sentence(m) {
+        out.push(Block::Para(vec![strong("Advice:"), t(format!(" {a}."))]));
     }
     for c in &m.crossovers {
         let mut line = vec![
@@ -270,9 +255,25 @@ pub fn verdict_blocks(report: &Report) -> Vec<Block> {
         strong(counts(compare)),
         t(
             ". A verdict is improved or regressed only when p < α and the whole interval \
-           lies beyond ±θ; markers like [3] point to the Flags below.",
+           lies beyond ±θ, equivalent when it lies inside ±θ; likely improved or likely \
+           regressed when p < α but the interval reaches inside ±θ (the direction is known, \
+           the size is not). Markers like [3] point to the Flags below.",
         ),
     ]));
+    let findings: Vec<&String> = compare
+        .comparisons
+        .iter()
+        .flat_map(|c| &c.findings)
+        .collect();
+    if !findings.is_empty() {
+        out.push(Block::Para(vec![strong("Findings:")]));
+        out.push(Block::List(
+            findings
+                .into_iter()
+                .map(|f| vec![t(format!("{f}."))])
+                .collect(),
+        ));
+    }
     for (ci, c) in compare.comparisons.iter().enumerate() {
         out.extend(comparison_blocks(report, ci, c));
     }
@@ -327,7 +328,12 @@ pub fn flag_blocks(report: &Report) -> Vec<Block> {
             items: g
                 .flags
                 .iter()
-                .map(|f| (f.evidence.clone(), f.action.clone()))
+                .map(|f| {
+                    (
+                        format!("{} — threatens {}", f.evidence, threatens_words(f)),
+                        f.action.clone(),
+                    )
+                })
                 .collect(),
         });
     }

@@ -8,18 +8,23 @@
 
 use serde::{Deserialize, Serialize};
 use servebench_stats::Estimate;
+use servebench_stats::advice::Settle;
 use servebench_stats::flags::{FingerprintDifference, Flag, FlagId};
 use servebench_stats::reproduce::{Claim, Reproduction, claim_outcome, value_outcome};
-use servebench_stats::verdict::{Scale, Verdict};
+use servebench_stats::verdict::Scale;
 
 use crate::compare::render::distinct_flags;
+use crate::compare::words::advice_sentence;
 use crate::compare::{
     CompareError, CompareOptions, LoadedResult, MetricReport, PointReport, VerdictKind,
     compare_across, compare_within,
 };
 
-/// Format tag of the JSON report; changes on any incompatible change.
-pub const RERUN_FORMAT: &str = "servebench-rerun/1";
+/// Format tag of the JSON report; changes on any incompatible change. Version 2: advice
+/// (`ValueRow::settle`, `RerunReport::advice`) replaces `trials_per_arm`, verdicts say
+/// likely-improved / likely-regressed, flags say which verdicts they threaten, and
+/// stale-baseline is no longer listed (a re-run is another session by design).
+pub const RERUN_FORMAT: &str = "servebench-rerun/2";
 
 /// One published value checked against the re-run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,8 +53,9 @@ pub struct ValueRow {
     pub change: Option<Estimate>,
     /// The outcome.
     pub outcome: Reproduction,
-    /// Trials per arm that would settle an inconclusive outcome.
-    pub trials_per_arm: Option<u64>,
+    /// For an inconclusive outcome with an interval: trials per arm that would settle it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<Settle>,
     /// Why there is no interval, when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why_no_interval: Option<String>,
@@ -121,44 +127,35 @@ pub struct RerunReport {
     /// Fields that differ between the published and the new run (host, accelerators,
     /// versions…).
     pub fingerprint_differences: Vec<FingerprintDifference>,
-    /// Every flag raised, with its evidence and action (deduplicated).
+    /// Every flag raised, with its evidence, the verdicts it threatens and its action
+    /// (deduplicated; stale-baseline left out: see [`RERUN_FORMAT`]).
     pub flags: Vec<Flag>,
+    /// Advice for the inconclusive values, one sentence per variant and metric.
+    pub advice: Vec<String>,
     /// Notes from the comparison.
     pub notes: Vec<String>,
     /// Counts.
     pub summary: Summary,
 }
 
-/// The value rule on the comparison's own verdict (no second reading of its interval).
-fn outcome_of(p: &PointReport) -> (Reproduction, Option<u64>, Option<String>) {
+/// The value rule on the comparison's own verdict (no second reading of its interval), and
+/// the advice compare gave for the cell when it is undecided.
+fn outcome_of(p: &PointReport, m: &MetricReport) -> (Reproduction, Option<Settle>, Option<String>) {
     if p.effect.is_none() {
         return (Reproduction::Inconclusive, None, p.error.clone());
     }
-    let outcome = value_outcome(verdict_of(p.verdict));
-    let settle = (outcome == Reproduction::Inconclusive)
-        .then_some(p.trials_per_arm)
-        .flatten();
+    let outcome = value_outcome(p.verdict.verdict());
+    let settle = m
+        .advice
+        .iter()
+        .find(|a| a.point == p.label)
+        .map(|a| a.settle)
+        .filter(|_| outcome == Reproduction::Inconclusive);
     (outcome, settle, None)
 }
 
-fn verdict_of(kind: VerdictKind) -> Option<Verdict> {
-    Some(match kind {
-        VerdictKind::Improved => Verdict::Improved,
-        VerdictKind::Regressed => Verdict::Regressed,
-        VerdictKind::Equivalent => Verdict::Equivalent,
-        VerdictKind::SignificantButSmall => Verdict::SignificantButSmall,
-        VerdictKind::Inconclusive | VerdictKind::NotComputed => return None,
-    })
-}
-
-fn claim_of(kind: VerdictKind, effect: Option<Estimate>, m: &MetricReport) -> Option<Claim> {
-    let v = verdict_of(kind)?;
-    let diff = match (m.scale, effect) {
-        (Scale::Log, Some(e)) => e.point.ln(),
-        (Scale::Arithmetic, Some(e)) => e.point,
-        (_, None) => 0.0,
-    };
-    Claim::from_verdict(v, m.direction.is_better(diff))
+fn claim_of(kind: VerdictKind) -> Option<Claim> {
+    Claim::from_verdict(kind.verdict()?)
 }
 
 /// Claims: every published within-run comparison that made one, against the new run's.
@@ -195,11 +192,11 @@ fn claims(
                 continue;
             };
             for op in &om.points {
-                let Some(claim) = claim_of(op.verdict, op.effect, om) else {
+                let Some(claim) = claim_of(op.verdict) else {
                     continue;
                 };
                 let np = nm.points.iter().find(|p| p.point_label == op.point_label);
-                let new_claim = np.and_then(|p| claim_of(p.verdict, p.effect, nm));
+                let new_claim = np.and_then(|p| claim_of(p.verdict));
                 rows.push(ClaimRow {
                     candidate: oc.candidate.variant.clone(),
                     baseline: oc.baseline.variant.clone(),
@@ -225,6 +222,7 @@ pub fn assess(
     opts: &CompareOptions,
 ) -> Result<RerunReport, CompareError> {
     let mut values = Vec::new();
+    let mut advice = Vec::new();
     let mut raised: Vec<Flag> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut differences: Vec<FingerprintDifference> = Vec::new();
@@ -253,8 +251,21 @@ pub fn assess(
             raised.extend(c.flags.iter().cloned());
             for m in &c.metrics {
                 raised.extend(m.flags.iter().cloned());
+                let inconclusive: Vec<&str> = m
+                    .points
+                    .iter()
+                    .filter(|p| outcome_of(p, m).0 == Reproduction::Inconclusive)
+                    .map(|p| p.label.as_str())
+                    .collect();
+                let mut undecided = m.clone();
+                undecided
+                    .advice
+                    .retain(|a| inconclusive.contains(&a.point.as_str()));
+                if let Some(a) = advice_sentence(&undecided) {
+                    advice.push(format!("{} {}: {a}", v.name, m.metric));
+                }
                 for p in &m.points {
-                    let (outcome, trials_per_arm, why) = outcome_of(p);
+                    let (outcome, settle, why) = outcome_of(p, m);
                     values.push(ValueRow {
                         variant: v.name.clone(),
                         point: p.label.clone(),
@@ -268,7 +279,7 @@ pub fn assess(
                         new_trials: p.n_candidate,
                         change: p.effect,
                         outcome,
-                        trials_per_arm,
+                        settle,
                         why_no_interval: why,
                         flags: p.flags.clone(),
                     });
@@ -276,7 +287,12 @@ pub fn assess(
             }
         }
     }
-    let flags: Vec<Flag> = distinct_flags(&raised).into_iter().cloned().collect();
+    // A re-run is another session by design: stale-baseline is its premise, not a threat.
+    let flags: Vec<Flag> = distinct_flags(&raised)
+        .into_iter()
+        .filter(|f| f.id != FlagId::StaleBaseline)
+        .cloned()
+        .collect();
     let claims = claims(published, new, opts)?;
     let mut summary = Summary::default();
     for r in &values {
@@ -305,6 +321,7 @@ pub fn assess(
         claims,
         fingerprint_differences: differences,
         flags,
+        advice,
         notes,
         summary,
     })

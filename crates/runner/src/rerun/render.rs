@@ -9,7 +9,7 @@ use servebench_stats::Estimate;
 
 use super::assess::{ClaimRow, RerunReport, ValueRow};
 use crate::compare::render::change;
-use crate::compare::words::{num, pct};
+use crate::compare::words::{num, pct, threatens_words};
 use crate::report::text::aligned;
 
 fn value(e: Option<&Estimate>, n: usize) -> String {
@@ -17,13 +17,6 @@ fn value(e: Option<&Estimate>, n: usize) -> String {
         Some(e) => format!("{} (n={n})", num(e.point)),
         None if n == 0 => "—".into(),
         None => format!("n={n}"),
-    }
-}
-
-fn outcome(r: &ValueRow) -> String {
-    match r.trials_per_arm {
-        Some(n) => format!("{} (~{n} trials/arm)", r.outcome.as_str()),
-        None => r.outcome.as_str().to_owned(),
     }
 }
 
@@ -65,7 +58,7 @@ fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
                 value(r.published.as_ref(), r.published_trials),
                 value(r.new.as_ref(), r.new_trials),
                 change(r.scale, r.change.as_ref()),
-                outcome(r),
+                r.outcome.as_str().to_owned(),
                 flag_ids(r),
             ]
         })
@@ -146,7 +139,14 @@ pub fn render(r: &RerunReport) -> String {
                 f.id.as_str(),
                 f.evidence
             );
+            let _ = writeln!(out, "      threatens: {}", threatens_words(f));
             let _ = writeln!(out, "      action: {}", f.action);
+        }
+    }
+    if !r.advice.is_empty() {
+        let _ = writeln!(out, "\nadvice (inconclusive values):");
+        for a in &r.advice {
+            let _ = writeln!(out, "  {a}");
         }
     }
     if !r.notes.is_empty() {

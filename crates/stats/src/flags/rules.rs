@@ -311,6 +311,15 @@ fn val(v: f64) -> String {
     format!("{v:.4}")
 }
 
+/// How far `x` lies from `reference`, in words: `−40.5%` (log scale: `x/reference − 1`) or
+/// `−0.0123` (arithmetic: the difference).
+fn deviation_words(x: f64, reference: f64, scale: Scale) -> String {
+    match scale {
+        Scale::Log => pct(x / reference - 1.0),
+        Scale::Arithmetic => format!("{:+.4}", x - reference),
+    }
+}
+
 /// The change a distance on the analysis scale stands for, in words (`8.1%`, `0.0123`).
 fn size_words(distance: f64, scale: Scale) -> String {
     match scale {
@@ -426,13 +435,14 @@ pub fn drift(
                 FlagLevel::ReBaseline,
                 format!(
                     "{} at {}, {name}: the first trial ({}) is worse than the median of the \
-                     rest ({}) by {}, more than half the threshold (warm-up too short, or a \
-                     cold first start); verdict {} ({})",
+                     rest ({}) by {} ({}), more than half the threshold (warm-up too short, or \
+                     a cold first start); verdict {} ({})",
                     metric.name,
                     point.label,
                     val(values[0]),
                     val(med),
                     size_words(worse, scale),
+                    deviation_words(values[0], med, scale),
                     verdict.as_str(),
                     otherwise_words("without that trial", otherwise)
                 ),
@@ -515,13 +525,13 @@ pub fn outlier_trials(
                     FlagId::OutlierTrial,
                     FlagLevel::ReBaseline,
                     format!(
-                        "{} at {}, {name} trial {i}: {} is {} from the arm's median {} \
+                        "{} at {}, {name} trial {i}: {} is {} against the arm's median {} \
                          (robust z = {zi:.1} > {cutoff:.1}, the cutoff for {} trials); verdict \
                          {} ({})",
                         metric.name,
                         point.label,
                         val(values[i]),
-                        size_words(distance, scale),
+                        deviation_words(values[i], med, scale),
                         val(med),
                         values.len(),
                         verdict.as_str(),

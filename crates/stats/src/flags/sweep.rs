@@ -19,8 +19,9 @@
 //!   pattern cannot be told from between-session drift (the seed's recalled baseline).
 //! * In one interleaved run, an effect that varies smoothly with the level is a result, not a
 //!   threat: only a *spike* raises `sweep-inconsistent`, at level look — an inconsistent
-//!   level whose neighbours both lie on the same side of it, or a level whose sign is
-//!   opposite to both neighbours — and a sign change carried by flagged cells.
+//!   level that stands out from both neighbours on the same side by more than two standard
+//!   errors of the difference, or a level whose sign is opposite to both neighbours — and a
+//!   sign change carried by flagged cells.
 //!
 //! Reference: Cochran (1954); B. Rosner, "Percentage points for a generalized ESD many-outlier
 //! procedure", Technometrics 25(2), 1983.
@@ -229,7 +230,14 @@ fn inconsistent_levels<'p>(
         let mut spike = false;
         if let Some(r) = residual_of[i] {
             why.push(format!("leave-one-out residual {r:.1} SE"));
-            spike |= interior && (d[i] - d[i - 1]).signum() == (d[i] - d[i + 1]).signum();
+            // A spike stands out from both neighbours, on the same side of both, by more
+            // than two standard errors of the difference: a level on a smooth step or
+            // trend does not.
+            let apart = |j: usize| {
+                let gap = d[i] - d[j];
+                (gap.abs() > 2.0 * (se[i] * se[i] + se[j] * se[j]).sqrt()).then_some(gap.signum())
+            };
+            spike |= interior && apart(i - 1).is_some() && apart(i - 1) == apart(i + 1);
         }
         let s = side_of(p, direction);
         if s != 0 && interior {

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""False-alarm and detection rates of `servebench compare` on the simulator.
+
+Not a CI test: its outcomes are random by design (docs/statistics-method.md, "Testing the
+statistics"). Each scenario runs the embedded simulator many times with its own seed and a
+fresh run id, compares every run with `servebench compare --json`, and counts what the
+verdicts and flags said. docs/statistics.md quotes its output.
+
+    python3 bench/calibrate.py [--scenarios aa,effect,outlier,drift,cold,onewave,stale67,mainjob]
+                               [--runs N] [--workdir DIR] [--bin PATH] [--measure-only]
+
+Scenarios (runs per scenario: --runs, or the scenario's default):
+* aa (200): two identical variants; false alarms: runs with any re-baseline flag, cells with a
+  directional verdict (improved, regressed, likely improved, likely regressed).
+* effect (100): the candidate's decode step 1.2× as fast; detection: output_throughput
+  improved.
+* outlier (100): one trial of the candidate (repetition 3, the c=1 point) 30% slower;
+  detection: outlier-trial on that cell.
+* drift (100): the candidate 2% slower per trial over the run; detection: drift.
+* cold (100): the candidate's first server start 30% slower; detection: drift (first trial).
+* onewave (100): the c=16 point measures one wave (16 requests at c=16); detection:
+  load-not-sustained at c=16, and at no other point.
+* stale67 (100): a baseline from one run, the candidate from another in which the c=8 point
+  is 67% faster (step times × 0.6 for that point's requests): detection: sweep-inconsistent
+  naming c=8 and no other level, besides stale-baseline.
+* mainjob (20): specs/sim-ab.yaml (the README's main job) with workload.seed = i; the crossover
+  stated as a finding, and no re-baseline flag.
+
+Runs are kept in --workdir (default /tmp/servebench-calibrate) and reused: a run whose result
+is complete is not measured again, so the script continues after an interruption and a new
+build of `compare` can re-analyse the same measurements (--bin). Unless --bin is given, the
+release binary is built and copied into the workdir, so that rebuilding the tree meanwhile does
+not swap it mid-benchmark.
+"""
+
+import argparse
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Two simulator variants on a ~1 ms decode step. {a_args}/{b_args} add each variant's knobs.
+SPEC = """apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {{name: {name}}}
+spec:
+  server:
+    command: ["${{servebench}}", sim]
+    args: [--port, "${{port}}", --jitter-cv, "{jitter}", --speed-cv, "{speed}",
+           --prefill-ms-per-token, "0.01"]
+    readiness: {{http: {{path: /health}}, interval: 20ms, timeout: 20s}}
+    verify:
+      - log_contains: "label=${{variant.label}}"
+    stop: {{signal: SIGTERM, grace: 5s}}
+  target: {{api: openai-completions, model: sim-model, tokenizer: server}}
+  variants:
+    - name: a
+      baseline: true
+      server: {{args: [--label, a, --decode-base-ms, "1", --decode-per-seq-ms, "0.1"{a_args}]}}
+      vars: {{label: a}}
+    - name: b
+      server: {{args: [--label, b, --decode-base-ms, "{b_base}", --decode-per-seq-ms, "{b_seq}"{b_args}]}}
+      vars: {{label: b}}
+  workload:
+    dataset: {{kind: random, input_tokens: 32, output_tokens: 12}}
+    ignore_eos: true
+    seed: {seed}
+    requests: 12
+    warmup_requests: {warmup}
+    request_timeout: 20s
+    trial_timeout: 30s
+  sweep:
+    include:
+{points}
+  trials: {{count: {trials}}}
+  compare:
+    metrics: [output_throughput, ttft_p50, tpot_p50, e2e_mean]
+    threshold: {theta}
+    alpha: 0.05
+"""
+
+DIRECTIONAL = {"improved", "regressed", "likely-improved", "likely-regressed"}
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (round(max(0.0, c - h), 4), round(min(1.0, c + h), 4))
+
+
+def rate(k, n):
+    return {"count": k, "of": n, "rate": round(k / n, 4) if n else None, "wilson95": wilson(k, n)}
+
+
+def points_yaml(points):
+    return "\n".join(f"      - {{max_concurrency: {c}, requests: {n}}}" for c, n in points)
+
+
+def knobs(*args):
+    return "".join(f', "{a}"' for a in args)
+
+
+def request_range(points, warmup, index):
+    """1-based request numbers (warm-up included) of sweep point `index` within a block."""
+    start = 1 + sum(warmup + n for _, n in points[:index])
+    return f"{start}..{start + warmup + points[index][1] - 1}"
+
+
+# The A/A points: c=1 and c=8, each holding its limit for most of the trial (c=8: 4 waves).
+AA_POINTS = [(1, 12), (8, 32)]
+SWEEP4 = [(1, 12), (4, 24), (8, 32), (16, 64)]
+
+
+def scenario_specs():
+    """name → (default runs, function(seed) → list of (run label, spec text))."""
+    base = dict(jitter="0.03", speed="0.01", warmup=2, trials=5, theta="0.02",
+                a_args="", b_args="", b_base="1", b_seq="0.1", points=points_yaml(AA_POINTS))
+    # Detection scenarios: quieter servers and θ = 5%, so that the clean comparison is
+    # decided (equivalent) and the artefact is what moves the verdict.
+    quiet = dict(base, speed="0.005", theta="0.05")
+
+    def one(name, **kw):
+        return lambda seed: [("run", SPEC.format(name=name, seed=seed, **kw))]
+
+    outlier_range = request_range(AA_POINTS, 2, 0)
+    four = points_yaml(SWEEP4)
+    c8 = request_range(SWEEP4, 2, 2)
+    return {
+        "aa": (200, one("cal-aa", **base)),
+        "effect": (100, one("cal-effect", **dict(base, b_base=f"{1 / 1.2:.6f}",
+                                                  b_seq=f"{0.1 / 1.2:.6f}"))),
+        "outlier": (100, one("cal-outlier", **dict(quiet, b_args=knobs(
+            "--step-scale", "1.3", "--step-scale-repetitions", "3",
+            "--step-scale-requests", outlier_range)))),
+        "drift": (100, one("cal-drift", **dict(quiet, b_args=knobs(
+            "--drift-per-repetition", "0.02")))),
+        "cold": (100, one("cal-cold", **dict(quiet, b_args=knobs(
+            "--step-scale", "1.3", "--step-scale-repetitions", "1")))),
+        "onewave": (100, one("cal-onewave", **dict(base, points=points_yaml(
+            [(1, 12), (16, 16)])))),
+        "stale67": (100, lambda seed: [
+            ("baseline", SPEC.format(name="cal-stale67", seed=seed, **dict(quiet, points=four))),
+            ("artefact", SPEC.format(name="cal-stale67", seed=seed, **dict(
+                quiet, points=four, a_args=knobs(
+                    "--step-scale", "0.6", "--step-scale-requests", c8)))),
+        ]),
+        "mainjob": (20, lambda seed: [("run", re.sub(
+            r"(?m)^    seed: 1$", f"    seed: {seed}",
+            (REPO / "specs" / "sim-ab.yaml").read_text()))]),
+    }
+
+
+def binary(args, work):
+    if args.bin:
+        return Path(args.bin).resolve()
+    subprocess.run(["cargo", "build", "--release", "-p", "servebench"], cwd=REPO, check=True)
+    dst = work / "servebench"
+    shutil.copy2(REPO / "target" / "release" / "servebench", dst)
+    return dst
+
+
+def complete_result(folder):
+    for p in sorted(folder.glob("*/*.json")):
+        if p.name.endswith(".compare.json"):
+            continue
+        try:
+            if json.loads(p.read_text()).get("status") == "complete":
+                return p
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def measure(exe, folder, spec_text):
+    found = complete_result(folder)
+    if found:
+        return found, 0.0
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    spec = folder / "spec.yaml"
+    spec.write_text(spec_text)
+    t0 = time.monotonic()
+    r = subprocess.run([str(exe), "run", "--quiet", "--no-bars", "--results-dir", str(folder),
+                        str(spec)], capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - t0
+    found = complete_result(folder)
+    if r.returncode != 0 or not found:
+        print(f"  {folder}: run failed (exit {r.returncode}): {r.stderr.strip()[-400:]}",
+              file=sys.stderr)
+        return None, took
+    return found, took
+
+
+def compare(exe, *results):
+    r = subprocess.run([str(exe), "compare", "--json", *map(str, results)],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"compare {results} exited {r.returncode}: {r.stderr}")
+    return json.loads(r.stdout)["comparisons"][0]
+
+
+def collect(exe, work, name, runs, make, measure_only):
+    comps, total = [], 0.0
+    for seed in range(1, runs + 1):
+        files = []
+        for label, text in make(seed):
+            res, took = measure(exe, work / name / f"seed-{seed:04d}" / label, text)
+            total += took
+            files.append(res)
+        if all(files) and not measure_only:
+            comps.append(compare(exe, *files))
+        if seed % 20 == 0 or seed == runs:
+            print(f"  {name}: {seed}/{runs} ({total:.0f} s measuring)", file=sys.stderr)
+    return comps
+
+
+def all_flags(c):
+    return [f for m in c["metrics"] for f in m["flags"]] + c["flags"]
+
+
+def rebaseline(c):
+    return sorted({f["id"] for f in all_flags(c) if f["level"] == "re-baseline"})
+
+
+def cells(flag):
+    t = flag.get("threatens", {})
+    return [(x["metric"], x["point"]) for x in t.get("cells", [])] if t.get("scope") == "cells" \
+        else []
+
+
+def summary_aa(comps):
+    n_cells = directional = 0
+    verdicts, flag_runs = Counter(), Counter()
+    any_rebaseline = 0
+    for c in comps:
+        ids = rebaseline(c)
+        any_rebaseline += bool(ids)
+        for i in {f["id"] + "/" + f["level"] for f in all_flags(c)}:
+            flag_runs[i] += 1
+        for m in c["metrics"]:
+            for p in m["points"]:
+                n_cells += 1
+                verdicts[p["verdict"]] += 1
+                directional += p["verdict"] in DIRECTIONAL
+    return {
+        "runs_with_any_rebaseline_flag": rate(any_rebaseline, len(comps)),
+        "cells_with_directional_verdict": rate(directional, n_cells),
+        "cells_improved_or_regressed": rate(verdicts["improved"] + verdicts["regressed"],
+                                            n_cells),
+        "verdicts": dict(sorted(verdicts.items())),
+        "runs_with_flag": {k: rate(v, len(comps)) for k, v in sorted(flag_runs.items())},
+    }
+
+
+def summary_effect(comps):
+    k = n = 0
+    for c in comps:
+        m = next(m for m in c["metrics"] if m["metric"] == "output_throughput")
+        for p in m["points"]:
+            n += 1
+            k += p["verdict"] == "improved"
+    return {"output_throughput_improved": rate(k, n),
+            "runs_with_any_rebaseline_flag": rate(sum(bool(rebaseline(c)) for c in comps),
+                                                  len(comps))}
+
+
+def summary_flag(comps, flag_id, where=None, only=None):
+    """Runs where `flag_id` fires (on a threatened cell matching `where(metric, point)`), and
+    runs where it fires only there (`only`)."""
+    hit = clean = 0
+    other = Counter()
+    for c in comps:
+        flags = [f for f in all_flags(c) if f["id"] == flag_id and f["level"] == "re-baseline"]
+        threatened = {cell for f in flags for cell in cells(f)}
+        fired = bool(flags) if where is None else any(where(*cell) for cell in threatened)
+        hit += fired
+        if only is not None and fired and all(only(*cell) for cell in threatened):
+            clean += 1
+        for i in rebaseline(c):
+            other[i] += 1
+    out = {f"{flag_id}_fired": rate(hit, len(comps)),
+           "runs_with_rebaseline_flag": {k: rate(v, len(comps)) for k, v in sorted(other.items())}}
+    if only is not None:
+        out[f"{flag_id}_fired_only_there"] = rate(clean, len(comps))
+    return out
+
+
+def summary_stale67(comps):
+    hit = 0
+    extra = Counter()
+    for c in comps:
+        ids = rebaseline(c)
+        sweep = [f for f in c["metrics"][0]["flags"] if f["id"] == "sweep-inconsistent"]
+        points = {p for f in sweep for (_, p) in cells(f)}
+        ok = "stale-baseline" in ids and points == {"c=8"}
+        hit += ok
+        for i in ids:
+            extra[i] += 1
+    return {"output_throughput_sweep_inconsistent_at_c8_only": rate(hit, len(comps)),
+            "runs_with_rebaseline_flag": {k: rate(v, len(comps)) for k, v in sorted(extra.items())}}
+
+
+def summary_mainjob(comps):
+    finding = clean = 0
+    for c in comps:
+        finding += any("output_throughput" in f for f in c.get("findings", []))
+        clean += not rebaseline(c)
+    return {"crossover_a_finding": rate(finding, len(comps)),
+            "no_rebaseline_flag": rate(clean, len(comps))}
+
+
+SUMMARIES = {
+    "aa": summary_aa,
+    "effect": summary_effect,
+    "outlier": lambda cs: summary_flag(cs, "outlier-trial",
+                                       where=lambda m, p: p == "c=1"),
+    "drift": lambda cs: summary_flag(cs, "drift"),
+    "cold": lambda cs: summary_flag(cs, "drift"),
+    "onewave": lambda cs: summary_flag(cs, "load-not-sustained",
+                                       where=lambda m, p: p == "c=16",
+                                       only=lambda m, p: p == "c=16"),
+    "stale67": summary_stale67,
+    "mainjob": summary_mainjob,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenarios", default="aa,effect,outlier,drift,cold,onewave,stale67,mainjob")
+    ap.add_argument("--runs", type=int, help="runs per scenario (default: the scenario's)")
+    ap.add_argument("--workdir", default="/tmp/servebench-calibrate")
+    ap.add_argument("--bin", help="servebench binary (default: build the release one)")
+    ap.add_argument("--measure-only", action="store_true",
+                    help="only run the specs (a later call without it reuses the results)")
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    exe = binary(args, work)
+    specs = scenario_specs()
+    out = {"command": " ".join(sys.argv), "binary": str(exe)}
+    for name in args.scenarios.split(","):
+        runs, make = specs[name]
+        runs = args.runs or runs
+        t0 = time.monotonic()
+        comps = collect(exe, work, name, runs, make, args.measure_only)
+        if args.measure_only:
+            continue
+        out[name] = dict(SUMMARIES[name](comps), runs=len(comps),
+                         wall_s=round(time.monotonic() - t0, 1))
+        print(json.dumps({name: out[name]}, indent=2), flush=True)
+    if not args.measure_only:
+        (work / "summary.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
