@@ -43,6 +43,18 @@
 //!   [`power::minimum_detectable_effect`], [`holm::holm_adjust`], [`spearman::spearman`],
 //!   [`robust::robust_z`], [`cochran::cochran_q`], [`distributions::t_quantile`].
 //!
+//! **Sequential trials** ([`sequential`]: repeated confidence intervals, Lan–DeMets spending)
+//! - [`sequential::SequentialDesign::new`]`(SpendingFunction, alpha, max_trials_per_arm)`,
+//!   then [`sequential::SequentialDesign::looks`]`(&[(n_baseline, n_candidate)]) ->
+//!   Result<Vec<Look>>` — every look so far, the current one last (information fraction, z
+//!   boundary, nominal level).
+//! - [`sequential::compare_arms_sequential`]`(baseline, candidate, Direction, θ, &Look) ->
+//!   Result<SequentialComparison>` and [`sequential::compare_arms_arithmetic_sequential`]`(…,
+//!   Margin, &Look)` — the fixed-sample verdict rule read on the RCI; `stop` says the cell is
+//!   done (decided, or the budget is spent).
+//! - Building blocks: [`sequential::boundaries`], [`sequential::exit_probabilities`],
+//!   [`sequential::repeated_ci`], [`sequential::nominal_alpha`], [`sequential::t_boundary`].
+//!
 //! **Flags** ([`flags`])
 //! - Fill one [`flags::PointComparison::new`]`(label, level, ArmEvidence, ArmEvidence,
 //!   &MetricSettings, alpha)` per sweep point (trial values in run order, optional history
@@ -78,6 +90,7 @@ pub mod power;
 pub mod rank;
 pub mod reproduce;
 pub mod robust;
+pub mod sequential;
 pub mod spearman;
 pub mod summary;
 pub mod verdict;
