@@ -65,7 +65,9 @@ use crate::distributions::{normal_sf, t_quantile};
 use crate::error::{StatsError, check_probability};
 use crate::estimate::{ConfidenceInterval, Estimate};
 use crate::interval::MIN_TRIALS_FOR_INTERVAL;
-use crate::verdict::{Direction, Margin, Scale, Verdict, classify, compare_arms_arithmetic};
+use crate::verdict::{
+    ArmComparison, Direction, Margin, Scale, Verdict, classify, compare_arms_arithmetic,
+};
 use crate::welch::{WelchTest, welch_log_ratio};
 
 /// Jennison & Turnbull's grid parameter `r`: `6r − 1` points per look before trimming to the
@@ -786,9 +788,57 @@ pub fn compare_arms_arithmetic_sequential(
     sequential_verdict(Scale::Arithmetic, direction, look, fixed.margin, fixed.test)
 }
 
+/// A fixed-sample comparison ([`crate::verdict::compare_arms`],
+/// [`crate::verdict::compare_arms_arithmetic`]) read at `look`: its effect interval replaced
+/// by the repeated confidence interval, "significant" by "the RCI excludes 0", and its
+/// verdict reclassified on the RCI — what [`compare_arms_sequential`] gives, for a
+/// comparison already made. Unlike that function it does not require the arms to hold the
+/// look's trial counts: the validity flags re-read a cell without one trial, or with a trend
+/// removed, at the boundary of the look the cell stopped at. Advice
+/// (`trials_to_settle`) is kept for an undecided verdict and cleared for a decided one.
+pub fn at_look(c: &ArmComparison, look: &Look) -> Result<ArmComparison, StatsError> {
+    let s = sequential_verdict(c.scale, c.direction, look, c.margin, c.test)?;
+    let mut out = c.clone();
+    out.effect = s.effect;
+    out.significant = s.significant;
+    out.ci_beyond_margin = s.ci_beyond_margin;
+    out.ci_inside_margin = s.ci_inside_margin;
+    out.verdict = s.verdict;
+    if s.verdict.is_decided() {
+        out.trials_to_settle = None;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comparison_read_at_a_look_matches_the_sequential_comparison() {
+        let design =
+            SequentialDesign::new(SpendingFunction::OBrienFleming, 0.05, 20).expect("valid");
+        let look = design.look(&[(5, 5), (8, 8)]).expect("valid");
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.1];
+        let cand: Vec<f64> = base.iter().map(|v| v * 1.2).collect();
+        let fixed =
+            crate::verdict::compare_arms(&base, &cand, Direction::HigherIsBetter, 0.05, 0.05)
+                .expect("valid");
+        let read = at_look(&fixed, &look).expect("valid");
+        let seq = compare_arms_sequential(&base, &cand, Direction::HigherIsBetter, 0.05, &look)
+            .expect("valid");
+        assert_eq!(read.effect, seq.effect);
+        assert_eq!(read.verdict, seq.verdict);
+        assert!(
+            read.effect.ci.upper - read.effect.ci.lower
+                > fixed.effect.ci.upper - fixed.effect.ci.lower
+        );
+        // Fewer values than the look counted are fine here (a flag's counterfactual).
+        let fewer =
+            crate::verdict::compare_arms(&base[..7], &cand, Direction::HigherIsBetter, 0.05, 0.05)
+                .expect("valid");
+        assert!(at_look(&fewer, &look).is_ok());
+    }
 
     const BOTH: [SpendingFunction; 2] = [SpendingFunction::OBrienFleming, SpendingFunction::Pocock];
 

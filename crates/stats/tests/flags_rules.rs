@@ -225,6 +225,23 @@ fn a_cold_first_start_is_drift_when_it_changes_the_verdict() {
     assert_eq!(threat_of(f).1, Some(Verdict::Equivalent));
     assert!(!a.flags.iter().any(|f| f.id == FlagId::OutlierTrial));
 
+    // A first trial merely the slowest of five by a little (3.5%, robust z 2.6) is chance,
+    // even where leaving it out would change the verdict.
+    let slowest = ArmEvidence::from_values(vec![96.0, 100.4, 98.7, 101.1, 99.5]);
+    let p = point("c=1", 1.0, arm(100.0, &NOISE_A), slowest.clone());
+    let without = p.verdict_with(
+        Direction::HigherIsBetter,
+        &p.baseline.trial_values,
+        &slowest.trial_values[1..],
+    );
+    assert_ne!(p.verdict(), without, "the verdict depends on it");
+    let a = assess(&[p], &ComparisonContext::interleaved_run());
+    assert!(
+        !a.flags.iter().any(|f| f.id == FlagId::Drift),
+        "{:#?}",
+        a.flags
+    );
+
     // A first trial *faster* than the rest is not a warm-up problem.
     let hot = ArmEvidence::from_values(vec![120.0, 100.4, 99.7, 100.1, 99.5]);
     let a = assess(

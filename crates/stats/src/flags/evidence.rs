@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::StatsError;
+use crate::sequential::{Look, at_look};
 use crate::spearman::Correlation;
 use crate::verdict::{
     ArmComparison, Direction, Margin, Verdict, compare_arms, compare_arms_arithmetic,
@@ -148,6 +149,11 @@ pub struct PointComparison {
     pub analysis: Analysis,
     /// Significance level of the comparison.
     pub alpha: f64,
+    /// For a cell of a sequential run: the look it stopped at. Its comparison, and every
+    /// verdict a flag recomputes, then uses the repeated confidence interval of that look
+    /// (`crate::sequential::at_look`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look: Option<Look>,
     /// `compare_arms` / `compare_arms_arithmetic` of the trial values; `None` when it could
     /// not be computed (see `comparison_error`).
     pub comparison: Option<ArmComparison>,
@@ -171,10 +177,25 @@ impl PointComparison {
         metric: &MetricSettings,
         alpha: f64,
     ) -> Self {
+        Self::at(label, level, baseline, candidate, metric, alpha, None)
+    }
+
+    /// [`PointComparison::new`] for a cell of a sequential run, read at `look` (`None`: a
+    /// fixed-sample cell).
+    pub fn at(
+        label: impl Into<String>,
+        level: f64,
+        baseline: ArmEvidence,
+        candidate: ArmEvidence,
+        metric: &MetricSettings,
+        alpha: f64,
+        look: Option<Look>,
+    ) -> Self {
         let result = compare_values(
             metric.analysis,
             metric.direction,
             alpha,
+            look.as_ref(),
             &baseline.trial_values,
             &candidate.trial_values,
         );
@@ -187,6 +208,7 @@ impl PointComparison {
             level,
             analysis: metric.analysis,
             alpha,
+            look,
             comparison,
             comparison_error,
             baseline,
@@ -203,9 +225,16 @@ impl PointComparison {
         baseline: &[f64],
         candidate: &[f64],
     ) -> Option<Verdict> {
-        compare_values(self.analysis, direction, self.alpha, baseline, candidate)
-            .ok()
-            .map(|c| c.verdict)
+        compare_values(
+            self.analysis,
+            direction,
+            self.alpha,
+            self.look.as_ref(),
+            baseline,
+            candidate,
+        )
+        .ok()
+        .map(|c| c.verdict)
     }
 
     /// This point's verdict, when it has a comparison.
@@ -214,21 +243,26 @@ impl PointComparison {
     }
 }
 
-/// `compare_arms` or `compare_arms_arithmetic` by the analysis.
+/// `compare_arms` or `compare_arms_arithmetic` by the analysis, read at `look` when given.
 fn compare_values(
     analysis: Analysis,
     direction: Direction,
     alpha: f64,
+    look: Option<&Look>,
     baseline: &[f64],
     candidate: &[f64],
 ) -> Result<ArmComparison, StatsError> {
-    match analysis {
+    let fixed = match analysis {
         Analysis::Log { threshold } => {
             compare_arms(baseline, candidate, direction, threshold, alpha)
         }
         Analysis::Arithmetic { margin } => {
             compare_arms_arithmetic(baseline, candidate, direction, margin, alpha)
         }
+    }?;
+    match look {
+        Some(look) => at_look(&fixed, look),
+        None => Ok(fixed),
     }
 }
 

@@ -332,8 +332,9 @@ fn size_words(distance: f64, scale: Scale) -> String {
 /// p < `drift_p`) by more than the practical floor over the run (least-squares slope × the
 /// trials' span), and removing that trend (every drifting arm brought back to its first
 /// trial's state) changes the verdict; or the first trial is worse than the median of the
-/// rest by more than the floor (warm-up too short, a cold first start) and the verdict
-/// without it differs. Within a trial: a request-order trend (p < `within_trial_p`,
+/// rest by more than the floor, is an outlier among the arm's trials (robust z above the
+/// cutoff for n, as `outlier_trials` reads it: a first trial merely the slowest of five by
+/// a little is chance, not a cold start) and the verdict without it differs. Within a trial: a request-order trend (p < `within_trial_p`,
 /// |ρ| ≥ `within_trial_min_rho`) where the evidence carries one. Re-baseline.
 pub fn drift(
     point: &PointComparison,
@@ -422,7 +423,9 @@ pub fn drift(
             continue;
         };
         let worse = worse_by(values[0], med, scale, metric.direction);
-        if worse <= floor {
+        let z0 = robust_z(values).map_or(0.0, |z| z[0]);
+        let cutoff = outlier_cutoff(values.len(), settings.outlier_z);
+        if worse <= floor || z0 <= cutoff {
             continue;
         }
         let otherwise = verdict_replacing(point, metric.direction, i, rest);
@@ -434,15 +437,14 @@ pub fn drift(
                 FlagId::Drift,
                 FlagLevel::ReBaseline,
                 format!(
-                    "{} at {}, {name}: the first trial ({}) is worse than the median of the \
-                     rest ({}) by {} ({}), more than half the threshold (warm-up too short, or \
-                     a cold first start); verdict {} ({})",
+                    "{} at {}, {name}: the first trial ({}) is {} against the median of the \
+                     rest ({}), worse by more than half the threshold (robust z = {z0:.1} > \
+                     {cutoff:.1}; warm-up too short, or a cold first start); verdict {} ({})",
                     metric.name,
                     point.label,
                     val(values[0]),
-                    val(med),
-                    size_words(worse, scale),
                     deviation_words(values[0], med, scale),
+                    val(med),
                     verdict.as_str(),
                     otherwise_words("without that trial", otherwise)
                 ),
