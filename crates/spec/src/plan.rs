@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::hash::spec_hash;
 use crate::rate::Rate;
-use crate::types::{ServerRestart, SpecFile, SweepPointSpec, TokenCount, TrialOrder};
+use crate::types::{ServerRestart, SpecFile, Spending, SweepPointSpec, TokenCount, TrialOrder};
 
 /// One resolved sweep point: the workload values that vary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -220,10 +220,102 @@ pub struct Plan {
     pub points: Vec<SweepPoint>,
     /// Blocks in run order.
     pub blocks: Vec<Block>,
-    /// Number of trials in all.
+    /// Number of trials in all (the first stage, for a sequential run).
     pub trial_count: usize,
     /// Number of server starts (0 without a `server` block).
     pub server_starts: usize,
+    /// With `trials.until_decided`: the rounds that may follow the blocks above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialPlan>,
+}
+
+/// What may follow the first stage of a sequential run: rounds `count + 1 ..= max`, each one
+/// block per variant (per trial and point with `server_restart: per_trial`) holding only the
+/// points still undecided — the baseline at every point where some candidate is undecided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SequentialPlan {
+    /// Trials per cell in the first stage (`trials.count`).
+    pub first_stage: u32,
+    /// Most trials per cell (`until_decided.max`).
+    pub max_trials: u32,
+    /// Rounds that may follow the first stage.
+    pub rounds: u32,
+    /// Metrics every cell must have decided.
+    pub metrics: Vec<String>,
+    /// The alpha-spending function.
+    pub spending: Spending,
+    /// Trials the rounds add at most (every cell undecided until the budget).
+    pub max_extra_trials: usize,
+    /// Server starts the rounds add at most.
+    pub max_extra_starts: usize,
+}
+
+impl SequentialPlan {
+    /// Most trials of the whole run.
+    pub fn max_total(&self, plan: &Plan) -> usize {
+        plan.trial_count + self.max_extra_trials
+    }
+}
+
+/// The blocks of round `t` (a repetition index after the first stage) in the plan's order
+/// rules: one block per variant holding the points `todo` lists for it (in sweep order), or
+/// with `server_restart: per_trial` one block per (variant, point). Variants without points
+/// get no block. Blocks are numbered from `first_index`, trials from `first_seq`. `order:
+/// random` shuffles the round's variants with a seed of `trials.seed` (or `workload.seed`)
+/// and `t`.
+pub fn round_blocks(
+    spec: &SpecFile,
+    t: u32,
+    todo: &[(String, Vec<usize>)],
+    first_index: usize,
+    first_seq: usize,
+) -> Vec<Block> {
+    let s = &spec.spec;
+    let mut order: Vec<&(String, Vec<usize>)> = s
+        .variants
+        .iter()
+        .filter_map(|v| {
+            todo.iter()
+                .find(|(name, pts)| *name == v.name && !pts.is_empty())
+        })
+        .collect();
+    if s.trials.order == TrialOrder::Random {
+        let seed = splitmix(s.trials.seed.unwrap_or(s.workload.seed) ^ u64::from(t));
+        order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    }
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (v, points) in order {
+        if s.trials.server_restart == ServerRestart::PerTrial {
+            groups.extend(points.iter().map(|p| (v.as_str(), vec![*p])));
+        } else {
+            groups.push((v.as_str(), points.clone()));
+        }
+    }
+    let has_server = s.server.is_some();
+    let mut seq = first_seq;
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, (variant, points))| Block {
+            index: first_index + i,
+            variant: variant.to_owned(),
+            server_start: has_server,
+            trials: points
+                .into_iter()
+                .map(|p| {
+                    let pt = PlannedTrial {
+                        seq,
+                        variant: variant.to_owned(),
+                        trial: t,
+                        point: p,
+                        prompt_seed: prompt_seed(s.workload.seed, t, p),
+                    };
+                    seq += 1;
+                    pt
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// Expand a spec into its run order.
@@ -302,6 +394,30 @@ pub fn plan(spec: &SpecFile) -> Plan {
                 .collect(),
         })
         .collect();
+    let sequential = s.trials.until_decided.as_ref().map(|u| {
+        let rounds = u.max.saturating_sub(count);
+        let cells = variants.len() * points.len();
+        let starts_per_round = match s.trials.server_restart {
+            ServerRestart::PerTrial => cells,
+            _ => variants.len(),
+        };
+        SequentialPlan {
+            first_stage: count,
+            max_trials: u.max.max(count),
+            rounds,
+            metrics: u
+                .metrics
+                .clone()
+                .unwrap_or_else(|| s.compare.metrics.clone()),
+            spending: u.spending,
+            max_extra_trials: rounds as usize * cells,
+            max_extra_starts: if has_server {
+                rounds as usize * starts_per_round
+            } else {
+                0
+            },
+        }
+    });
     Plan {
         name: spec.metadata.name.clone(),
         spec_hash: spec_hash(spec),
@@ -309,6 +425,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
         trial_count: seq,
         server_starts: if has_server { blocks.len() } else { 0 },
         blocks,
+        sequential,
     }
 }
 
@@ -320,13 +437,46 @@ impl fmt::Display for Plan {
         for (i, p) in self.points.iter().enumerate() {
             writeln!(f, "  [{i}] {p}")?;
         }
-        writeln!(
-            f,
-            "{} trials in {} blocks, {} server starts",
-            self.trial_count,
-            self.blocks.len(),
-            self.server_starts
-        )?;
+        match &self.sequential {
+            None => writeln!(
+                f,
+                "{} trials in {} blocks, {} server starts",
+                self.trial_count,
+                self.blocks.len(),
+                self.server_starts
+            )?,
+            Some(q) => {
+                writeln!(
+                    f,
+                    "first stage: {} trials per cell, {} trials in {} blocks, {} server starts",
+                    q.first_stage,
+                    self.trial_count,
+                    self.blocks.len(),
+                    self.server_starts
+                )?;
+                writeln!(
+                    f,
+                    "then until decided ({} on every cell; {} spending): up to {} more round(s), \
+                     one interleaved block per variant holding only the undecided points, until \
+                     every cell is decided or has {} trials",
+                    q.metrics.join(", "),
+                    match q.spending {
+                        Spending::ObrienFleming => "O'Brien-Fleming",
+                        Spending::Pocock => "Pocock",
+                    },
+                    q.rounds,
+                    q.max_trials
+                )?;
+                writeln!(
+                    f,
+                    "at most: {} trials ({} more) and {} server starts ({} more)",
+                    q.max_total(self),
+                    q.max_extra_trials,
+                    self.server_starts + q.max_extra_starts,
+                    q.max_extra_starts
+                )?;
+            }
+        }
         for b in &self.blocks {
             writeln!(f)?;
             writeln!(f, "block {} — variant {}", b.index + 1, b.variant)?;
@@ -351,6 +501,19 @@ impl fmt::Display for Plan {
             if b.server_start {
                 writeln!(f, "  ■ stop server ({})", b.variant)?;
             }
+        }
+        if let Some(q) = &self.sequential
+            && q.rounds > 0
+        {
+            writeln!(f)?;
+            writeln!(
+                f,
+                "rounds {}..={} (only while cells are undecided): each variant's block holds the \
+                 points still undecided for it, the baseline every point some candidate still \
+                 needs; prompts seeded by (workload.seed, t, point) as above",
+                q.first_stage + 1,
+                q.max_trials
+            )?;
         }
         Ok(())
     }
@@ -401,6 +564,79 @@ spec:
             .map(|p| (p.max_concurrency, p.requests))
             .collect();
         assert_eq!(got, [(Some(64), Some(256)), (Some(8), Some(20))]);
+    }
+
+    #[test]
+    fn a_sequential_plan_shows_its_rounds_and_what_they_cost_at_most() {
+        let src = r#"
+apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: seq}
+spec:
+  server: {command: [s], args: [--port, "${port}"]}
+  target: {model: m}
+  variants: [{name: a, baseline: true}, {name: b}, {name: c}]
+  workload:
+    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
+    requests: 20
+    request_rate: inf
+  sweep: {max_concurrency: [1, 8]}
+  trials: {count: 5, until_decided: {max: 12, metrics: [output_throughput]}}
+"#;
+        let spec = crate::parse_str(src, "seq.yaml").expect("valid");
+        let plan = super::plan(&spec.file);
+        assert_eq!(plan.trial_count, 5 * 3 * 2);
+        let q = plan.sequential.as_ref().expect("sequential");
+        assert_eq!((q.first_stage, q.max_trials, q.rounds), (5, 12, 7));
+        assert_eq!(q.max_extra_trials, 7 * 3 * 2);
+        assert_eq!(q.max_extra_starts, 7 * 3);
+        assert_eq!(q.max_total(&plan), 12 * 3 * 2);
+        let text = plan.to_string();
+        assert!(
+            text.contains("first stage: 5 trials per cell, 30 trials in 15 blocks"),
+            "{text}"
+        );
+        assert!(text.contains("up to 7 more round(s)"), "{text}");
+        assert!(
+            text.contains("at most: 72 trials (42 more) and 36 server starts (21 more)"),
+            "{text}"
+        );
+
+        // Round 6: b open at point 1 only, c done; the baseline runs where b needs it.
+        let todo = vec![
+            ("b".to_owned(), vec![1]),
+            ("c".to_owned(), vec![]),
+            ("a".to_owned(), vec![1]),
+        ];
+        let blocks = super::round_blocks(&spec.file, 6, &todo, 15, 30);
+        type Row<'a> = (usize, &'a str, Vec<(usize, u32, usize)>);
+        let got: Vec<Row<'_>> = blocks
+            .iter()
+            .map(|b| {
+                (
+                    b.index,
+                    b.variant.as_str(),
+                    b.trials.iter().map(|t| (t.seq, t.trial, t.point)).collect(),
+                )
+            })
+            .collect();
+        // In the spec's variant order (baseline first), numbered on from the first stage.
+        assert_eq!(
+            got,
+            [(15, "a", vec![(30, 6, 1)]), (16, "b", vec![(31, 6, 1)])]
+        );
+        // Paired prompts: the same seed for both arms at (t, point).
+        assert_eq!(
+            blocks[0].trials[0].prompt_seed,
+            blocks[1].trials[0].prompt_seed
+        );
+        assert_eq!(blocks[0].trials[0].prompt_seed, prompt_seed(1, 6, 1));
+
+        // per_trial: one block per (variant, point).
+        let per_trial = src.replace("{count: 5,", "{count: 5, server_restart: per_trial,");
+        let spec = crate::parse_str(&per_trial, "seq.yaml").expect("valid");
+        let todo = vec![("a".to_owned(), vec![0, 1]), ("b".to_owned(), vec![0, 1])];
+        assert_eq!(super::round_blocks(&spec.file, 6, &todo, 0, 0).len(), 4);
     }
 
     #[test]

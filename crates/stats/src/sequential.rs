@@ -794,8 +794,9 @@ pub fn compare_arms_arithmetic_sequential(
 /// verdict reclassified on the RCI — what [`compare_arms_sequential`] gives, for a
 /// comparison already made. Unlike that function it does not require the arms to hold the
 /// look's trial counts: the validity flags re-read a cell without one trial, or with a trend
-/// removed, at the boundary of the look the cell stopped at. Advice
-/// (`trials_to_settle`) is kept for an undecided verdict and cleared for a decided one.
+/// removed, at the boundary of the look the cell stopped at. Advice (`trials_to_settle`, the
+/// fixed-sample count of [`crate::advice`]) is given for an undecided verdict and cleared
+/// for a decided one.
 pub fn at_look(c: &ArmComparison, look: &Look) -> Result<ArmComparison, StatsError> {
     let s = sequential_verdict(c.scale, c.direction, look, c.margin, c.test)?;
     let mut out = c.clone();
@@ -804,9 +805,17 @@ pub fn at_look(c: &ArmComparison, look: &Look) -> Result<ArmComparison, StatsErr
     out.ci_beyond_margin = s.ci_beyond_margin;
     out.ci_inside_margin = s.ci_inside_margin;
     out.verdict = s.verdict;
-    if s.verdict.is_decided() {
-        out.trials_to_settle = None;
-    }
+    out.trials_to_settle = if s.verdict.is_decided() {
+        None
+    } else {
+        crate::advice::trials_to_settle(
+            c.test.diff,
+            c.pooled_sd.max(f64::MIN_POSITIVE),
+            c.margin,
+            c.alpha,
+            (c.n_baseline, c.n_candidate),
+        )
+    };
     Ok(out)
 }
 

@@ -9,6 +9,7 @@ use servebench_stats::flags::{
     PointComparison, RuleSettings, Side, Threat, Threatens, assess_sweep,
 };
 use servebench_stats::interval::{geometric_mean_ci, mean_ci};
+use servebench_stats::sequential::Look;
 use servebench_stats::verdict::{Margin, Scale};
 use servebench_stats::{Direction, Estimate};
 
@@ -40,9 +41,11 @@ pub(crate) struct PointInput {
     pub base: ArmPoint,
     /// Candidate arm.
     pub cand: ArmPoint,
+    /// For a cell of a sequential run: the look it stopped at.
+    pub look: Option<Look>,
 }
 
-fn settings_for(spec: &MetricSpec, baseline_mean_is_zero: bool) -> MetricSettings {
+pub(crate) fn settings_for(spec: &MetricSpec, baseline_mean_is_zero: bool) -> MetricSettings {
     let analysis = if !spec.can_be_zero {
         Analysis::Log {
             threshold: spec.threshold,
@@ -181,6 +184,7 @@ fn report_point(
         cv_baseline: c.and_then(|c| c.cv_baseline),
         cv_candidate: c.and_then(|c| c.cv_candidate),
         mde,
+        sequential: None,
         flags: Vec::new(),
         error: p.comparison_error.clone(),
     }
@@ -266,13 +270,14 @@ pub(crate) fn analyze_metric(
                 let zero = scale == Scale::Arithmetic
                     && !i.base.evidence.trial_values.is_empty()
                     && i.base.evidence.trial_values.iter().all(|v| *v == 0.0);
-                PointComparison::new(
+                PointComparison::at(
                     i.pair.label.clone(),
                     i.pair.level,
                     i.base.evidence.clone(),
                     i.cand.evidence.clone(),
                     &settings_for(spec, zero),
                     alpha,
+                    i.look,
                 )
             })
             .collect();

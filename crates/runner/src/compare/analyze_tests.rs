@@ -49,6 +49,7 @@ fn crossing() -> Vec<PointInput> {
             pair: pair(c),
             base: arm(102.0),
             cand: arm(cand),
+            look: None,
         })
         .collect()
 }
@@ -152,6 +153,7 @@ fn zero_error_rates_are_equivalent() {
         pair: pair(1),
         base: zero.clone(),
         cand: zero,
+        look: None,
     }];
     let (m, _) = analyze_metric(
         &spec,

@@ -163,20 +163,25 @@ fn output_token_ratio(t: &TrialResult, output_tokens: Option<u32>) -> Option<f64
 
 /// Evidence of `variant` at `point` of `result` for `metric`: the values of the trials
 /// with status `ok` in run order (the trials `run::table::trial_values` reads) and one
-/// validity check per trial with a summary, each pointing at its value.
+/// validity check per trial with a summary, each pointing at its value; only trials of
+/// repetition `up_to` or earlier when given (a sequential cell read at its stopping look).
 pub(crate) fn arm_point(
     result: &RunResult,
     variant: &str,
     point: usize,
     output_tokens: Option<u32>,
     metric: &Metric,
+    up_to: Option<u32>,
 ) -> ArmPoint {
     let quantile = match metric.aggregate {
         Aggregate::Quantile(q) => Some(q),
         _ => None,
     };
     let mut out = ArmPoint::default();
-    for (position, t) in arm_trials(result, variant, point).into_iter().enumerate() {
+    let trials = arm_trials(result, variant, point)
+        .into_iter()
+        .filter(|t| up_to.is_none_or(|u| t.trial <= u));
+    for (position, t) in trials.enumerate() {
         if t.status == TrialStatus::Failed {
             out.failed.push(FailedTrial {
                 position,

@@ -23,6 +23,7 @@ pub mod fingerprint;
 pub mod gate;
 pub mod render;
 pub mod report;
+mod sequential;
 pub(crate) mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
@@ -32,6 +33,7 @@ use servebench_stats::flags::rules::{load_not_sustained, multiplicity};
 use servebench_stats::flags::{
     ComparisonContext, FingerprintDifference, Flag, RuleSettings, Threat,
 };
+use servebench_stats::sequential::Look;
 
 pub use error::CompareError;
 pub use gate::evaluate as evaluate_gates;
@@ -41,6 +43,7 @@ pub use report::*;
 use crate::result::{RunResult, RunStatus};
 use analyze::{MetricSpec, PointInput, analyze_metric};
 use evidence::{arm_point, match_points, trial_counts};
+pub use sequential::Sequential;
 
 /// A result file and the path it was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +124,7 @@ fn serde_name<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// Metrics and thresholds to use, checked against the catalogue.
-fn metric_specs(
+pub(crate) fn metric_specs(
     base: &RunResult,
     opts: &CompareOptions,
 ) -> Result<(Vec<MetricSpec>, f64, Vec<String>), CompareError> {
@@ -248,6 +251,37 @@ fn comparison(
         alpha,
         ..RuleSettings::default()
     };
+    // A sequential run's cells are read at the look each stopped at, on its trials so far.
+    let seq = if same_run && base_v.baseline {
+        Sequential::of(&base.result)?
+    } else {
+        None
+    };
+    let stops: Vec<Option<(SequentialCell, Look)>> = pairs
+        .iter()
+        .map(|pair| {
+            let s = seq.as_ref()?;
+            let (t, look) = s.stop_of(&cand.result, &cand_v.name, pair.cand_point)?;
+            let cell = SequentialCell {
+                look: look.index,
+                after_trial: t,
+                fraction: look.fraction,
+                z_boundary: look.z_boundary,
+                nominal_alpha: look.nominal_alpha,
+                stopped: Sequential::stop_reason(&cand.result, &cand_v.name, pair.cand_point),
+            };
+            Some((cell, look))
+        })
+        .collect();
+    if seq.is_some() {
+        notes.push(
+            "sequential run (trials.until_decided): each cell is read at the look it stopped \
+             at, on the trials measured up to it, with its repeated confidence interval \
+             (group-sequential boundary; docs/statistics-method.md): the intervals are wider \
+             than a fixed-size run's, and keep the error rates at α across the looks"
+                .into(),
+        );
+    }
     let mut metric_reports = Vec::new();
     let mut all_p = Vec::new();
     let mut flags = Vec::new();
@@ -257,25 +291,39 @@ fn comparison(
         };
         let inputs: Vec<PointInput> = pairs
             .iter()
-            .map(|pair| PointInput {
-                pair: pair.clone(),
-                base: arm_point(
-                    &base.result,
-                    &base_v.name,
-                    pair.base_point,
-                    pair.output_tokens,
-                    &m,
-                ),
-                cand: arm_point(
-                    &cand.result,
-                    &cand_v.name,
-                    pair.cand_point,
-                    pair.output_tokens,
-                    &m,
-                ),
+            .zip(&stops)
+            .map(|(pair, stop)| {
+                let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
+                PointInput {
+                    pair: pair.clone(),
+                    base: arm_point(
+                        &base.result,
+                        &base_v.name,
+                        pair.base_point,
+                        pair.output_tokens,
+                        &m,
+                        up_to,
+                    ),
+                    cand: arm_point(
+                        &cand.result,
+                        &cand_v.name,
+                        pair.cand_point,
+                        pair.output_tokens,
+                        &m,
+                        up_to,
+                    ),
+                    look: stop.as_ref().map(|(_, look)| *look),
+                }
             })
             .collect();
-        let (report, p) = analyze_metric(spec, &inputs, &context, &rules);
+        let (mut report, p) = analyze_metric(spec, &inputs, &context, &rules);
+        for row in &mut report.points {
+            row.sequential = pairs
+                .iter()
+                .zip(&stops)
+                .find(|(pair, _)| pair.label == row.label)
+                .and_then(|(_, s)| s.as_ref().map(|(cell, _)| cell.clone()));
+        }
         metric_reports.push(report);
         all_p.extend(p);
     }
@@ -322,8 +370,22 @@ fn load_flag(
     rules: &RuleSettings,
 ) -> Option<Flag> {
     let any = metrics::metric("output_throughput")?;
-    let b = arm_point(&base.result, &base_v.name, pair.base_point, None, &any);
-    let c = arm_point(&cand.result, &cand_v.name, pair.cand_point, None, &any);
+    let b = arm_point(
+        &base.result,
+        &base_v.name,
+        pair.base_point,
+        None,
+        &any,
+        None,
+    );
+    let c = arm_point(
+        &cand.result,
+        &cand_v.name,
+        pair.cand_point,
+        None,
+        &any,
+        None,
+    );
     let flag = load_not_sustained(&pair.label, &b.evidence.trials, &c.evidence.trials, rules)?;
     let threats = metrics
         .iter()

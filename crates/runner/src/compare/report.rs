@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use servebench_stats::advice::Settle;
 use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, Side};
 use servebench_stats::verdict::Verdict;
+
+use crate::result::StopReason;
 use servebench_stats::{Direction, Estimate, verdict::Scale};
 
 /// Value of [`CompareReport::format`]. Version 2: likely-improved / likely-regressed replace
@@ -215,12 +217,33 @@ pub struct PointReport {
     /// Smallest change detectable at these counts (power 0.8), as a relative change (log) or
     /// in the metric's unit (arithmetic).
     pub mde: Option<f64>,
+    /// For a cell of a sequential run: the look it stopped at (its interval is that look's
+    /// repeated confidence interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialCell>,
     /// Ids of the flags that threaten this cell's verdict (the full flags are in
     /// `MetricReport::flags` and `Comparison::flags`; flags about the whole comparison, such
     /// as stale-baseline, are not repeated here).
     pub flags: Vec<FlagId>,
     /// Why there is no comparison, when there is none.
     pub error: Option<String>,
+}
+
+/// Where a sequential cell stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequentialCell {
+    /// Its look number (1: after the first stage).
+    pub look: usize,
+    /// The repetition index of its last trials (the trials up to it are the cell's data).
+    pub after_trial: u32,
+    /// Information fraction of that look.
+    pub fraction: f64,
+    /// The look's z boundary.
+    pub z_boundary: f64,
+    /// Its nominal two-sided level.
+    pub nominal_alpha: f64,
+    /// Why it stopped (`null`: it never did — the run was cut short).
+    pub stopped: Option<StopReason>,
 }
 
 /// A run of adjacent significant levels on one side.

@@ -349,6 +349,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
             ignored: im.ignored.clone(),
             notes,
         }),
+        looks: Vec::new(),
     }
 }
 

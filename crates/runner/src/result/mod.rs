@@ -2,9 +2,11 @@
 //! sidecar (`<run id>.requests.jsonl`). Both have committed JSON Schemas
 //! (`schemas/result.schema.json`, `schemas/requests.schema.json`).
 
+mod looks;
 mod store;
 mod types;
 
+pub use looks::{CellLook, LookRecord, MetricLook, StopReason};
 pub use store::{ResultStore, StoreError, load_result, write_json_atomic};
 pub use types::*;
 

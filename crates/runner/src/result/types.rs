@@ -95,6 +95,9 @@ pub struct RunResult {
     /// imported` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import: Option<ImportInfo>,
+    /// Sequential runs (`trials.until_decided`): every look, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looks: Vec<super::LookRecord>,
 }
 
 /// The source of an imported result (`servebench import`).

@@ -7,6 +7,7 @@
 
 mod block;
 mod progress;
+mod rounds;
 mod setup;
 pub(crate) use setup::{now_rfc3339, point_info};
 pub mod table;
@@ -104,10 +105,23 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         }
         ctx.run_block(b, &mut result, &mut ui).await?;
     }
+    let first_stage_done = result
+        .trials
+        .iter()
+        .filter(|t| t.seq < plan.trial_count)
+        .count()
+        >= plan.trial_count;
+    let mut rounds_finished = true;
+    if plan.sequential.is_some() && first_stage_done && !opts.cancel.load(Ordering::SeqCst) {
+        rounds_finished = matches!(
+            rounds::run_rounds(&mut ctx, &plan, &mut result, &store, &mut ui).await?,
+            rounds::RoundsEnd::Finished
+        );
+    }
     let interrupted = opts.cancel.load(Ordering::SeqCst);
     result.status = if interrupted {
         RunStatus::Interrupted
-    } else if result.trials.len() >= plan.trial_count {
+    } else if first_stage_done && rounds_finished {
         RunStatus::Complete
     } else {
         RunStatus::Failed

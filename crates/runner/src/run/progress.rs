@@ -65,6 +65,14 @@ impl Progress {
         }
     }
 
+    /// Trials added to the run after it started (a round of a sequential run).
+    pub fn add_planned(&mut self, trials: usize) {
+        self.total += trials;
+        if let Some((_, run, _)) = &self.bars {
+            run.set_length(self.total as u64);
+        }
+    }
+
     /// A status line.
     pub fn line(&self, msg: &str) {
         match (&self.bars, self.mode) {

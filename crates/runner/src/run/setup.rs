@@ -119,6 +119,7 @@ pub fn open(
             .and_then(|n| n.to_str())
             .map(str::to_owned),
         import: None,
+        looks: Vec::new(),
     };
     store.save(&result)?;
     Ok((result, store))

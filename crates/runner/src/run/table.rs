@@ -78,6 +78,56 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// For a sequential run: every cell's trials, why it stopped, and its verdicts there.
+fn sequential_section(out: &mut String, result: &RunResult) {
+    let Some(u) = &result.spec.spec.trials.until_decided else {
+        return;
+    };
+    let mut cells: Vec<(&str, usize)> = Vec::new();
+    for c in result.looks.iter().flat_map(|l| &l.cells) {
+        if !cells.contains(&(c.variant.as_str(), c.point)) {
+            cells.push((c.variant.as_str(), c.point));
+        }
+    }
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nsequential trials (first stage {}, budget {} per cell): trials per cell and why it \
+         stopped; verdicts on the repeated interval of its last look",
+        result.spec.spec.trials.count, u.max
+    );
+    for (variant, point) in cells {
+        let Some(last) = result
+            .looks
+            .iter()
+            .rev()
+            .flat_map(|l| &l.cells)
+            .find(|c| c.variant == variant && c.point == point)
+        else {
+            continue;
+        };
+        let label = result
+            .points
+            .get(point)
+            .map_or_else(|| format!("[{point}]"), |p| p.label.clone());
+        let verdicts: Vec<String> = last
+            .metrics
+            .iter()
+            .map(|m| format!("{} {}", m.metric, m.verdict))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {variant:<12} {label:<34} {:>3}/{:<3} trials  {:<13} {}",
+            last.n_baseline,
+            last.n_candidate,
+            last.stopped.map_or("not stopped", |s| s.as_str()),
+            verdicts.join(", ")
+        );
+    }
+}
+
 /// The table as text, one block per metric.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
@@ -117,6 +167,7 @@ pub fn render(result: &RunResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    sequential_section(&mut out, result);
     // Failed requests are data: a trial that measured with errors says so here, with the
     // counts by kind (its latencies cover only the requests that succeeded).
     let with_errors: Vec<_> = result

@@ -1,6 +1,7 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
 mod refs;
+mod trials;
 pub(crate) mod variants;
 mod workload;
 
@@ -14,6 +15,7 @@ pub fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     variants::check(spec, &mut out);
     refs::check(spec, &mut out);
     workload::check(spec, index, &mut out);
+    trials::check(spec, &mut out);
     out
 }
 

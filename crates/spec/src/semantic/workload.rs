@@ -7,7 +7,7 @@ use crate::diagnostics::{Diagnostic, did_you_mean};
 use crate::metrics::{self, Aggregate};
 use crate::position::PositionIndex;
 use crate::rate::Rate;
-use crate::types::{ArrivalProcess, DatasetKind, ServerRestart, SpecFile, TokenCount, TrialOrder};
+use crate::types::{ArrivalProcess, DatasetKind, SpecFile, TokenCount};
 
 pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagnostic>) {
     let s = &spec.spec;
@@ -183,25 +183,6 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
     sweep(spec, out);
     concurrency_warnings(spec, out);
     compare(spec, out);
-
-    let t = &s.trials;
-    if t.count < 3 {
-        out.push(Diagnostic::warning(at("trials.count"), format!("{} trial{} per cell: no confidence interval can be given (3 at least, 5 recommended)", t.count, if t.count == 1 { "" } else { "s" })));
-    } else if t.count < 5 {
-        out.push(Diagnostic::warning(at("trials.count"), format!("{} trials per cell: intervals will be wide and a rank test cannot reach p < 0.05 (5 recommended)", t.count)));
-    }
-    if t.order == TrialOrder::Blocked && s.variants.len() > 1 {
-        out.push(Diagnostic::warning(at("trials.order"), "`order: blocked` measures all of one variant before the next: drift over time will look like a difference between variants").with_hint("use `order: interleaved` (the default)"));
-    }
-    if t.server_restart == ServerRestart::Once {
-        out.push(Diagnostic::warning(at("trials.server_restart"), "`server_restart: once`: variation between server starts is not captured, so intervals are too narrow").with_hint("use `server_restart: per_block` (the default)"));
-    }
-    if t.seed.is_some() && t.order != TrialOrder::Random {
-        out.push(Diagnostic::warning(
-            at("trials.seed"),
-            "`trials.seed` is only used with `order: random`",
-        ));
-    }
 }
 
 fn kind_name(k: DatasetKind) -> &'static str {

@@ -114,6 +114,42 @@ pub struct Trials {
     /// Pause after every server start (before warm-up) and between trials.
     #[serde(default = "default_cooldown")]
     pub cooldown: HumanDuration,
+    /// Sequential trials: after the first `count` trials per cell, keep adding one
+    /// interleaved round of trials to the cells whose verdict is not yet decided, up to `max`
+    /// trials per cell (docs/statistics-method.md, "Sequential trials").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<UntilDecided>,
+}
+
+/// The budget of sequential trials. A cell (variant × sweep point) is *decided* when every
+/// named metric is improved, regressed or equivalent on its repeated confidence interval;
+/// likely-improved, likely-regressed and inconclusive cells get another round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UntilDecided {
+    /// Most trials per cell, the first `count` included (at least `count`).
+    #[schemars(range(min = 1))]
+    pub max: u32,
+    /// Metrics that must be decided (default: every metric of `compare.metrics`); each must
+    /// be one `compare.metrics` lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
+    /// How the error rate α is spent over the looks: `obrien_fleming` (default: strict early,
+    /// close to the fixed-sample interval at the end) or `pocock` (even: decides large
+    /// effects sooner, wider at the end).
+    #[serde(default)]
+    pub spending: Spending,
+}
+
+/// Lan–DeMets alpha-spending function of sequential trials.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Spending {
+    /// O'Brien–Fleming type: α(t) = 2 − 2Φ(z₁₋α/₂ / √t).
+    #[default]
+    ObrienFleming,
+    /// Pocock type: α(t) = α·ln(1 + (e − 1)·t).
+    Pocock,
 }
 
 fn default_trial_count() -> u32 {
@@ -131,6 +167,7 @@ impl Default for Trials {
             seed: None,
             server_restart: ServerRestart::default(),
             cooldown: default_cooldown(),
+            until_decided: None,
         }
     }
 }

@@ -64,7 +64,7 @@ impl<'a> BlockContext<'a> {
         self.spec.spec.variants.iter().find(|v| v.name == name)
     }
 
-    fn cancelled(&self) -> bool {
+    pub(super) fn cancelled(&self) -> bool {
         self.opts.cancel.load(Ordering::SeqCst)
     }
 

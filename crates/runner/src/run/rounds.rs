@@ -1,0 +1,155 @@
+//! Sequential trials (`trials.until_decided`): after the plan's blocks — the first stage —
+//! a look at every cell (candidate × point) on its repeated confidence interval, then rounds
+//! of interleaved blocks holding only the points still undecided, each followed by a look,
+//! until every cell has stopped or the budget is spent (`compare::Sequential` decides;
+//! docs/statistics-method.md, "Sequential trials").
+//!
+//! Round `t` (a repetition index after `trials.count`) is one block per variant, in the
+//! plan's order rules (`plan::round_blocks`): a candidate's block holds its open points, the
+//! baseline's every point some candidate still needs. Rounds are a function of the looks
+//! recorded in the result, so `run --resume` regenerates them exactly, skips the trials
+//! already measured, and continues the sequence.
+
+use servebench_spec::plan::{Plan, round_blocks};
+
+use super::RunError;
+use super::block::BlockContext;
+use super::progress::Progress;
+use crate::compare::Sequential;
+use crate::result::{LookRecord, ResultStore, RunResult};
+
+/// How the rounds ended.
+pub(super) enum RoundsEnd {
+    /// Every cell stopped, or the budget was spent.
+    Finished,
+    /// Stopped by `cancel`.
+    Cancelled,
+}
+
+/// Run the rounds of a sequential run after its first stage (module docs).
+pub(super) async fn run_rounds(
+    ctx: &mut BlockContext<'_>,
+    plan: &Plan,
+    result: &mut RunResult,
+    store: &ResultStore,
+    ui: &mut Progress,
+) -> Result<RoundsEnd, RunError> {
+    let Some(sp) = &plan.sequential else {
+        return Ok(RoundsEnd::Finished);
+    };
+    let seq = Sequential::of(result)
+        .map_err(|e| RunError::Setup(format!("sequential trials: {e}")))?
+        .ok_or_else(|| RunError::Setup("sequential trials: no `until_decided`".into()))?;
+    let spec = result.spec.clone();
+    let (mut index, mut next_seq) = (plan.blocks.len(), plan.trial_count);
+    let mut t = sp.first_stage;
+    loop {
+        if ctx.cancelled() {
+            return Ok(RoundsEnd::Cancelled);
+        }
+        if !result.looks.iter().any(|l| l.after_trial == t) {
+            let look = seq.look(result, t);
+            result.looks.push(look);
+            store.save(result)?;
+            if let Some(look) = result.looks.last() {
+                ui.line(&describe(look, &seq, result));
+            }
+        }
+        let todo = open_points(&seq, result);
+        if t >= sp.max_trials || todo.iter().all(|(_, p)| p.is_empty()) {
+            return Ok(RoundsEnd::Finished);
+        }
+        t += 1;
+        let blocks = round_blocks(&spec, t, &todo, index, next_seq);
+        let trials: usize = blocks.iter().map(|b| b.trials.len()).sum();
+        index += blocks.len();
+        next_seq += trials;
+        ui.add_planned(trials);
+        ui.line(&format!(
+            "round t={t}: {} block(s), {trials} trial(s) for the undecided cells",
+            blocks.len()
+        ));
+        for b in &blocks {
+            if ctx.cancelled() {
+                return Ok(RoundsEnd::Cancelled);
+            }
+            ctx.run_block(b, result, ui).await?;
+        }
+    }
+}
+
+/// The points each variant measures in the next round: a candidate's open cells, and for
+/// the baseline every point where some candidate is open.
+fn open_points(seq: &Sequential, result: &RunResult) -> Vec<(String, Vec<usize>)> {
+    let points = result.points.len();
+    let mut todo: Vec<(String, Vec<usize>)> = seq
+        .candidates()
+        .iter()
+        .map(|v| {
+            let open = (0..points)
+                .filter(|p| Sequential::is_open(result, v, *p))
+                .collect();
+            (v.clone(), open)
+        })
+        .collect();
+    let mut base: Vec<usize> = todo.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    base.sort_unstable();
+    base.dedup();
+    todo.push((seq.baseline().to_owned(), base));
+    todo
+}
+
+/// One progress line for a look: how many cells stopped, and what is still undecided.
+fn describe(look: &LookRecord, seq: &Sequential, result: &RunResult) -> String {
+    let label = |p: usize| {
+        result
+            .points
+            .get(p)
+            .map_or_else(|| format!("[{p}]"), |i| i.label.clone())
+    };
+    let stopped = look.cells.iter().filter(|c| c.stopped.is_some()).count();
+    let mut open: Vec<String> = Vec::new();
+    for c in look.cells.iter().filter(|c| c.stopped.is_none()) {
+        let why: Vec<String> = c
+            .metrics
+            .iter()
+            .filter(|m| {
+                m.required && !matches!(m.verdict.as_str(), "improved" | "regressed" | "equivalent")
+            })
+            .map(|m| format!("{} {}", m.metric, m.verdict))
+            .collect();
+        open.push(format!(
+            "{} {} ({})",
+            c.variant,
+            label(c.point),
+            why.join(", ")
+        ));
+    }
+    let left = seq
+        .candidates()
+        .iter()
+        .map(|v| {
+            (0..result.points.len())
+                .filter(|p| Sequential::is_open(result, v, *p))
+                .count()
+        })
+        .sum::<usize>();
+    if open.is_empty() && left == 0 {
+        format!(
+            "look after t={}: {} cell(s) looked at, every cell decided or at its budget",
+            look.after_trial,
+            look.cells.len()
+        )
+    } else {
+        format!(
+            "look after t={}: {stopped} of {} cell(s) stopped; still undecided: {}",
+            look.after_trial,
+            look.cells.len(),
+            if open.is_empty() {
+                format!("{left} cell(s) without new trials")
+            } else {
+                open.join("; ")
+            }
+        )
+    }
+}

@@ -1,0 +1,135 @@
+//! Trials: the count, the order, the restart policy and the budget of sequential trials.
+
+use super::at;
+use crate::diagnostics::Diagnostic;
+use crate::types::{ServerRestart, SpecFile, TrialOrder};
+
+pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    let t = &s.trials;
+    if t.count < 3 {
+        out.push(Diagnostic::warning(at("trials.count"), format!("{} trial{} per cell: no confidence interval can be given (3 at least, 5 recommended)", t.count, if t.count == 1 { "" } else { "s" })));
+    } else if t.count < 5 {
+        out.push(Diagnostic::warning(at("trials.count"), format!("{} trials per cell: intervals will be wide and a rank test cannot reach p < 0.05 (5 recommended)", t.count)));
+    }
+    let sequential = t.until_decided.is_some();
+    if t.order == TrialOrder::Blocked && s.variants.len() > 1 && !sequential {
+        out.push(Diagnostic::warning(at("trials.order"), "`order: blocked` measures all of one variant before the next: drift over time will look like a difference between variants").with_hint("use `order: interleaved` (the default)"));
+    }
+    if t.server_restart == ServerRestart::Once && !sequential {
+        out.push(Diagnostic::warning(at("trials.server_restart"), "`server_restart: once`: variation between server starts is not captured, so intervals are too narrow").with_hint("use `server_restart: per_block` (the default)"));
+    }
+    if t.seed.is_some() && t.order != TrialOrder::Random {
+        out.push(Diagnostic::warning(
+            at("trials.seed"),
+            "`trials.seed` is only used with `order: random`",
+        ));
+    }
+    if let Some(u) = &t.until_decided {
+        until_decided(spec, u, out);
+    }
+}
+
+/// The sequential budget: at least the first stage, metrics that are compared, and an order
+/// and restart policy whose rounds are interleaved blocks.
+fn until_decided(spec: &SpecFile, u: &crate::types::UntilDecided, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    let t = &s.trials;
+    if u.max < t.count {
+        out.push(
+            Diagnostic::error(
+                at("trials.until_decided.max"),
+                format!(
+                    "the budget `max: {}` is below the first stage `trials.count: {}`: it is the \
+                     most trials per cell, the first stage included",
+                    u.max, t.count
+                ),
+            )
+            .with_hint(format!(
+                "write `max: {}` or more (e.g. `max: {}`), or lower `trials.count`",
+                t.count,
+                (t.count * 4).max(t.count + 1)
+            )),
+        );
+    } else if u.max == t.count {
+        out.push(Diagnostic::warning(
+            at("trials.until_decided.max"),
+            format!(
+                "`max: {}` equals `trials.count`: no round can follow the first stage",
+                u.max
+            ),
+        ));
+    }
+    if t.count < 3 {
+        out.push(
+            Diagnostic::error(
+                at("trials.count"),
+                format!(
+                    "sequential trials look at intervals after the first stage, which needs 3 \
+                     trials per cell at least; `count` is {}",
+                    t.count
+                ),
+            )
+            .with_hint("write `count: 3` or more (5 recommended)"),
+        );
+    }
+    if let Some(metrics) = &u.metrics {
+        if metrics.is_empty() {
+            out.push(
+                Diagnostic::error(
+                    at("trials.until_decided.metrics"),
+                    "`until_decided.metrics` lists no metric",
+                )
+                .with_hint("leave it out to require every metric of `compare.metrics`"),
+            );
+        }
+        for (i, m) in metrics.iter().enumerate() {
+            if !s.compare.metrics.contains(m) {
+                out.push(
+                    Diagnostic::error(
+                        at(&format!("trials.until_decided.metrics[{i}]")),
+                        format!("`{m}` is not compared: `compare.metrics` does not list it"),
+                    )
+                    .with_hint(format!(
+                        "use one of {}, or add `{m}` to `compare.metrics`",
+                        s.compare
+                            .metrics
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                );
+            }
+        }
+    }
+    if t.server_restart == ServerRestart::Once {
+        out.push(
+            Diagnostic::error(
+                at("trials.server_restart"),
+                "`server_restart: once` cannot take sequential trials: every round is a new \
+                 block of each variant, started afresh",
+            )
+            .with_hint("use `server_restart: per_block` (the default) or `per_trial`"),
+        );
+    }
+    if t.order == TrialOrder::Blocked {
+        out.push(
+            Diagnostic::error(
+                at("trials.order"),
+                "`order: blocked` cannot take sequential trials: each round interleaves the \
+                 variants, so that drift hits both arms alike",
+            )
+            .with_hint("use `order: interleaved` (the default) or `random`"),
+        );
+    }
+    if s.variants.len() < 2 {
+        out.push(
+            Diagnostic::error(
+                at("trials.until_decided"),
+                "sequential trials decide comparisons, and this spec has one variant",
+            )
+            .with_hint("add a variant to compare, or remove `until_decided`"),
+        );
+    }
+}
