@@ -26,6 +26,15 @@ Scenarios (runs per scenario: --runs, or the scenario's default):
 * mainjob (20): specs/sim-ab.yaml (the README's main job) with workload.seed = i; the crossover
   stated as a finding, and no re-baseline flag.
 
+Sequential trials (`trials.until_decided`, first stage 5, budget 30 per cell, θ = 5%,
+output_throughput; trial CV set by the simulator's --speed-cv, one server start per trial):
+* seq-aa8 (200): A/A at CV 8%: cells with a directional verdict when they stopped.
+* seq-eff15 (100): the candidate 15% faster (decode step costs / 1.15) at CV 8%: cells decided
+  improved within 30, and the mean trials used, beside the fixed count the power formula
+  asks for.
+* seq-aa4 (100): A/A at CV 4%: cells decided equivalent within 30.
+* seq-eff8 (100): the candidate 8% faster at CV 4%: cells wrongly decided equivalent.
+
 Runs are kept in --workdir (default /tmp/servebench-calibrate) and reused: a run whose result
 is complete is not measured again, so the script continues after an interruption and a new
 build of `compare` can re-analyse the same measurements (--bin). Unless --bin is given, the
@@ -86,6 +95,49 @@ spec:
     alpha: 0.05
 """
 
+# A sequential run: two points, one interleaved block per trial; the trial CV is the per-start
+# speed factor's (--speed-cv; docs/simulator.md measures it).
+SEQ_SPEC = """apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {{name: {name}}}
+spec:
+  server:
+    command: ["${{servebench}}", sim]
+    args: [--port, "${{port}}", --jitter-cv, "0.02", --speed-cv, "{cv}", --prefill-ms-per-token, "0.01"]
+    readiness: {{http: {{path: /health}}, interval: 20ms, timeout: 20s}}
+    verify:
+      - log_contains: "label=${{variant.label}}"
+    stop: {{signal: SIGTERM, grace: 5s}}
+  target: {{api: openai-completions, model: sim-model, tokenizer: server}}
+  variants:
+    - name: a
+      baseline: true
+      server: {{args: [--label, a, --decode-base-ms, "1", --decode-per-seq-ms, "0.1"]}}
+      vars: {{label: a}}
+    - name: b
+      server: {{args: [--label, b, --decode-base-ms, "{b_base}", --decode-per-seq-ms, "{b_seq}"]}}
+      vars: {{label: b}}
+  workload:
+    dataset: {{kind: random, input_tokens: 32, output_tokens: 12}}
+    ignore_eos: true
+    seed: {seed}
+    requests: 12
+    warmup_requests: 2
+    request_timeout: 20s
+    trial_timeout: 30s
+  sweep:
+    include:
+      - {{max_concurrency: 1, requests: 12}}
+      - {{max_concurrency: 4, requests: 24}}
+  trials:
+    count: 5
+    until_decided: {{max: 30, metrics: [output_throughput]}}
+  compare:
+    metrics: [output_throughput]
+    threshold: 0.05
+    alpha: 0.05
+"""
+
 DIRECTIONAL = {"improved", "regressed", "likely-improved", "likely-regressed"}
 
 
@@ -133,6 +185,11 @@ def scenario_specs():
     def one(name, **kw):
         return lambda seed: [("run", SPEC.format(name=name, seed=seed, **kw))]
 
+    def seq(name, cv, speedup):
+        return lambda seed: [("run", SEQ_SPEC.format(
+            name=name, seed=seed, cv=cv, b_base=f"{1 / speedup:.6f}",
+            b_seq=f"{0.1 / speedup:.6f}"))]
+
     outlier_range = request_range(AA_POINTS, 2, 0)
     four = points_yaml(SWEEP4)
     c8 = request_range(SWEEP4, 2, 2)
@@ -155,6 +212,10 @@ def scenario_specs():
                 quiet, points=four, a_args=knobs(
                     "--step-scale", "0.6", "--step-scale-requests", c8)))),
         ]),
+        "seq-aa8": (200, seq("cal-seq-aa8", "0.08", 1.0)),
+        "seq-eff15": (100, seq("cal-seq-eff15", "0.08", 1.15)),
+        "seq-aa4": (100, seq("cal-seq-aa4", "0.04", 1.0)),
+        "seq-eff8": (100, seq("cal-seq-eff8", "0.04", 1.08)),
         "mainjob": (20, lambda seed: [("run", re.sub(
             r"(?m)^    seed: 1$", f"    seed: {seed}",
             (REPO / "specs" / "sim-ab.yaml").read_text()))]),
@@ -321,6 +382,50 @@ def summary_mainjob(comps):
             "no_rebaseline_flag": rate(clean, len(comps))}
 
 
+def seq_cells(comps):
+    """(verdict, trials used, stop reason) of every cell of output_throughput."""
+    out = []
+    for c in comps:
+        m = next(m for m in c["metrics"] if m["metric"] == "output_throughput")
+        for p in m["points"]:
+            s = p.get("sequential") or {}
+            out.append((p["verdict"], s.get("after_trial"), s.get("stopped")))
+    return out
+
+
+def fixed_trials(effect, cv, theta=0.05, alpha=0.05, power=0.8):
+    """The fixed count of the power formula (docs/statistics-method.md, "How many trials")
+    to put the interval of a true `effect` beyond ±θ: δ = ln(1 + effect) − ln(1 + θ)."""
+    from scipy import stats
+    delta = math.log1p(effect) - math.log1p(theta)
+    sd = math.sqrt(math.log1p(cv * cv))
+    n = 2
+    while n < 2 * (stats.t.ppf(1 - alpha / 2, 2 * n - 2) + stats.t.ppf(power, 2 * n - 2)) ** 2 \
+            * sd * sd / (delta * delta):
+        n += 1
+    return n
+
+
+def summary_seq(verdict_counted, effect=None, cv=None):
+    def f(comps):
+        cells = seq_cells(comps)
+        used = [t for _, t, _ in cells if t is not None]
+        out = {
+            "cells": len(cells),
+            "verdicts": dict(Counter(v for v, _, _ in cells)),
+            "stopped": dict(Counter(str(s) for _, _, s in cells)),
+            "mean_trials_per_arm": round(sum(used) / len(used), 2) if used else None,
+            "counted": rate(sum(verdict_counted(v, t) for v, t, _ in cells), len(cells)),
+        }
+        if effect is not None:
+            try:
+                out["fixed_count_of_the_power_formula"] = fixed_trials(effect, cv)
+            except ImportError:
+                out["fixed_count_of_the_power_formula"] = "needs scipy"
+        return out
+    return f
+
+
 SUMMARIES = {
     "aa": summary_aa,
     "effect": summary_effect,
@@ -333,6 +438,15 @@ SUMMARIES = {
                                        only=lambda m, p: p == "c=16"),
     "stale67": summary_stale67,
     "mainjob": summary_mainjob,
+    # A/A: a directional verdict at stopping is a false alarm.
+    "seq-aa8": summary_seq(lambda v, t: v in DIRECTIONAL),
+    # A true +15%: decided improved within the budget of 30.
+    "seq-eff15": summary_seq(lambda v, t: v == "improved" and t is not None and t <= 30,
+                             effect=0.15, cv=0.08),
+    # A/A at CV 4%: decided equivalent within 30.
+    "seq-aa4": summary_seq(lambda v, t: v == "equivalent" and t is not None and t <= 30),
+    # A true +8% against θ = 5%: "equivalent" is wrong.
+    "seq-eff8": summary_seq(lambda v, t: v == "equivalent"),
 }
 
 

@@ -29,7 +29,7 @@ pub struct Args {
     /// Which variants and metrics, and the thresholds.
     #[command(flatten)]
     selection: super::Selection,
-    /// Print the report as JSON (format `servebench-compare/2`, see docs/statistics.md).
+    /// Print the report as JSON (format `servebench-compare/2`, see docs/compare.md).
     #[arg(long)]
     json: bool,
     /// Exit 1 when a metric regressed beyond θ (`regressed`), regressed or likely regressed

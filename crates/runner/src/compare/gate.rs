@@ -1,4 +1,4 @@
-//! `--fail-on` gates for CI pipelines (docs/statistics.md, "Gates"):
+//! `--fail-on` gates for CI pipelines (docs/compare.md, "Gates"):
 //! * `regressed` trips when any metric at any point is *regressed*: significant and the whole
 //!   interval beyond −θ. It does not trip on noise (an A/A run is regressed at a cell in far
 //!   fewer than α of cells) nor on a change whose size is unsure.

@@ -3,7 +3,7 @@
 //! of each metric at each point (`PointReport::verdict`), the **validity flags** with the
 //! verdicts each threatens (`MetricReport::flags`, `Comparison::flags`), and the **advice**
 //! for the undecided cells (`MetricReport::advice`). The JSON shape is documented in
-//! `docs/statistics.md` ("The JSON report"); [`REPORT_FORMAT`] changes on any incompatible
+//! `docs/compare.md` ("The JSON report"); [`REPORT_FORMAT`] changes on any incompatible
 //! change.
 
 use serde::{Deserialize, Serialize};
