@@ -111,7 +111,7 @@ fn markdown_of_the_example() {
 }
 
 /// The example with the candidate's third trial at c=1 made 40% slower: an outlier that
-/// changes that cell's verdicts, so the report has re-baseline flags to list.
+/// changes that cell's verdicts, so the report has flags to list.
 fn example_with_a_slow_trial() -> LoadedResult {
     let mut lr = example();
     let t = lr
@@ -153,8 +153,10 @@ fn every_flag_is_listed_with_evidence_and_action() {
         assert!(text.contains(&f.action), "action listed: {}", f.action);
     }
     assert!(n > 0);
+    // The slow trial keeps the cell inconclusive (it would be improved without it): nothing
+    // is claimed, so the flag is a look.
     assert!(
-        text.contains("`outlier-trial`** (re-baseline) — output_throughput at c=1"),
+        text.contains("`outlier-trial`** (look) — output_throughput at c=1"),
         "{text}"
     );
     assert!(

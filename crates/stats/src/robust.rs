@@ -11,29 +11,44 @@
 use crate::error::{StatsError, check_finite, check_len};
 use crate::percentile::median;
 
-/// STATISTICS.md: a robust z above 3.5 marks an outlier trial.
+/// A robust z above 3.5 marks an outlier trial (Iglewicz & Hoaglin).
 pub const OUTLIER_Z: f64 = 3.5;
 
-/// 99th percentile of the largest robust z among n standard-normal values, n = 3…30
-/// (Monte Carlo, 200,000 arms each; `tests/reference/robust_cutoffs.py`).
-const MAX_Z_Q99: [f64; 28] = [
-    110.25, 16.09, 18.53, 9.94, 10.79, 8.05, 8.17, 6.92, 7.07, 6.3, 6.4, 5.88, 5.98, 5.58, 5.67,
-    5.43, 5.42, 5.24, 5.28, 5.1, 5.13, 4.96, 5.02, 4.94, 4.95, 4.83, 4.88, 4.78,
-];
+/// 95th percentile of Dixon's Q (the `r10` ratio, either end) over samples of n normal
+/// values, n = 3…10 (Monte Carlo, 10⁶ samples each: `tests/reference/dixon_cutoffs.py` and
+/// its output `dixon_cutoffs.txt`; they agree with Rorabacher's 1991 table to 0.003).
+const DIXON_Q95: [f64; 8] = [0.970, 0.829, 0.711, 0.628, 0.569, 0.526, 0.493, 0.466];
 
-/// The outlier cutoff for an arm of `n` trials: `base` (3.5) raised to the 99th percentile
-/// of the largest robust z of n well-behaved (normal) trials. With the fixed 3.5, an arm of
-/// 5 normal trials is flagged 21% of the time (9–29% for n = 3…30), so nearly every
-/// comparison would carry an outlier flag; the calibrated cutoff flags such an arm about 1%
-/// of the time while a trial far from the rest (z of 20 and more) is still caught. Beyond
-/// 30 trials the n = 30 value is kept (conservative).
-pub fn outlier_cutoff(n: usize, base: f64) -> f64 {
-    let calibrated = match n {
-        0..=2 => f64::INFINITY,
-        3..=30 => MAX_Z_Q99[n - 3],
-        _ => MAX_Z_Q99[27],
-    };
-    base.max(calibrated)
+/// Dixon's Q of a small sample (Dean & Dixon 1951, the `r10` ratio): the gap between the
+/// most extreme value, at either end, and its neighbour, over the range. Returns the index
+/// of that value in `values` and Q. Two values equally far from the rest make the gap small:
+/// they are a spread, not an outlier — which the robust z, built on the MAD of a handful of
+/// values, cannot tell. `None` below 3 values or when all are equal.
+pub fn dixon_q(values: &[f64]) -> Option<(usize, f64)> {
+    if values.len() < 3 || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
+    let (lo, hi) = (order[0], order[order.len() - 1]);
+    let range = values[hi] - values[lo];
+    if range <= 0.0 {
+        return None;
+    }
+    let low_gap = values[order[1]] - values[lo];
+    let high_gap = values[hi] - values[order[order.len() - 2]];
+    Some(if high_gap >= low_gap {
+        (hi, high_gap / range)
+    } else {
+        (lo, low_gap / range)
+    })
+}
+
+/// The Dixon cutoff for n = 3…10 values (an arm of well-behaved normal trials exceeds it 5%
+/// of the time; the outlier rules add a practical floor and a verdict test after it);
+/// `None` outside that range, where the r10 ratio is not used.
+pub fn dixon_cutoff(n: usize) -> Option<f64> {
+    (3..=10).contains(&n).then(|| DIXON_Q95[n - 3])
 }
 
 /// `0.6745 ≈ Φ⁻¹(0.75)`, making the MAD consistent with σ for normal data.
@@ -102,20 +117,24 @@ mod tests {
     }
 
     #[test]
-    fn cutoff_is_calibrated_to_the_trial_count() {
-        // Five ordinary trials whose largest robust z (about 4.0) passes the fixed 3.5 but
-        // not the calibrated cutoff for n = 5; one trial far off is still caught.
-        let ordinary = [100.0, 101.0, 100.5, 99.8, 103.5];
-        let z = robust_z(&ordinary).expect("valid");
-        let top = z.iter().copied().fold(0.0, f64::max);
-        assert!(
-            top > OUTLIER_Z && top < outlier_cutoff(5, OUTLIER_Z),
-            "{top}"
-        );
-        let far = [100.0, 101.0, 100.5, 99.8, 130.0];
-        let z = robust_z(&far).expect("valid");
-        assert!(z[4] > outlier_cutoff(5, OUTLIER_Z), "{}", z[4]);
-        assert_eq!(outlier_cutoff(100, OUTLIER_Z), 4.78);
-        assert!(outlier_cutoff(2, OUTLIER_Z).is_infinite());
+    fn dixon_tells_one_far_trial_from_a_spread() {
+        // The 30%-slow trial: the gap to its neighbour is nearly the whole range.
+        let (i, q) = dixon_q(&[100.0, 100.5, 99.5, 77.0, 100.2]).expect("a Q");
+        assert_eq!(i, 3);
+        assert!((q - 22.5 / 23.5).abs() < 1e-12, "{q}");
+        assert!(q > dixon_cutoff(5).expect("n = 5"));
+        // Two trials equally far from the rest: a spread, no outlier (the MAD-based robust
+        // z of the highest is 11.1 here).
+        let spread = [7.30, 7.32, 7.35, 7.90, 8.17];
+        let (i, q) = dixon_q(&spread).expect("a Q");
+        assert_eq!(i, 4);
+        assert!(q < dixon_cutoff(5).expect("n = 5"), "{q}");
+        assert!(robust_z(&spread).expect("z")[4] > OUTLIER_Z);
+        // The low end when it is the more extreme.
+        assert_eq!(dixon_q(&[1.0, 10.0, 10.1, 10.2]).map(|(i, _)| i), Some(0));
+        assert_eq!(dixon_q(&[5.0, 5.0, 5.0]), None);
+        assert_eq!(dixon_q(&[5.0, 6.0]), None);
+        assert_eq!(dixon_cutoff(11), None);
+        assert_eq!(dixon_cutoff(3), Some(0.970));
     }
 }

@@ -274,15 +274,65 @@ fn outlier_trial_that_flips_the_verdict_is_flagged_not_dropped() {
     );
     let a = assess(&[p], &ComparisonContext::interleaved_run());
     let f = find(&a, FlagId::OutlierTrial);
-    assert_eq!(f.level, FlagLevel::ReBaseline);
+    // Inconclusive as measured: nothing is claimed, the trial only costs a decision.
+    assert_eq!(f.level, FlagLevel::Look);
     assert!(
         f.evidence
             .contains("baseline trial 3: 130.0000 is +29.7% against the arm's median 100.2000"),
         "{}",
         f.evidence
     );
-    assert!(f.evidence.contains("without that trial: equivalent"));
+    assert!(
+        f.evidence
+            .contains("with that trial at the median of the others: equivalent"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.evidence.contains("Dixon's Q = "), "{}", f.evidence);
     assert_eq!(threat_of(f).1, Some(Verdict::Equivalent));
+}
+
+#[test]
+fn an_outlier_that_only_keeps_a_likely_cell_from_being_decided_is_a_look() {
+    // Ten trials a side: a +3% candidate, and one baseline trial 10% low. With it the cell is
+    // likely improved; with that trial at the median of the others, improved in the same
+    // direction: the trial costs a decision, no claim rests on it.
+    let base = vec![
+        100.0, 100.3, 99.8, 100.1, 90.0, 99.9, 100.2, 99.7, 100.0, 100.1,
+    ];
+    let cand = vec![
+        103.0, 103.2, 102.9, 103.1, 102.8, 103.0, 103.3, 102.9, 103.1, 103.0,
+    ];
+    let p = point(
+        "c=1",
+        1.0,
+        ArmEvidence::from_values(base),
+        ArmEvidence::from_values(cand),
+    );
+    assert_eq!(p.verdict(), Some(Verdict::LikelyImproved));
+    let a = assess(&[p], &ComparisonContext::interleaved_run());
+    let f = find(&a, FlagId::OutlierTrial);
+    assert_eq!(f.level, FlagLevel::Look);
+    assert_eq!(
+        threat_of(f),
+        (Some(Verdict::LikelyImproved), Some(Verdict::Improved))
+    );
+}
+
+#[test]
+fn two_trials_equally_far_are_a_spread_not_an_outlier() {
+    // TTFT-like: two of five trials 8–11% above the rest. The robust z of the highest is 11
+    // (the MAD of five values is tiny), but Dixon's Q sees no gap between the two.
+    let base = ArmEvidence::from_values(vec![7.30, 7.32, 7.35, 7.90, 8.17]);
+    let a = assess(
+        &[point("c=1", 1.0, base, arm(7.3, &NOISE_B))],
+        &ComparisonContext::interleaved_run(),
+    );
+    assert!(
+        !a.flags.iter().any(|f| f.id == FlagId::OutlierTrial),
+        "{:#?}",
+        a.flags
+    );
 }
 
 #[test]

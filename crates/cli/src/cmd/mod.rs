@@ -83,6 +83,7 @@ impl Measures {
             alpha: self.alpha,
             baseline_variant: None,
             candidate_variant: None,
+            rules: None,
         }
     }
 }

@@ -68,6 +68,9 @@ pub struct CompareOptions {
     /// The candidate variant (default: within a run every other variant; across runs the
     /// same name as the baseline in the second file, else its baseline variant).
     pub candidate_variant: Option<String>,
+    /// The flag rules' thresholds (default: `RuleSettings::default()`, the documented ones;
+    /// α always comes from the settings above). `examples/calibrate_rules.rs` sweeps them.
+    pub rules: Option<RuleSettings>,
 }
 
 fn variants(r: &RunResult) -> &[Variant] {
@@ -249,7 +252,7 @@ fn comparison(
     };
     let rules = RuleSettings {
         alpha,
-        ..RuleSettings::default()
+        ..opts.rules.unwrap_or_default()
     };
     // A sequential run's cells are read at the look each stopped at, on its trials so far.
     let seq = if same_run && base_v.baseline {

@@ -304,21 +304,26 @@ pub struct RuleSettings {
     /// Leave-one-out residual, in SEs, above which a level disagrees (3).
     pub sweep_residual_se: f64,
     /// Spearman p-value (exact for n ≤ 9) below which a trend across trials can be drift
-    /// (0.05: with 5 trials a perfect order has p = 2/120; the size floor and the verdict
-    /// test keep the rule from firing on chance orders).
+    /// (0.01: with 5 trials not even a perfect order reaches it — p = 2/120 — so a trend needs
+    /// 6 trials or more; at 0.05 chance orders of 5 trials fired on clean A/A runs:
+    /// docs/statistics-measured.md).
     pub drift_p: f64,
     /// Spearman p-value below which a trend within a trial can be drift (0.01).
     pub within_trial_p: f64,
     /// Smallest |ρ| of a within-trial trend that counts as drift (0.3): with thousands of
     /// requests a negligible trend is already significant.
     pub within_trial_min_rho: f64,
-    /// Robust z above which a trial is an outlier (3.5, raised for small n:
-    /// `robust::outlier_cutoff`).
+    /// Robust z above which a trial of an arm of more than 10 trials is an outlier (3.5,
+    /// Iglewicz & Hoaglin's cutoff); 3–10 trials use Dixon's Q at its 95% cutoff instead
+    /// (`robust::dixon_cutoff`).
     pub outlier_z: f64,
-    /// A trial or a trend must move the metric by more than this share of the threshold
-    /// (0.5: θ/2 of the median on the log scale, M/2 on the arithmetic scale) before
-    /// outlier-trial or drift can fire.
+    /// A trend must move the metric over the run by more than this share of the threshold
+    /// before drift can fire (0.5: θ/2 on the log scale, M/2 on the arithmetic scale).
     pub practical_floor: f64,
+    /// One trial (an outlier, or a slow first trial) must lie farther than this share of
+    /// the threshold from its arm's median before outlier-trial or drift can fire (1.5,
+    /// calibrated on clean A/A runs: docs/statistics-measured.md).
+    pub outlier_floor: f64,
     /// The median share of a closed-loop point's trials during which the limit was held,
     /// below which the point is `load-not-sustained` (0.5).
     pub min_limit_held: f64,
@@ -340,11 +345,12 @@ impl Default for RuleSettings {
             prediction_level: 0.99,
             sweep_q_p: 0.01,
             sweep_residual_se: 3.0,
-            drift_p: 0.05,
+            drift_p: 0.01,
             within_trial_p: 0.01,
             within_trial_min_rho: 0.3,
             outlier_z: 3.5,
             practical_floor: 0.5,
+            outlier_floor: 1.5,
             min_limit_held: 0.5,
             min_rate_fraction: 0.98,
             output_token_range: (0.9, 1.1),

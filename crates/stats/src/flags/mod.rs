@@ -172,12 +172,21 @@ impl Flag {
     }
 }
 
-/// The standard re-baseline action: re-run both arms interleaved in one session.
+/// The standard re-baseline action: re-run both arms interleaved in one session, with the
+/// trials per arm the spread asks for — or, where that is more than is practical
+/// (`advice::PRACTICAL_TRIALS`), with sequential trials that stop when the cells are decided.
 pub(crate) fn rerun_action(trials_per_arm: u64) -> String {
-    format!(
-        "re-run baseline and candidate interleaved in one session with {trials_per_arm} trials \
-         per arm"
-    )
+    if trials_per_arm >= crate::advice::PRACTICAL_TRIALS {
+        "re-run baseline and candidate interleaved in one session; at this spread a fixed \
+         count would need more than 100 trials per arm, so let `trials.until_decided` add \
+         rounds only where the answer is not yet known"
+            .to_owned()
+    } else {
+        format!(
+            "re-run baseline and candidate interleaved in one session with {trials_per_arm} \
+             trials per arm"
+        )
+    }
 }
 
 /// `0.0213` → `"+2.1%"`.

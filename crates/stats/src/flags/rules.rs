@@ -16,7 +16,7 @@ use crate::flags::{
 use crate::holm::{expected_false_alarms, holm_adjust};
 use crate::interval::log_prediction_interval;
 use crate::order_stat::min_requests_for_quantile;
-use crate::robust::{outlier_cutoff, robust_z};
+use crate::robust::{dixon_cutoff, dixon_q, robust_z};
 use crate::spearman::trend;
 use crate::summary::{geometric_mean, mean};
 use crate::verdict::{Direction, Scale, Verdict};
@@ -130,6 +130,33 @@ fn threat(metric: &MetricSettings, point: &PointComparison, otherwise: Option<Ve
     }
 }
 
+/// Whether a trial or trend whose removal turns the cell's `verdict` into `otherwise` is a
+/// flag, and at which level. **Re-baseline** when a claim rests on it: the verdict as
+/// measured is decided (improved, regressed, equivalent) and would be anything else without
+/// it, or it is likely improved/regressed and would not keep that direction (inconclusive,
+/// equivalent, the other way). **Look** when it only costs a decision: an inconclusive cell,
+/// or a likely one, that would be decided — in the same direction — without it (nothing
+/// claimed is at stake; re-measuring may settle the cell). Nothing otherwise: the same
+/// verdict, or an inconclusive cell that would merely lean one way.
+fn threat_level(verdict: Verdict, otherwise: Option<Verdict>) -> Option<FlagLevel> {
+    if otherwise == Some(verdict) {
+        return None;
+    }
+    let strengthens = match (verdict, otherwise) {
+        (Verdict::Inconclusive, Some(o)) => o.is_decided(),
+        (Verdict::LikelyImproved, Some(Verdict::Improved))
+        | (Verdict::LikelyRegressed, Some(Verdict::Regressed)) => true,
+        _ => false,
+    };
+    if strengthens {
+        Some(FlagLevel::Look)
+    } else if verdict == Verdict::Inconclusive {
+        None
+    } else {
+        Some(FlagLevel::ReBaseline)
+    }
+}
+
 /// `" (without it: equivalent)"`-style words for a flag's evidence.
 fn otherwise_words(what: &str, otherwise: Option<Verdict>) -> String {
     match otherwise {
@@ -230,23 +257,52 @@ fn worse_by(x: f64, reference: f64, scale: Scale, direction: Direction) -> f64 {
     }
 }
 
-/// The practical floor on the analysis scale: `practical_floor` × the margin (θ/2 on the
-/// log scale is `ln(1+θ)/2`; M/2 on the arithmetic scale).
-fn floor(point: &PointComparison, settings: &RuleSettings) -> Option<f64> {
-    point
-        .comparison
-        .as_ref()
-        .map(|c| c.margin * settings.practical_floor)
+/// The trials of an arm that stand out as outliers, with the test's words: for 3–10 trials
+/// the most extreme one when Dixon's Q exceeds its 95% cutoff for n (two trials equally far
+/// from the rest are a spread, not an outlier); for more trials, every one whose robust z
+/// exceeds `outlier_z`.
+fn outliers(values: &[f64], settings: &RuleSettings) -> Vec<(usize, String)> {
+    let n = values.len();
+    if let Some(cutoff) = dixon_cutoff(n) {
+        return match dixon_q(values) {
+            Some((i, q)) if q > cutoff => vec![(
+                i,
+                format!("Dixon's Q = {q:.2} > {cutoff:.3}, the 95% cutoff for {n} trials"),
+            )],
+            _ => Vec::new(),
+        };
+    }
+    let Ok(z) = robust_z(values) else {
+        return Vec::new();
+    };
+    z.iter()
+        .enumerate()
+        .filter(|(_, zi)| **zi > settings.outlier_z)
+        .map(|(i, zi)| (i, format!("robust z = {zi:.1} > {}", settings.outlier_z)))
+        .collect()
 }
 
-/// The same values without the one at `skip`.
-fn without(values: &[f64], skip: usize) -> Vec<f64> {
-    values
+/// A practical floor on the analysis scale: `share` × the margin (`ln(1 + θ)` on the log
+/// scale, `M` on the arithmetic scale).
+fn floor(point: &PointComparison, share: f64) -> Option<f64> {
+    point.comparison.as_ref().map(|c| c.margin * share)
+}
+
+/// The same values with the one at `skip` replaced by the median of the others: the
+/// counterfactual of "that trial was ordinary". Replacing keeps the trial count, so the
+/// verdict cannot change merely because one trial fewer widens the t interval (with 5
+/// trials, dropping one moves the 97.5% t quantile from 2.78 to 3.18).
+fn ordinary(values: &[f64], skip: usize) -> Vec<f64> {
+    let others: Vec<f64> = values
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != skip)
         .map(|(_, v)| *v)
-        .collect()
+        .collect();
+    let median = crate::percentile::median(&others).unwrap_or(values[skip]);
+    let mut out = values.to_vec();
+    out[skip] = median;
+    out
 }
 
 /// Least-squares slope of `values` (on the analysis scale) against their position.
@@ -351,7 +407,10 @@ pub fn drift(
     let Some(verdict) = point.verdict() else {
         return flags;
     };
-    let Some(floor) = floor(point, settings) else {
+    let (Some(trend_floor), Some(trial_floor)) = (
+        floor(point, settings.practical_floor),
+        floor(point, settings.outlier_floor),
+    ) else {
         return flags;
     };
 
@@ -365,7 +424,7 @@ pub fn drift(
             continue;
         };
         let size = b.abs() * (arm.trial_values.len() - 1) as f64;
-        if c.p < settings.drift_p && size > floor {
+        if c.p < settings.drift_p && size > trend_floor {
             drifting.push((
                 i,
                 format!(
@@ -391,12 +450,12 @@ pub fn drift(
             }
         }
         let otherwise = point.verdict_with(metric.direction, &base, &cand);
-        if otherwise != Some(verdict) {
+        if let Some(level) = threat_level(verdict, otherwise) {
             let reasons: Vec<&str> = drifting.iter().map(|(_, r, _)| r.as_str()).collect();
             flags.push(
                 Flag::new(
                     FlagId::Drift,
-                    FlagLevel::ReBaseline,
+                    level,
                     format!(
                         "{} at {}: {}; verdict {} ({})",
                         metric.name,
@@ -423,30 +482,34 @@ pub fn drift(
             continue;
         };
         let worse = worse_by(values[0], med, scale, metric.direction);
-        let z0 = robust_z(values).map_or(0.0, |z| z[0]);
-        let cutoff = outlier_cutoff(values.len(), settings.outlier_z);
-        if worse <= floor || z0 <= cutoff {
+        let Some((_, test)) = outliers(values, settings)
+            .into_iter()
+            .find(|(i, _)| *i == 0)
+        else {
+            continue;
+        };
+        if worse <= trial_floor {
             continue;
         }
-        let otherwise = verdict_replacing(point, metric.direction, i, rest);
-        if otherwise == Some(verdict) {
+        let otherwise = verdict_replacing(point, metric.direction, i, &ordinary(values, 0));
+        let Some(level) = threat_level(verdict, otherwise) else {
             continue;
-        }
+        };
         flags.push(
             Flag::new(
                 FlagId::Drift,
-                FlagLevel::ReBaseline,
+                level,
                 format!(
                     "{} at {}, {name}: the first trial ({}) is {} against the median of the \
-                     rest ({}), worse by more than half the threshold (robust z = {z0:.1} > \
-                     {cutoff:.1}; warm-up too short, or a cold first start); verdict {} ({})",
+                     rest ({}), an outlier worse by more than 1.5 θ ({test}; warm-up too \
+                     short, or a cold first start); verdict {} ({})",
                     metric.name,
                     point.label,
                     val(values[0]),
                     deviation_words(values[0], med, scale),
                     val(med),
                     verdict.as_str(),
-                    otherwise_words("without that trial", otherwise)
+                    otherwise_words("with that trial at the median of the others", otherwise)
                 ),
                 action.clone(),
             )
@@ -485,11 +548,12 @@ pub fn drift(
     flags
 }
 
-/// **outlier-trial**: a trial (other than the first, which `drift` covers) with robust
-/// z = 0.6745·|x − median|/MAD above the cutoff for the arm's n (`robust::outlier_cutoff`),
-/// **and** farther from the arm's median than the practical floor (θ/2: with four nearly
-/// equal trials the MAD is tiny and a 1% deviation is not an outlier), **and** the cell's
-/// verdict without it differs. Flagged, never dropped. Re-baseline.
+/// **outlier-trial**: a trial (other than the first, which `drift` covers) that stands out
+/// (Dixon's Q above its 95% cutoff for 3–10 trials, robust z above `outlier_z` for more),
+/// **and** lies farther from the arm's median than the practical floor (1.5 θ: with four
+/// nearly equal trials a 1% deviation is no outlier), **and** the cell's verdict with that
+/// trial at the median of the others differs. Flagged, never dropped; re-baseline or look
+/// by what is at stake (`threat_level`).
 pub fn outlier_trials(
     point: &PointComparison,
     metric: &MetricSettings,
@@ -497,20 +561,17 @@ pub fn outlier_trials(
 ) -> Vec<Flag> {
     let mut flags = Vec::new();
     let scale = scale_of(point.analysis);
-    let (Some(verdict), Some(floor)) = (point.verdict(), floor(point, settings)) else {
+    let (Some(verdict), Some(floor)) = (point.verdict(), floor(point, settings.outlier_floor))
+    else {
         return flags;
     };
     for (arm_index, (name, arm)) in arms(point).into_iter().enumerate() {
         let values = &arm.trial_values;
-        let Ok(z) = robust_z(values) else {
-            continue;
-        };
         let Some(med) = crate::percentile::median(values) else {
             continue;
         };
-        let cutoff = outlier_cutoff(values.len(), settings.outlier_z);
-        for (i, zi) in z.iter().enumerate().skip(1) {
-            if *zi <= cutoff {
+        for (i, test) in outliers(values, settings) {
+            if i == 0 {
                 continue;
             }
             let distance = worse_by(values[i], med, scale, metric.direction).abs();
@@ -518,26 +579,24 @@ pub fn outlier_trials(
                 continue;
             }
             let otherwise =
-                verdict_replacing(point, metric.direction, arm_index, &without(values, i));
-            if otherwise == Some(verdict) {
+                verdict_replacing(point, metric.direction, arm_index, &ordinary(values, i));
+            let Some(level) = threat_level(verdict, otherwise) else {
                 continue;
-            }
+            };
             flags.push(
                 Flag::new(
                     FlagId::OutlierTrial,
-                    FlagLevel::ReBaseline,
+                    level,
                     format!(
                         "{} at {}, {name} trial {i}: {} is {} against the arm's median {} \
-                         (robust z = {zi:.1} > {cutoff:.1}, the cutoff for {} trials); verdict \
-                         {} ({})",
+                         ({test}); verdict {} ({})",
                         metric.name,
                         point.label,
                         val(values[i]),
                         deviation_words(values[i], med, scale),
                         val(med),
-                        values.len(),
                         verdict.as_str(),
-                        otherwise_words("without that trial", otherwise)
+                        otherwise_words("with that trial at the median of the others", otherwise)
                     ),
                     "inspect that trial (server log, errors, host load); it stays in the \
                      analysis — re-run rather than drop it",
@@ -765,4 +824,33 @@ pub fn multiplicity(tests: &[NamedP], alpha: f64) -> Result<Option<Flag>, StatsE
          re-run of those metrics",
     )
     .threatening(threats)))
+}
+
+#[cfg(test)]
+mod threat_tests {
+    use super::*;
+
+    #[test]
+    fn what_is_at_stake_sets_the_level() {
+        use Verdict::*;
+        let re = Some(FlagLevel::ReBaseline);
+        let look = Some(FlagLevel::Look);
+        // The same verdict either way: no flag.
+        assert_eq!(threat_level(Improved, Some(Improved)), None);
+        // A decided claim that would not stand: re-baseline.
+        assert_eq!(threat_level(Improved, Some(LikelyImproved)), re);
+        assert_eq!(threat_level(Equivalent, Some(Inconclusive)), re);
+        assert_eq!(threat_level(Regressed, None), re);
+        // A likely direction that would be lost or reversed: re-baseline.
+        assert_eq!(threat_level(LikelyRegressed, Some(Equivalent)), re);
+        assert_eq!(threat_level(LikelyImproved, Some(Inconclusive)), re);
+        assert_eq!(threat_level(LikelyImproved, Some(Regressed)), re);
+        // Only a decision missed: look.
+        assert_eq!(threat_level(LikelyImproved, Some(Improved)), look);
+        assert_eq!(threat_level(Inconclusive, Some(Equivalent)), look);
+        assert_eq!(threat_level(Inconclusive, Some(Regressed)), look);
+        // An inconclusive cell that would only lean: nothing.
+        assert_eq!(threat_level(Inconclusive, Some(LikelyImproved)), None);
+        assert_eq!(threat_level(Inconclusive, None), None);
+    }
 }
