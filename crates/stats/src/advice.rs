@@ -15,32 +15,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::power::sample_size;
-use crate::verdict::{ArmComparison, DEFAULT_POWER};
+use crate::verdict::ArmComparison;
+
+/// The count itself, from the two-sample size formula; in [`crate::power`] so that the
+/// verdicts (which carry it) and this advice both sit above it.
+pub use crate::power::trials_to_settle;
 
 /// More trials per arm than this is not a practical answer: the advice says the difference
 /// sits at the threshold instead.
 pub const PRACTICAL_TRIALS: u64 = 100;
-
-/// Trials per arm that would likely settle a cell whose estimate is `d` with pooled spread
-/// `sd` (both on the analysis scale) against `margin`, at `alpha`, given `n` trials per arm
-/// now (module docs). `None` when `d` sits exactly on the threshold or the count exceeds
-/// `power::MAX_TRIALS`.
-pub fn trials_to_settle(
-    d: f64,
-    sd: f64,
-    margin: f64,
-    alpha: f64,
-    n: (usize, usize),
-) -> Option<u64> {
-    let distance = (d.abs() - margin).abs();
-    if distance.is_nan() || distance <= 0.0 {
-        return None;
-    }
-    sample_size(sd, distance, alpha, DEFAULT_POWER)
-        .ok()
-        .map(|k| k.max(n.0.max(n.1) as u64 + 1))
-}
 
 /// What to tell the user about one undecided cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +55,7 @@ pub fn settle(c: &ArmComparison) -> Option<Settle> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::power::{DEFAULT_POWER, sample_size};
     use crate::verdict::{Direction, Verdict, compare_arms};
 
     #[test]

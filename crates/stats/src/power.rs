@@ -16,6 +16,9 @@ use crate::error::{StatsError, check_probability};
 /// The largest per-arm count searched before giving up.
 pub const MAX_TRIALS: u64 = 1_000_000;
 
+/// Power used for "how many trials would settle it" and for the minimum detectable effect.
+pub const DEFAULT_POWER: f64 = 0.8;
+
 fn check_positive_param(name: &'static str, value: f64) -> Result<(), StatsError> {
     if value.is_finite() && value > 0.0 {
         Ok(())
@@ -105,6 +108,26 @@ pub fn minimum_detectable_effect_unequal(
     check_probability("power", power)?;
     let s = t_sum(alpha, power, (n_a + n_b - 2) as f64)?;
     Ok(s * cv * (1.0 / n_a as f64 + 1.0 / n_b as f64).sqrt())
+}
+
+/// Trials per arm that would likely settle a cell whose estimate is `d` with pooled spread
+/// `sd` (both on the analysis scale) against `margin`, at `alpha`, given `n` trials per arm
+/// now (the method is [`crate::advice`]'s). `None` when `d` sits exactly on the threshold or
+/// the count exceeds [`MAX_TRIALS`].
+pub fn trials_to_settle(
+    d: f64,
+    sd: f64,
+    margin: f64,
+    alpha: f64,
+    n: (usize, usize),
+) -> Option<u64> {
+    let distance = (d.abs() - margin).abs();
+    if distance.is_nan() || distance <= 0.0 {
+        return None;
+    }
+    sample_size(sd, distance, alpha, DEFAULT_POWER)
+        .ok()
+        .map(|k| k.max(n.0.max(n.1) as u64 + 1))
 }
 
 #[cfg(test)]

@@ -27,16 +27,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::advice::trials_to_settle;
 use crate::error::{StatsError, check_probability};
 use crate::estimate::{ConfidenceInterval, Estimate};
 use crate::interval::{geometric_mean_ci, mean_ci};
-use crate::power::{minimum_detectable_effect_unequal, sample_size};
+use crate::power::{minimum_detectable_effect_unequal, sample_size, trials_to_settle};
 use crate::summary::{coefficient_of_variation, mean_var};
 use crate::welch::{WelchTest, welch, welch_log_ratio};
 
 /// Power used for "how many trials would settle it" and for the minimum detectable effect.
-pub const DEFAULT_POWER: f64 = 0.8;
+pub use crate::power::DEFAULT_POWER;
 
 /// Which way is better for a metric. stats is told this; it does not know metric names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -185,7 +184,7 @@ pub struct ArmComparison {
     /// the spread is 0 or more than `power::MAX_TRIALS` are needed).
     pub trials_for_margin: Option<u64>,
     /// For an undecided verdict: trials per arm that would likely settle it
-    /// ([`crate::advice::trials_to_settle`]); `None` when decided, when the estimate sits
+    /// ([`crate::power::trials_to_settle`]); `None` when decided, when the estimate sits
     /// exactly on the threshold, or when more than `power::MAX_TRIALS` would be needed.
     pub trials_to_settle: Option<u64>,
     /// `p < α`.
