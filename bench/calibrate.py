@@ -361,20 +361,25 @@ def summary_effect(comps):
 
 
 def summary_flag(comps, flag_id, where=None, only=None):
-    """Runs where `flag_id` fires (on a threatened cell matching `where(metric, point)`), and
-    runs where it fires only there (`only`)."""
-    hit = clean = 0
+    """Runs where `flag_id` fires, at any level and at re-baseline (on a threatened cell
+    matching `where(metric, point)`), and runs where it fires only there (`only`)."""
+    hit = hit_rb = clean = 0
     other = Counter()
     for c in comps:
-        flags = [f for f in all_flags(c) if f["id"] == flag_id and f["level"] == "re-baseline"]
+        flags = [f for f in all_flags(c) if f["id"] == flag_id]
         threatened = {cell for f in flags for cell in cells(f)}
         fired = bool(flags) if where is None else any(where(*cell) for cell in threatened)
+        rb = [f for f in flags if f["level"] == "re-baseline"]
+        fired_rb = bool(rb) if where is None else any(
+            where(*cell) for f in rb for cell in cells(f))
         hit += fired
+        hit_rb += fired_rb
         if only is not None and fired and all(only(*cell) for cell in threatened):
             clean += 1
         for i in rebaseline(c):
             other[i] += 1
     out = {f"{flag_id}_fired": rate(hit, len(comps)),
+           f"{flag_id}_fired_as_rebaseline": rate(hit_rb, len(comps)),
            "runs_with_rebaseline_flag": {k: rate(v, len(comps)) for k, v in sorted(other.items())}}
     if only is not None:
         out[f"{flag_id}_fired_only_there"] = rate(clean, len(comps))
