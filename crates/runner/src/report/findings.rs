@@ -11,30 +11,7 @@ use servebench_stats::flags::{Flag, FlagId, FlagLevel, Threatens};
 
 use crate::compare::{CompareReport, Comparison};
 
-use super::model::{FlagMarks, Report, Role};
-
-/// Flags of one rule for one metric of one comparison, under one footnote number.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlagGroup {
-    /// Footnote number, from 1.
-    pub number: usize,
-    /// Index into the report's comparisons.
-    pub comparison: usize,
-    /// The metric, or `None` for a flag about the whole comparison (multiplicity).
-    pub metric: Option<String>,
-    /// The rule.
-    pub id: FlagId,
-    /// Re-baseline or look.
-    pub level: FlagLevel,
-    /// The flags, each with its own evidence and action.
-    pub flags: Vec<Flag>,
-    /// Short labels of the sweep points concerned, with the arm when the evidence names
-    /// one.
-    pub points: Vec<(String, Option<Role>)>,
-    /// For a flag about the whole comparison: the (metric, point) rows its evidence names
-    /// (`multiplicity`: "no longer significant: ttft_p50 c=4 (p = …)").
-    pub rows: Vec<(String, String)>,
-}
+use super::model::{FlagGroup, FlagMarks, Report, Role};
 
 /// The points (and arms) a flag's evidence names, among `labels`.
 pub fn points_of(flag: &Flag, labels: &[String]) -> Vec<(String, Option<Role>)> {

@@ -27,7 +27,7 @@ pub mod verdicts;
 use std::path::{Path, PathBuf};
 
 pub use error::ReportError;
-pub use model::{Arm, FlagMarks, Report, Role, SweepAxis};
+pub use model::{Arm, FlagGroup, FlagMarks, Report, Role, SweepAxis};
 
 use crate::compare::{
     CompareError, CompareOptions, CompareReport, LoadedResult, compare_across, compare_within,

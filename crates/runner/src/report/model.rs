@@ -7,12 +7,13 @@
 
 use std::collections::BTreeMap;
 
+use servebench_stats::flags::{Flag, FlagId, FlagLevel};
+
 use crate::compare::{CompareReport, LoadedResult};
 use crate::result::{PointInfo, RunResult, TrialStatus};
 use crate::run::table::{self, CellStat};
 
 use super::error::ReportError;
-use super::findings::FlagGroup;
 
 /// What an arm is in the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +98,30 @@ impl FlagMarks {
     pub fn is_empty(&self) -> bool {
         self.marks.is_empty()
     }
+}
+
+/// Flags of one rule for one metric of one comparison, under one footnote number (grouped
+/// by [`super::findings::groups`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagGroup {
+    /// Footnote number, from 1.
+    pub number: usize,
+    /// Index into the report's comparisons.
+    pub comparison: usize,
+    /// The metric, or `None` for a flag about the whole comparison (multiplicity).
+    pub metric: Option<String>,
+    /// The rule.
+    pub id: FlagId,
+    /// Re-baseline or look.
+    pub level: FlagLevel,
+    /// The flags, each with its own evidence and action.
+    pub flags: Vec<Flag>,
+    /// Short labels of the sweep points concerned, with the arm when the evidence names
+    /// one.
+    pub points: Vec<(String, Option<Role>)>,
+    /// For a flag about the whole comparison: the (metric, point) rows its evidence names
+    /// (`multiplicity`: "no longer significant: ttft_p50 c=4 (p = …)").
+    pub rows: Vec<(String, String)>,
 }
 
 /// Everything the exporters read.

@@ -16,8 +16,6 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::error::ReportError;
 
-pub use super::axis::{Axis, Panel, Ticks};
-
 /// Colour of flag rings and markers.
 pub const FLAG_RED: RGBColor = RGBColor(0xD6, 0x27, 0x28);
 /// Okabe–Ito colours (distinguishable with colour-blindness), without the red-like one.

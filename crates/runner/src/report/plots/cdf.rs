@@ -13,7 +13,8 @@ use crate::report::error::ReportError;
 use crate::report::model::{Arm, Report};
 use crate::result::TrialStatus;
 
-use super::canvas::{Axis, Key, Panel, Ticks, arm_color, svg};
+use super::axis::{Axis, Panel, Ticks};
+use super::canvas::{Key, arm_color, svg};
 
 /// The CDF figure.
 #[derive(Debug, Clone, Copy, Default)]

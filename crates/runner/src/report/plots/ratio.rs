@@ -14,7 +14,8 @@ use crate::report::error::ReportError;
 use crate::report::findings::numbers_at;
 use crate::report::model::{Report, Role};
 
-use super::canvas::{Axis, BAND, Canvas, Key, Panel, Ticks, svg};
+use super::axis::{Axis, Panel, Ticks};
+use super::canvas::{BAND, Canvas, Key, svg};
 
 /// One comparison's ratio figure.
 #[derive(Debug, Clone)]

@@ -9,7 +9,8 @@ use plotters::style::{Color, RGBColor};
 use crate::report::error::ReportError;
 use crate::report::model::Report;
 
-use super::canvas::{Axis, Canvas, Key, Panel, Ticks, arm_color};
+use super::axis::{Axis, Panel, Ticks};
+use super::canvas::{Canvas, Key, arm_color};
 
 /// One metric drawn for every arm.
 #[derive(Debug, Clone, PartialEq)]
