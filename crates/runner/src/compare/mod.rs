@@ -24,6 +24,7 @@ pub mod gate;
 pub mod render;
 pub mod report;
 mod sequential;
+pub mod text;
 pub(crate) mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};

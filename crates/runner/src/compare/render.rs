@@ -12,8 +12,8 @@ use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
 use super::report::{ArmSource, CompareReport, Comparison, MetricReport, Mode};
-use super::words::{advice_sentence, num, p_value, pct, signed_pct, threatens_words};
-use crate::report::text::aligned;
+use super::text::{aligned, num, p_value, pct, signed_pct};
+use super::words::{advice_sentence, threatens_words};
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
     match e {

@@ -1,6 +1,6 @@
 //! Findings in words: crossovers ("the candidate is faster at c ≤ 4 and slower at c ≥ 16"),
-//! the advice for undecided cells, the verdicts a flag threatens, numbers in tables, and
-//! percentages.
+//! the advice for undecided cells and the verdicts a flag threatens (numbers and percentages
+//! are [`super::text`]'s).
 
 use servebench_stats::Direction;
 use servebench_stats::advice::{PRACTICAL_TRIALS, Settle};
@@ -8,6 +8,7 @@ use servebench_stats::flags::{Flag, Side, Threatens};
 use servebench_stats::verdict::Scale;
 
 use super::report::{MetricReport, Region};
+use super::text::{num, pct, signed_pct};
 
 /// "faster"/"slower" for throughputs and latencies, "better"/"worse" otherwise.
 fn side_word(metric: &str, side: Side) -> &'static str {
@@ -212,50 +213,6 @@ pub(crate) fn threatens_words(flag: &Flag) -> String {
     }
 }
 
-/// A number with 4 significant figures at most, no exponent for ordinary magnitudes.
-pub(crate) fn num(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
-        "—".into()
-    } else if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a >= 0.001 || a == 0.0 {
-        format!("{v:.4}")
-    } else {
-        format!("{v:.2e}")
-    }
-}
-
-/// `0.0213` → `"+2.1%"`.
-pub(crate) fn signed_pct(fraction: f64) -> String {
-    format!("{:+.1}%", fraction * 100.0)
-}
-
-/// `0.05` → `"5%"`, `0.025` → `"2.5%"`.
-pub(crate) fn pct(fraction: f64) -> String {
-    let v = fraction * 100.0;
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{v:.0}%")
-    } else {
-        format!("{v:.1}%")
-    }
-}
-
-/// A p-value: 3 decimals, scientific below 0.001.
-pub(crate) fn p_value(p: f64) -> String {
-    if p < 1e-15 {
-        "<1e-15".into()
-    } else if p < 0.001 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,16 +266,5 @@ mod tests {
             "the candidate is worse at c=1, better at c from 4 to 8 and worse at c=16 \
              (goodput, in=512, higher is better)"
         );
-    }
-
-    #[test]
-    fn numbers_and_percentages() {
-        assert_eq!(num(3071.9), "3072");
-        assert_eq!(num(452.94), "452.9");
-        assert_eq!(num(3.384), "3.38");
-        assert_eq!(num(0.0), "0.0000");
-        assert_eq!(signed_pct(-0.213), "-21.3%");
-        assert_eq!(pct(0.02), "2%");
-        assert_eq!(p_value(0.0004), "4.0e-4");
     }
 }

@@ -14,7 +14,8 @@ use crate::compare::{CompareReport, Comparison, MetricReport, Mode, PointReport,
 use super::doc::{Block, Line, Span, code, strong, t};
 use super::findings::numbers_at;
 use super::model::Report;
-use super::text::{change, num, pct};
+use super::text::{change, num};
+use crate::compare::text::pct;
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
     match e {

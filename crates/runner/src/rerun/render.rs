@@ -9,8 +9,8 @@ use servebench_stats::Estimate;
 
 use super::assess::{ClaimRow, RerunReport, ValueRow};
 use crate::compare::render::change;
-use crate::compare::words::{num, pct, threatens_words};
-use crate::report::text::aligned;
+use crate::compare::text::{aligned, num, pct};
+use crate::compare::words::threatens_words;
 
 fn value(e: Option<&Estimate>, n: usize) -> String {
     match e {
