@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context, Result, bail};
-use servebench_runner::result::{ToolInfo, load_result};
-use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, run, table};
+use anyhow::{Context, Result, anyhow, bail};
+use servebench_runner::compare::Sequential;
+use servebench_runner::result::{LookRecord, RunResult, ToolInfo, load_result};
+use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, Sequencer, run, table};
 
 use crate::exit::Exit;
 
@@ -98,6 +99,17 @@ impl Progress {
     }
 }
 
+/// compare's group-sequential design as the runner's [`Sequencer`]: the runner measures,
+/// compare judges which cells of a sequential run stay open.
+#[derive(Debug)]
+struct Looks(Sequential);
+
+impl Sequencer for Looks {
+    fn look(&self, result: &RunResult, after_trial: u32) -> LookRecord {
+        self.0.look(result, after_trial)
+    }
+}
+
 /// Measures `spec` (or the trials missing from `resume`) into `results_dir`. Ctrl-C and
 /// SIGTERM stop it cleanly: the server is stopped and finished trials are kept
 /// (`RunOutcome::interrupted`).
@@ -111,6 +123,9 @@ pub(crate) fn execute(
     let cancel = Arc::new(AtomicBool::new(false));
     let results_root = std::path::absolute(results_dir)
         .with_context(|| format!("resolving {}", results_dir.display()))?;
+    let sequencer = Sequential::for_spec(&spec.file)
+        .map_err(|e| anyhow!("sequential trials: {e}"))?
+        .map(|s| Arc::new(Looks(s)) as Arc<dyn Sequencer>);
     let opts = RunOptions {
         results_root,
         servebench_bin: exe.display().to_string(),
@@ -121,6 +136,7 @@ pub(crate) fn execute(
         resume,
         progress: progress.0,
         cancel: cancel.clone(),
+        sequencer,
     };
     // Thousands of concurrent streams need as many sockets: soft limit up to the hard one.
     let _ = servebench_runner::loadgen::raise_open_file_limit();

@@ -28,7 +28,7 @@ pub mod text;
 pub(crate) mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
-use servebench_spec::{ServerRestart, TrialOrder, Variant};
+use servebench_spec::{ServerRestart, SpecFile, TrialOrder, Variant};
 use servebench_stats::Direction;
 use servebench_stats::flags::rules::{load_not_sustained, multiplicity};
 use servebench_stats::flags::{
@@ -41,7 +41,7 @@ pub use gate::evaluate as evaluate_gates;
 pub use render::render;
 pub use report::*;
 
-use crate::result::{RunResult, RunStatus};
+use crate::result::{RunResult, RunStatus, cell_stop_reason};
 use analyze::{MetricSpec, PointInput, analyze_metric};
 use evidence::{arm_point, match_points, trial_counts};
 pub use sequential::Sequential;
@@ -129,10 +129,10 @@ fn serde_name<T: serde::Serialize>(value: &T) -> String {
 
 /// Metrics and thresholds to use, checked against the catalogue.
 pub(crate) fn metric_specs(
-    base: &RunResult,
+    spec: &SpecFile,
     opts: &CompareOptions,
 ) -> Result<(Vec<MetricSpec>, f64, Vec<String>), CompareError> {
-    let settings = &base.spec.spec.compare;
+    let settings = &spec.spec.compare;
     let alpha = opts.alpha.unwrap_or(settings.alpha);
     if !(alpha > 0.0 && alpha <= 0.5) {
         return Err(CompareError::InvalidSetting {
@@ -201,7 +201,7 @@ fn comparison(
     cand_v: &Variant,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
-    let (specs, alpha, mut notes) = metric_specs(&base.result, opts)?;
+    let (specs, alpha, mut notes) = metric_specs(&base.result.spec, opts)?;
     let same_run = base.result.run_id == cand.result.run_id;
     let trials = &base.result.spec.spec.trials;
     let interleaved = same_run
@@ -272,7 +272,7 @@ fn comparison(
                 fraction: look.fraction,
                 z_boundary: look.z_boundary,
                 nominal_alpha: look.nominal_alpha,
-                stopped: Sequential::stop_reason(&cand.result, &cand_v.name, pair.cand_point),
+                stopped: cell_stop_reason(&cand.result.looks, &cand_v.name, pair.cand_point),
             };
             Some((cell, look))
         })
@@ -442,7 +442,7 @@ pub fn compare_within(
             baseline: base_v.name.clone(),
         });
     }
-    let (_, alpha, _) = metric_specs(&lr.result, opts)?;
+    let (_, alpha, _) = metric_specs(&lr.result.spec, opts)?;
     let comparisons = candidates
         .into_iter()
         .map(|c| comparison(lr, base_v, lr, c, opts))
@@ -480,7 +480,7 @@ pub fn compare_across(
             name: base_v.name.clone(),
         });
     }
-    let (_, alpha, _) = metric_specs(&base.result, opts)?;
+    let (_, alpha, _) = metric_specs(&base.result.spec, opts)?;
     let mut c = comparison(base, base_v, cand, cand_v, opts)?;
     c.notes.extend(fallback_note);
     Ok(report(alpha, vec![c]))

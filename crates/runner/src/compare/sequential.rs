@@ -12,6 +12,7 @@
 //! cell's verdicts at the look it stopped at, on the trials measured up to it — later trials
 //! of the baseline (run for another candidate) do not change them.
 
+use servebench_spec::SpecFile;
 use servebench_spec::metrics;
 use servebench_spec::types::Spending;
 use servebench_stats::flags::PointComparison;
@@ -20,7 +21,9 @@ use servebench_stats::sequential::{Look, SequentialDesign, SpendingFunction};
 use super::analyze::{MetricSpec, settings_for};
 use super::evidence::arm_point;
 use super::{CompareError, CompareOptions, metric_specs};
-use crate::result::{CellLook, LookRecord, MetricLook, RunResult, StopReason, TrialStatus};
+use crate::result::{
+    CellLook, LookRecord, MetricLook, RunResult, StopReason, TrialStatus, cell_is_open, cell_looks,
+};
 
 /// A sequential run's design, metrics and arms.
 #[derive(Debug, Clone)]
@@ -31,17 +34,22 @@ pub struct Sequential {
     required: Vec<String>,
     baseline: String,
     candidates: Vec<String>,
-    points: usize,
 }
 
 impl Sequential {
     /// The design of `result`'s spec, or `None` when it has no `until_decided`.
     pub fn of(result: &RunResult) -> Result<Option<Self>, CompareError> {
-        let s = &result.spec.spec;
+        Self::for_spec(&result.spec)
+    }
+
+    /// The design of `spec`, or `None` when it has no `until_decided` (what `servebench run`
+    /// hands the runner, before anything is measured).
+    pub fn for_spec(spec: &SpecFile) -> Result<Option<Self>, CompareError> {
+        let s = &spec.spec;
         let Some(u) = &s.trials.until_decided else {
             return Ok(None);
         };
-        let (metrics, alpha, _) = metric_specs(result, &CompareOptions::default())?;
+        let (metrics, alpha, _) = metric_specs(spec, &CompareOptions::default())?;
         let spending = match u.spending {
             Spending::ObrienFleming => SpendingFunction::OBrienFleming,
             Spending::Pocock => SpendingFunction::Pocock,
@@ -74,36 +82,7 @@ impl Sequential {
                 .map(|v| v.name.clone())
                 .collect(),
             baseline,
-            points: result.points.len(),
         }))
-    }
-
-    /// The baseline variant.
-    pub fn baseline(&self) -> &str {
-        &self.baseline
-    }
-
-    /// The candidate variants, in spec order.
-    pub fn candidates(&self) -> &[String] {
-        &self.candidates
-    }
-
-    /// Every look of the cell so far, oldest first.
-    fn cell_looks<'r>(result: &'r RunResult, variant: &str, point: usize) -> Vec<&'r CellLook> {
-        result
-            .looks
-            .iter()
-            .flat_map(|l| l.cells.iter())
-            .filter(|c| c.variant == variant && c.point == point)
-            .collect()
-    }
-
-    /// Whether the cell takes another round: it has not stopped at its latest look (a cell
-    /// never looked at yet is open).
-    pub fn is_open(result: &RunResult, variant: &str, point: usize) -> bool {
-        Self::cell_looks(result, variant, point)
-            .last()
-            .is_none_or(|c| c.stopped.is_none())
     }
 
     /// Trials of `variant` at `point` with a summary, up to repetition `t`.
@@ -127,12 +106,11 @@ impl Sequential {
     pub fn look(&self, result: &RunResult, after_trial: u32) -> LookRecord {
         let mut cells = Vec::new();
         for variant in &self.candidates {
-            for point in 0..self.points {
-                if !Self::is_open(result, variant, point) {
+            for point in 0..result.points.len() {
+                if !cell_is_open(&result.looks, variant, point) {
                     continue;
                 }
-                let mut history: Vec<(u64, u64)> = Self::cell_looks(result, variant, point)
-                    .iter()
+                let mut history: Vec<(u64, u64)> = cell_looks(&result.looks, variant, point)
                     .map(|c| (c.n_baseline, c.n_candidate))
                     .collect();
                 let now = (
@@ -226,13 +204,6 @@ impl Sequential {
             self.alpha,
             Some(*look),
         ))
-    }
-
-    /// Why the cell stopped, at its latest look (`None`: it never did — the run was cut short).
-    pub fn stop_reason(result: &RunResult, variant: &str, point: usize) -> Option<StopReason> {
-        Self::cell_looks(result, variant, point)
-            .last()
-            .and_then(|c| c.stopped)
     }
 
     /// The look `variant` at `point` stopped at (or its latest, if it never stopped: the run

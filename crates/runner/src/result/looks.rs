@@ -80,6 +80,34 @@ impl StopReason {
     }
 }
 
+/// Every look of one cell (candidate `variant` at sweep `point`) in `looks`, oldest first.
+pub fn cell_looks<'r>(
+    looks: &'r [LookRecord],
+    variant: &str,
+    point: usize,
+) -> impl Iterator<Item = &'r CellLook> {
+    looks
+        .iter()
+        .flat_map(|l| l.cells.iter())
+        .filter(move |c| c.variant == variant && c.point == point)
+}
+
+/// Whether the cell takes another round: it has not stopped at its latest look (a cell never
+/// looked at yet is open). What the runner schedules and `compare` reads agree on this one
+/// rule.
+pub fn cell_is_open(looks: &[LookRecord], variant: &str, point: usize) -> bool {
+    cell_looks(looks, variant, point)
+        .last()
+        .is_none_or(|c| c.stopped.is_none())
+}
+
+/// Why the cell stopped, at its latest look (`None`: it never did — the run was cut short).
+pub fn cell_stop_reason(looks: &[LookRecord], variant: &str, point: usize) -> Option<StopReason> {
+    cell_looks(looks, variant, point)
+        .last()
+        .and_then(|c| c.stopped)
+}
+
 impl LookRecord {
     /// The points still open for `variant` after this look (cells not stopped).
     pub fn open_points(&self, variant: &str) -> Vec<usize> {

@@ -6,7 +6,9 @@ mod looks;
 mod store;
 mod types;
 
-pub use looks::{CellLook, LookRecord, MetricLook, StopReason};
+pub use looks::{
+    CellLook, LookRecord, MetricLook, StopReason, cell_is_open, cell_looks, cell_stop_reason,
+};
 pub use store::{ResultStore, StoreError, load_result, write_json_atomic};
 pub use types::*;
 

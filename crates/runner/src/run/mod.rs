@@ -23,7 +23,18 @@ pub use workload::{api_kind, load_config};
 use servebench_spec::Spec;
 use servebench_spec::plan::{Plan, plan};
 
-use crate::result::{RunResult, RunStatus, StoreError, ToolInfo};
+use crate::result::{LookRecord, RunResult, RunStatus, StoreError, ToolInfo};
+
+/// Decides, in a sequential run (`trials.until_decided`), which cells stay open: after the
+/// first stage and after every round the runner records a look from it and measures only the
+/// cells still open (`servebench_result::cell_is_open` reads them from the looks). The runner
+/// measures and does not judge: the `servebench` binary passes servebench-compare's
+/// group-sequential design.
+pub trait Sequencer: Send + Sync + std::fmt::Debug {
+    /// The look after repetition `after_trial`: every open cell with new trials since its last
+    /// look, examined on `result`'s trials so far, each marked stopped or not.
+    fn look(&self, result: &RunResult, after_trial: u32) -> LookRecord;
+}
 
 /// How a run is carried out.
 #[derive(Debug, Clone)]
@@ -41,6 +52,9 @@ pub struct RunOptions {
     /// Set to stop the run (Ctrl-C): the server group is stopped and the result marked
     /// interrupted.
     pub cancel: Arc<AtomicBool>,
+    /// What decides after each round of a sequential run which cells stay open; required
+    /// when the spec has `trials.until_decided`.
+    pub sequencer: Option<Arc<dyn Sequencer>>,
 }
 
 /// Why a run could not be carried out (a trial's own failure is data, not an error).
@@ -81,6 +95,14 @@ pub struct RunOutcome {
 /// Carry out `spec`.
 pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let plan: Plan = plan(&spec.file);
+    if plan.sequential.is_some() && opts.sequencer.is_none() {
+        return Err(RunError::Setup(
+            "the spec has `trials.until_decided` (sequential trials), but no sequencer was \
+             given to decide after each round which cells stay open: set `RunOptions::sequencer` \
+             (`servebench run` passes servebench-compare's)"
+                .into(),
+        ));
+    }
     let spec_dir = spec
         .path
         .as_deref()
@@ -112,9 +134,15 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .count()
         >= plan.trial_count;
     let mut rounds_finished = true;
-    if plan.sequential.is_some() && first_stage_done && !opts.cancel.load(Ordering::SeqCst) {
+    if let Some(sequencer) = opts
+        .sequencer
+        .as_deref()
+        .filter(|_| plan.sequential.is_some())
+        && first_stage_done
+        && !opts.cancel.load(Ordering::SeqCst)
+    {
         rounds_finished = matches!(
-            rounds::run_rounds(&mut ctx, &plan, &mut result, &store, &mut ui).await?,
+            rounds::run_rounds(&mut ctx, &plan, sequencer, &mut result, &store, &mut ui).await?,
             rounds::RoundsEnd::Finished
         );
     }

@@ -1,8 +1,8 @@
 //! Sequential trials (`trials.until_decided`): after the plan's blocks — the first stage —
 //! a look at every cell (candidate × point) on its repeated confidence interval, then rounds
 //! of interleaved blocks holding only the points still undecided, each followed by a look,
-//! until every cell has stopped or the budget is spent (`compare::Sequential` decides;
-//! docs/statistics-method.md, "Sequential trials").
+//! until every cell has stopped or the budget is spent (the [`Sequencer`] decides — the binary
+//! passes servebench-compare's design; docs/statistics-method.md, "Sequential trials").
 //!
 //! Round `t` (a repetition index after `trials.count`) is one block per variant, in the
 //! plan's order rules (`plan::round_blocks`): a candidate's block holds its open points, the
@@ -12,11 +12,10 @@
 
 use servebench_spec::plan::{Plan, round_blocks};
 
-use super::RunError;
 use super::block::BlockContext;
 use super::progress::Progress;
-use crate::compare::Sequential;
-use crate::result::{LookRecord, ResultStore, RunResult};
+use super::{RunError, Sequencer};
+use crate::result::{LookRecord, ResultStore, RunResult, cell_is_open};
 
 /// How the rounds ended.
 pub(super) enum RoundsEnd {
@@ -30,6 +29,7 @@ pub(super) enum RoundsEnd {
 pub(super) async fn run_rounds(
     ctx: &mut BlockContext<'_>,
     plan: &Plan,
+    sequencer: &dyn Sequencer,
     result: &mut RunResult,
     store: &ResultStore,
     ui: &mut Progress,
@@ -37,10 +37,8 @@ pub(super) async fn run_rounds(
     let Some(sp) = &plan.sequential else {
         return Ok(RoundsEnd::Finished);
     };
-    let seq = Sequential::of(result)
-        .map_err(|e| RunError::Setup(format!("sequential trials: {e}")))?
-        .ok_or_else(|| RunError::Setup("sequential trials: no `until_decided`".into()))?;
     let spec = result.spec.clone();
+    let arms = Arms::of(&spec);
     let (mut index, mut next_seq) = (plan.blocks.len(), plan.trial_count);
     let mut t = sp.first_stage;
     loop {
@@ -48,14 +46,14 @@ pub(super) async fn run_rounds(
             return Ok(RoundsEnd::Cancelled);
         }
         if !result.looks.iter().any(|l| l.after_trial == t) {
-            let look = seq.look(result, t);
+            let look = sequencer.look(result, t);
             result.looks.push(look);
             store.save(result)?;
             if let Some(look) = result.looks.last() {
-                ui.line(&describe(look, &seq, result));
+                ui.line(&describe(look, &arms, result));
             }
         }
-        let todo = open_points(&seq, result);
+        let todo = open_points(&arms, result);
         if t >= sp.max_trials || todo.iter().all(|(_, p)| p.is_empty()) {
             return Ok(RoundsEnd::Finished);
         }
@@ -78,16 +76,42 @@ pub(super) async fn run_rounds(
     }
 }
 
+/// The spec's baseline variant and its candidates (every other variant, in spec order): the
+/// cells of a sequential run are candidate × point.
+struct Arms {
+    baseline: String,
+    candidates: Vec<String>,
+}
+
+impl Arms {
+    fn of(spec: &servebench_spec::SpecFile) -> Self {
+        let variants = &spec.spec.variants;
+        let baseline = variants
+            .iter()
+            .find(|v| v.baseline)
+            .map(|v| v.name.clone())
+            .unwrap_or_default();
+        Arms {
+            candidates: variants
+                .iter()
+                .filter(|v| v.name != baseline)
+                .map(|v| v.name.clone())
+                .collect(),
+            baseline,
+        }
+    }
+}
+
 /// The points each variant measures in the next round: a candidate's open cells, and for
 /// the baseline every point where some candidate is open.
-fn open_points(seq: &Sequential, result: &RunResult) -> Vec<(String, Vec<usize>)> {
+fn open_points(arms: &Arms, result: &RunResult) -> Vec<(String, Vec<usize>)> {
     let points = result.points.len();
-    let mut todo: Vec<(String, Vec<usize>)> = seq
-        .candidates()
+    let mut todo: Vec<(String, Vec<usize>)> = arms
+        .candidates
         .iter()
         .map(|v| {
             let open = (0..points)
-                .filter(|p| Sequential::is_open(result, v, *p))
+                .filter(|p| cell_is_open(&result.looks, v, *p))
                 .collect();
             (v.clone(), open)
         })
@@ -95,12 +119,12 @@ fn open_points(seq: &Sequential, result: &RunResult) -> Vec<(String, Vec<usize>)
     let mut base: Vec<usize> = todo.iter().flat_map(|(_, p)| p.iter().copied()).collect();
     base.sort_unstable();
     base.dedup();
-    todo.push((seq.baseline().to_owned(), base));
+    todo.push((arms.baseline.clone(), base));
     todo
 }
 
 /// One progress line for a look: how many cells stopped, and what is still undecided.
-fn describe(look: &LookRecord, seq: &Sequential, result: &RunResult) -> String {
+fn describe(look: &LookRecord, arms: &Arms, result: &RunResult) -> String {
     let label = |p: usize| {
         result
             .points
@@ -125,12 +149,12 @@ fn describe(look: &LookRecord, seq: &Sequential, result: &RunResult) -> String {
             why.join(", ")
         ));
     }
-    let left = seq
-        .candidates()
+    let left = arms
+        .candidates
         .iter()
         .map(|v| {
             (0..result.points.len())
-                .filter(|p| Sequential::is_open(result, v, *p))
+                .filter(|p| cell_is_open(&result.looks, v, *p))
                 .count()
         })
         .sum::<usize>();
