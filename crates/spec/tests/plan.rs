@@ -1,0 +1,121 @@
+//! Plans of specs read from text: the points a sweep's `include` entries add (with their own
+//! request counts), and the rounds of a sequential plan (`trials.until_decided`).
+
+use servebench_spec::parse_str;
+use servebench_spec::plan::{plan, prompt_seed, round_blocks, sweep_points};
+
+#[test]
+fn include_points_carry_their_own_request_counts() {
+    let src = r#"
+apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: per-point}
+spec:
+  server: {command: [s], args: [--port, "${port}"]}
+  target: {model: m}
+  variants: [{name: a, baseline: true}, {name: b}]
+  workload:
+    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
+    requests: 20
+    request_rate: inf
+  sweep:
+    max_concurrency: [1]
+    include:
+      - {max_concurrency: 64, requests: 256}
+      - {max_concurrency: 8}
+"#;
+    let spec = parse_str(src, "per-point.yaml").expect("valid");
+    let got: Vec<_> = sweep_points(&spec.file)
+        .iter()
+        .map(|p| (p.max_concurrency, p.requests))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(1), Some(20)),
+            (Some(64), Some(256)),
+            (Some(8), Some(20))
+        ]
+    );
+    // with no matrix key, the included points are the whole sweep
+    let only = src.replace("    max_concurrency: [1]\n", "");
+    let spec = parse_str(&only, "per-point.yaml").expect("valid");
+    let got: Vec<_> = sweep_points(&spec.file)
+        .iter()
+        .map(|p| (p.max_concurrency, p.requests))
+        .collect();
+    assert_eq!(got, [(Some(64), Some(256)), (Some(8), Some(20))]);
+}
+
+#[test]
+fn a_sequential_plan_shows_its_rounds_and_what_they_cost_at_most() {
+    let src = r#"
+apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: seq}
+spec:
+  server: {command: [s], args: [--port, "${port}"]}
+  target: {model: m}
+  variants: [{name: a, baseline: true}, {name: b}, {name: c}]
+  workload:
+    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
+    requests: 20
+    request_rate: inf
+  sweep: {max_concurrency: [1, 8]}
+  trials: {count: 5, until_decided: {max: 12, metrics: [output_throughput]}}
+"#;
+    let spec = parse_str(src, "seq.yaml").expect("valid");
+    let plan = plan(&spec.file);
+    assert_eq!(plan.trial_count, 5 * 3 * 2);
+    let q = plan.sequential.as_ref().expect("sequential");
+    assert_eq!((q.first_stage, q.max_trials, q.rounds), (5, 12, 7));
+    assert_eq!(q.max_extra_trials, 7 * 3 * 2);
+    assert_eq!(q.max_extra_starts, 7 * 3);
+    assert_eq!(q.max_total(&plan), 12 * 3 * 2);
+    let text = plan.to_string();
+    assert!(
+        text.contains("first stage: 5 trials per cell, 30 trials in 15 blocks"),
+        "{text}"
+    );
+    assert!(text.contains("up to 7 more round(s)"), "{text}");
+    assert!(
+        text.contains("at most: 72 trials (42 more) and 36 server starts (21 more)"),
+        "{text}"
+    );
+
+    // Round 6: b open at point 1 only, c done; the baseline runs where b needs it.
+    let todo = vec![
+        ("b".to_owned(), vec![1]),
+        ("c".to_owned(), vec![]),
+        ("a".to_owned(), vec![1]),
+    ];
+    let blocks = round_blocks(&spec.file, 6, &todo, 15, 30);
+    type Row<'a> = (usize, &'a str, Vec<(usize, u32, usize)>);
+    let got: Vec<Row<'_>> = blocks
+        .iter()
+        .map(|b| {
+            (
+                b.index,
+                b.variant.as_str(),
+                b.trials.iter().map(|t| (t.seq, t.trial, t.point)).collect(),
+            )
+        })
+        .collect();
+    // In the spec's variant order (baseline first), numbered on from the first stage.
+    assert_eq!(
+        got,
+        [(15, "a", vec![(30, 6, 1)]), (16, "b", vec![(31, 6, 1)])]
+    );
+    // Paired prompts: the same seed for both arms at (t, point).
+    assert_eq!(
+        blocks[0].trials[0].prompt_seed,
+        blocks[1].trials[0].prompt_seed
+    );
+    assert_eq!(blocks[0].trials[0].prompt_seed, prompt_seed(1, 6, 1));
+
+    // per_trial: one block per (variant, point).
+    let per_trial = src.replace("{count: 5,", "{count: 5, server_restart: per_trial,");
+    let spec = parse_str(&per_trial, "seq.yaml").expect("valid");
+    let todo = vec![("a".to_owned(), vec![0, 1]), ("b".to_owned(), vec![0, 1])];
+    assert_eq!(round_blocks(&spec.file, 6, &todo, 0, 0).len(), 4);
+}
