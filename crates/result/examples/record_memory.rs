@@ -15,9 +15,9 @@
 use std::time::Instant;
 
 use nix::sys::resource::{UsageWho, getrusage};
-use servebench_runner::loadgen::{RequestRecord, ServerTimings, TokenEvent, Usage};
-use servebench_runner::metrics::{SummaryOptions, summarize};
-use servebench_runner::result::{RequestLine, ResultStore};
+use servebench_result::metrics::{SummaryOptions, summarize};
+use servebench_result::record::{RequestRecord, ServerTimings, TokenEvent, Usage};
+use servebench_result::{RequestLine, ResultStore};
 
 fn arg(i: usize, default: u64) -> u64 {
     std::env::args()

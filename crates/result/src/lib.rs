@@ -1,9 +1,33 @@
-//! The result file of one run (`results/<spec name>/<run id>.json`) and its per-request
-//! sidecar (`<run id>.requests.jsonl`). Both have committed JSON Schemas
-//! (`schemas/result.schema.json`, `schemas/requests.schema.json`).
+//! servebench-result: the result file as a contract. What `servebench run` writes, what
+//! `compare`, `report` and `rerun` read and what `import` produces: the result file of one
+//! run (`results/<spec name>/<run id>.json`) and its per-request sidecar
+//! (`<run id>.requests.jsonl`), both with committed JSON Schemas
+//! (`schemas/result.schema.json`, `schemas/requests.schema.json`), and every metric derived
+//! from the raw request records.
+//!
+//! Pure data and pure functions: no async runtime, no HTTP client, no tokenizer, no
+//! terminal or plotting library (no tokio, reqwest, tokenizers, indicatif, nix or
+//! plotters), so that anything that only reads results stays small.
+//!
+//! * [`RunResult`] (with [`TrialResult`], [`ServerStart`], [`PointInfo`], …) is the result
+//!   file; [`load_result`] reads one, [`ResultStore`] writes one atomically after every
+//!   trial and appends the sidecar's [`RequestLine`]s; [`result_schema_json`] and
+//!   [`requests_schema_json`] are the committed schemas.
+//! * [`record`]: the raw per-request [`record::RequestRecord`] the load generator fills.
+//! * [`metrics`]: every metric of a trial ([`metrics::summarize`] →
+//!   [`metrics::TrialSummary`]), derived in this one place.
+//! * [`server`]: what is recorded about a server start and stop (types only).
+//! * [`LookRecord`] and [`cell_is_open`]: the looks of a sequential run.
+//! * [`table`]: the end-of-run table of means and 95% intervals.
+//! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 
+pub mod import;
 mod looks;
+pub mod metrics;
+pub mod record;
+pub mod server;
 mod store;
+pub mod table;
 mod types;
 
 pub use looks::{

@@ -1,4 +1,6 @@
-//! The per-request record: raw instants and what the server said, nothing derived.
+//! The per-request record: raw instants and what the server said, nothing derived (the
+//! load generator fills it, `servebench-runner`'s `loadgen`), and how a trial's reads were
+//! dated ([`ReceiveStamps`]).
 //!
 //! Every instant is a nanosecond offset from the start of the trial's phase (measured
 //! requests: the instant the arrival schedule counts from). Metrics (TTFT, ITL, …) are
@@ -237,7 +239,9 @@ impl RequestRecord {
         self.events.iter().map(|e| u64::from(e.tokens)).sum()
     }
 
-    pub(crate) fn fail(&mut self, kind: ErrorKind, detail: impl Into<String>) {
+    /// Marks the request failed with `kind` and what was said about it (truncated to
+    /// [`MAX_DETAIL`] bytes). The first failure wins: later ones are ignored.
+    pub fn fail(&mut self, kind: ErrorKind, detail: impl Into<String>) {
         if self.error.is_none() {
             self.error = Some(kind);
             let mut d: String = detail.into();
@@ -250,9 +254,10 @@ impl RequestRecord {
 }
 
 /// Longest error detail kept per request.
-pub(crate) const MAX_DETAIL: usize = 512;
+pub const MAX_DETAIL: usize = 512;
 
-pub(crate) fn truncate_utf8(s: &mut String, max: usize) {
+/// Cuts `s` to at most `max` bytes, on a character boundary.
+pub fn truncate_utf8(s: &mut String, max: usize) {
     if s.len() > max {
         let mut cut = max;
         while !s.is_char_boundary(cut) {
@@ -260,6 +265,18 @@ pub(crate) fn truncate_utf8(s: &mut String, max: usize) {
         }
         s.truncate(cut);
     }
+}
+
+/// How a trial's reads were dated: by the kernel's receive stamp, or by reading the clock
+/// after the read (no stamp asked for, none given, or one not believed).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct ReceiveStamps {
+    /// Reads dated by the kernel's receive stamp (`SO_TIMESTAMPNS`).
+    pub kernel: u64,
+    /// Reads dated by a clock reading.
+    pub clock: u64,
 }
 
 impl schemars::JsonSchema for ErrorKind {

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use servebench_spec::metrics;
 use servebench_stats::interval::{geometric_mean_ci, mean_ci};
 
-use crate::result::{RunResult, TrialStatus};
+use crate::{RunResult, TrialStatus};
 
 /// One cell of the table.
 #[derive(Debug, Clone, PartialEq)]

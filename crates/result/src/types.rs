@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use servebench_spec::SpecFile;
+use servebench_spec::plan::Plan;
+use servebench_spec::{Rate, SpecFile, TokenCount};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
-use crate::gpu::Accelerator;
-use crate::loadgen::{ReceiveStamps, RequestRecord};
 use crate::metrics::TrialSummary;
+use crate::record::{ReceiveStamps, RequestRecord};
 use crate::server::{ServerInfo, ServerRecord, StopReport};
 
 /// Where a result came from.
@@ -97,7 +99,7 @@ pub struct RunResult {
     pub import: Option<ImportInfo>,
     /// Sequential runs (`trials.until_decided`): every look, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub looks: Vec<super::LookRecord>,
+    pub looks: Vec<crate::LookRecord>,
 }
 
 /// The source of an imported result (`servebench import`).
@@ -162,6 +164,31 @@ pub struct HostInfo {
     pub memory_bytes: u64,
 }
 
+/// One GPU as `nvidia-smi` describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Accelerator {
+    /// `nvidia-smi` index.
+    pub index: u32,
+    /// Model, e.g. `NVIDIA H200`.
+    pub name: String,
+    /// `GPU-…` UUID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// Total memory in MiB.
+    pub memory_total_mib: u64,
+    /// Driver version, e.g. `580.159.04`.
+    pub driver_version: String,
+    /// Highest CUDA version the driver supports (`nvidia-smi -q`), e.g. `13.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_version: Option<String>,
+    /// PCI bus id, e.g. `00000000:00:06.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    /// Compute capability, e.g. `9.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_cap: Option<String>,
+}
+
 /// Recorded provenance.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ProvenanceRecord {
@@ -219,6 +246,41 @@ pub struct PointInfo {
     /// request counts: then `workload.requests`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u32>,
+}
+
+/// The result's description of each sweep point of `plan`.
+pub fn point_info(plan: &Plan) -> Vec<PointInfo> {
+    let fixed = |t: Option<TokenCount>| match t {
+        Some(TokenCount::Fixed(n)) => Some(n),
+        _ => None,
+    };
+    plan.points
+        .iter()
+        .enumerate()
+        .map(|(index, p)| PointInfo {
+            index,
+            label: p.to_string(),
+            max_concurrency: p.max_concurrency,
+            request_rate: match p.request_rate {
+                Rate::Inf => None,
+                Rate::PerSecond(r) => Some(r),
+            },
+            input_tokens: fixed(p.input_tokens),
+            output_tokens: fixed(p.output_tokens),
+            requests: p.requests,
+        })
+        .collect()
+}
+
+/// Now, UTC, RFC 3339 (every time stamp of the result file is written so).
+pub fn now_rfc3339() -> String {
+    rfc3339(OffsetDateTime::now_utc())
+}
+
+/// A UTC instant as RFC 3339.
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 /// One server start.
@@ -331,26 +393,6 @@ impl ServerStart {
             started_at: self.started_at.clone(),
             ready_after_s: self.ready_after_s.unwrap_or(0.0),
         })
-    }
-}
-
-impl From<&crate::server::VerifyOutcome> for VerifyRecord {
-    fn from(o: &crate::server::VerifyOutcome) -> Self {
-        VerifyRecord {
-            rule: describe_rule(&o.rule),
-            passed: true,
-            detail: o.evidence.clone(),
-        }
-    }
-}
-
-impl From<&crate::server::RuleFailure> for VerifyRecord {
-    fn from(f: &crate::server::RuleFailure) -> Self {
-        VerifyRecord {
-            rule: format!("rule {}", f.number),
-            passed: false,
-            detail: f.to_string(),
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 #[test]
 fn summary_metric_names_equal_the_catalogue() {
-    let mut from_summary = servebench_runner::metrics::metric_names();
+    let mut from_summary = servebench_result::metrics::metric_names();
     let mut from_catalogue = servebench_spec::metrics::metric_names();
     from_summary.sort();
     from_catalogue.sort();

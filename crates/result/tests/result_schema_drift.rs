@@ -14,7 +14,7 @@ fn check(file: &str, generated: String) {
     assert!(
         committed == generated,
         "schemas/{file} is out of date with the result types.\nRegenerate it with:\n    \
-         SERVEBENCH_UPDATE_SCHEMAS=1 cargo test -p servebench-runner --test result_schema_drift\nand commit it."
+         SERVEBENCH_UPDATE_SCHEMAS=1 cargo test -p servebench-result --test result_schema_drift\nand commit it."
     );
 }
 
@@ -22,7 +22,7 @@ fn check(file: &str, generated: String) {
 fn committed_result_schema_matches_generated() {
     check(
         "result.schema.json",
-        servebench_runner::result::result_schema_json(),
+        servebench_result::result_schema_json(),
     );
 }
 
@@ -30,6 +30,6 @@ fn committed_result_schema_matches_generated() {
 fn committed_requests_schema_matches_generated() {
     check(
         "requests.schema.json",
-        servebench_runner::result::requests_schema_json(),
+        servebench_result::requests_schema_json(),
     );
 }

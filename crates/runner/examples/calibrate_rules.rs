@@ -13,10 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
+use servebench_result::load_result;
 use servebench_runner::compare::{
     CompareOptions, CompareReport, LoadedResult, VerdictKind, compare_within,
 };
-use servebench_runner::result::load_result;
 use servebench_stats::flags::{FlagId, FlagLevel, RuleSettings, Threatens};
 
 fn results(dir: &Path) -> Vec<PathBuf> {

@@ -10,12 +10,9 @@
 pub mod compare;
 pub mod dataset;
 pub mod gpu;
-pub mod import;
 pub mod loadgen;
-pub mod metrics;
 pub mod provenance;
 pub mod report;
 pub mod rerun;
-pub mod result;
 pub mod run;
 pub mod server;

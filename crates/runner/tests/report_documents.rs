@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
+use servebench_result::{RunResult, TrialStatus};
 use servebench_runner::compare::LoadedResult;
 use servebench_runner::report::csv::TrialsCsv;
 use servebench_runner::report::html::Html;
 use servebench_runner::report::markdown::Markdown;
 use servebench_runner::report::plots::figures;
 use servebench_runner::report::{Exporter, Report, ReportOptions, across, within, write};
-use servebench_runner::result::{RunResult, TrialStatus};
 
 fn example() -> LoadedResult {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/example-report");
@@ -22,7 +22,7 @@ fn example() -> LoadedResult {
         .expect("the example result file is committed in docs/example-report");
     LoadedResult {
         file: "results/sim-ab/example.json".into(),
-        result: servebench_runner::result::load_result(&path).expect("the example loads"),
+        result: servebench_result::load_result(&path).expect("the example loads"),
     }
 }
 

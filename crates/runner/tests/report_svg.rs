@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use servebench_result::load_result;
 use servebench_runner::compare::LoadedResult;
 use servebench_runner::report::plots::cdf::Cdf;
 use servebench_runner::report::plots::latency::Latency;
@@ -14,7 +15,6 @@ use servebench_runner::report::plots::throughput::Throughput;
 use servebench_runner::report::{
     Exporter, Report, ReportError, ReportOptions, Role, SweepAxis, within,
 };
-use servebench_runner::result::load_result;
 
 const FLAG_RED: &str = "#D62728";
 const BLUE: &str = "#0072B2";

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use servebench_runner::result::ToolInfo;
+use servebench_result::ToolInfo;
 use servebench_runner::run::{ProgressMode, RunError, RunOptions, run};
 
 const SPEC: &str = r#"

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use servebench_runner::import::{ImportOptions, ImportTool, import_file};
-use servebench_runner::result::write_json_atomic;
+use servebench_result::import::{ImportOptions, ImportTool, import_file};
+use servebench_result::write_json_atomic;
 use servebench_spec::{TokenCount, TokenRange};
 
 use crate::exit::Exit;

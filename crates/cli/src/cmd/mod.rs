@@ -36,7 +36,7 @@ pub fn print_warnings(spec: &Spec, file: &str) {
 
 /// Read a result file for comparison (`compare`, `report`, `rerun`).
 pub fn load_result(path: &Path) -> Result<servebench_runner::compare::LoadedResult> {
-    let result = servebench_runner::result::load_result(path)
+    let result = servebench_result::load_result(path)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(servebench_runner::compare::LoadedResult {
         file: path.display().to_string(),

@@ -26,8 +26,8 @@ enum Which {
 pub fn run(args: Args) -> Result<Exit> {
     match args.which {
         Which::Spec => print!("{}", servebench_spec::schema::spec_schema_json()),
-        Which::Result => print!("{}", servebench_runner::result::result_schema_json()),
-        Which::Requests => print!("{}", servebench_runner::result::requests_schema_json()),
+        Which::Result => print!("{}", servebench_result::result_schema_json()),
+        Which::Requests => print!("{}", servebench_result::requests_schema_json()),
     }
     Ok(Exit::Ok)
 }

@@ -14,10 +14,10 @@ use servebench_spec::{
 use super::{ImportError, ImportOptions, Imported, PerRequest};
 use crate::metrics::histograms::{HistogramSet, record_ms};
 use crate::metrics::{LatencyStats, TokenAccounting, TrialSummary, WindowSummary};
-use crate::result::{
+use crate::{
     ImportInfo, RESULT_SCHEMA_VERSION, RunResult, RunStatus, ToolInfo, TrialResult, TrialStatus,
 };
-use crate::run::{now_rfc3339, point_info};
+use crate::{now_rfc3339, point_info};
 
 const NAME_PATTERN: &str = "^[a-z0-9][a-z0-9._-]{0,127}$";
 const VARIANT_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
@@ -310,7 +310,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
     }
     RunResult {
         schema_version: RESULT_SCHEMA_VERSION,
-        origin: crate::result::Origin::Imported,
+        origin: crate::Origin::Imported,
         run_id,
         status: RunStatus::Complete,
         error: None,

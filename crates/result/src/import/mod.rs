@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use servebench_spec::{ApiKind, DatasetKind, Rate, TokenCount};
 
-use crate::result::RunResult;
+use crate::RunResult;
 
 pub use build::build_result;
 

@@ -16,7 +16,7 @@
 //! most of it: it measures ramp-up and drain, not the load the point names. A trial of k
 //! equal waves holds it for about (k − 1)/k.
 
-use crate::loadgen::RequestRecord;
+use crate::record::RequestRecord;
 
 /// Where each request sits relative to the steady window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@
 //!
 //! Only successful requests get latencies; failed ones count by error kind.
 
-use crate::loadgen::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord};
 
 /// Metrics of one request, in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -141,7 +141,7 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::{ServerTimings, TokenEvent, Usage};
+    use crate::record::{ServerTimings, TokenEvent, Usage};
 
     fn ok_record(times_ms: &[u64], usage: Option<(u32, u32)>) -> RequestRecord {
         RequestRecord {

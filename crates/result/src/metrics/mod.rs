@@ -1,4 +1,4 @@
-//! Every metric of a trial, derived from its raw [`crate::loadgen::RequestRecord`]s in this
+//! Every metric of a trial, derived from its raw [`crate::record::RequestRecord`]s in this
 //! one place (STYLE rule 4: store instants, derive metrics).
 //!
 //! [`derive`] gives each request's TTFT, TPOT, ITL, E2E, queue time and flags;

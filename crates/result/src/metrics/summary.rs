@@ -17,7 +17,7 @@ use super::concurrency::{Phase, interval, limit_held_fraction, mean_in_flight, s
 use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::{LatencyStats, STAT_NAMES};
-use crate::loadgen::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord};
 
 /// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,7 @@
 //! Summaries of hand-built records with known answers.
 
 use super::*;
-use crate::loadgen::{ErrorKind, RequestRecord, TokenEvent, Usage};
+use crate::record::{ErrorKind, RequestRecord, TokenEvent, Usage};
 
 const MS: u64 = 1_000_000;
 

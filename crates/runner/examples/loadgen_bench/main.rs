@@ -172,7 +172,7 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             let measured: Vec<_> = prompts.measured.iter().map(body).collect::<Result<_, _>>()?;
             raw::run(addr, warm, concurrency).await?;
             let o = raw::run(addr, measured, concurrency).await?;
-            let o = servebench_runner::metrics::LatencyStats::from_values(o).ok_or("no result")?;
+            let o = servebench_result::metrics::LatencyStats::from_values(o).ok_or("no result")?;
             println!(
                 "raw_client ttft_overhead_ms mean={:.3} p50={:.3} p90={:.3} p99={:.3} max={:.3} n={}",
                 o.mean, o.p50, o.p90, o.p99, o.max, o.count
@@ -225,7 +225,7 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             }
         }
         for (name, v) in [("send_to_headers_ms", to_headers), ("headers_to_first_token_ms", headers_to_first)] {
-            if let Some(st) = servebench_runner::metrics::LatencyStats::from_values(v) {
+            if let Some(st) = servebench_result::metrics::LatencyStats::from_values(v) {
                 println!("{name} mean={:.3} p50={:.3} p99={:.3} max={:.3}", st.mean, st.p50, st.p99, st.max);
             }
         }

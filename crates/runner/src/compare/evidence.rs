@@ -5,7 +5,7 @@
 use servebench_spec::metrics::{Aggregate, Metric};
 use servebench_stats::flags::{ArmEvidence, TrialCheck};
 
-use crate::result::{PointInfo, RunResult, TrialResult, TrialStatus};
+use servebench_result::{PointInfo, RunResult, TrialResult, TrialStatus};
 
 /// One sweep point present in both arms.
 #[derive(Debug, Clone, PartialEq)]

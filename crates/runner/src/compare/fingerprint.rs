@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use servebench_stats::flags::FingerprintDifference;
 
-use crate::result::{Origin, RunResult};
+use servebench_result::{Origin, RunResult};
 
 /// Flatten `value` under `prefix` into leaf paths and their text.
 fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {

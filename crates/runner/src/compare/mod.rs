@@ -41,10 +41,10 @@ pub use gate::evaluate as evaluate_gates;
 pub use render::render;
 pub use report::*;
 
-use crate::result::{RunResult, RunStatus, cell_stop_reason};
 use analyze::{MetricSpec, PointInput, analyze_metric};
 use evidence::{arm_point, match_points, trial_counts};
 pub use sequential::Sequential;
+use servebench_result::{RunResult, RunStatus, cell_stop_reason};
 
 /// A result file and the path it was read from.
 #[derive(Debug, Clone, PartialEq)]

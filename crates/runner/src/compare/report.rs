@@ -11,7 +11,7 @@ use servebench_stats::advice::Settle;
 use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, Side};
 use servebench_stats::verdict::Verdict;
 
-use crate::result::StopReason;
+use servebench_result::StopReason;
 use servebench_stats::{Direction, Estimate, verdict::Scale};
 
 /// Value of [`CompareReport::format`]. Version 2: likely-improved / likely-regressed replace

@@ -21,7 +21,7 @@ use servebench_stats::sequential::{Look, SequentialDesign, SpendingFunction};
 use super::analyze::{MetricSpec, settings_for};
 use super::evidence::arm_point;
 use super::{CompareError, CompareOptions, metric_specs};
-use crate::result::{
+use servebench_result::{
     CellLook, LookRecord, MetricLook, RunResult, StopReason, TrialStatus, cell_is_open, cell_looks,
 };
 

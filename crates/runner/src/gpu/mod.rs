@@ -16,6 +16,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use parse::{parse_compute_apps, parse_cuda_version, parse_driver_version, parse_query_gpu};
+/// What the result file records about each GPU: servebench-result's type.
+pub use servebench_result::Accelerator;
 
 /// How long one `nvidia-smi` call may take before it is killed.
 pub const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(20);
@@ -23,31 +25,6 @@ pub const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(20);
 /// Fields asked of `--query-gpu`; `compute_cap` is dropped on drivers that do not know it.
 const QUERY_GPU: &str = "index,name,uuid,memory.total,driver_version,pci.bus_id,compute_cap";
 const QUERY_GPU_OLD: &str = "index,name,uuid,memory.total,driver_version,pci.bus_id";
-
-/// One GPU as `nvidia-smi` describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Accelerator {
-    /// `nvidia-smi` index.
-    pub index: u32,
-    /// Model, e.g. `NVIDIA H200`.
-    pub name: String,
-    /// `GPU-…` UUID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uuid: Option<String>,
-    /// Total memory in MiB.
-    pub memory_total_mib: u64,
-    /// Driver version, e.g. `580.159.04`.
-    pub driver_version: String,
-    /// Highest CUDA version the driver supports (`nvidia-smi -q`), e.g. `13.0`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cuda_version: Option<String>,
-    /// PCI bus id, e.g. `00000000:00:06.0`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pci_bus_id: Option<String>,
-    /// Compute capability, e.g. `9.0`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compute_cap: Option<String>,
-}
 
 /// One process holding GPU memory (`--query-compute-apps`). A process on several GPUs appears
 /// once per GPU.

@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::record::{ServerTimings, Usage};
+use servebench_result::record::{ServerTimings, Usage};
 
 /// What one event said.
 #[derive(Debug, Default)]

@@ -9,11 +9,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord};
 use tokio::time::Instant;
 
 use super::config::Target;
-use super::h1::ReceiveStamps;
-use super::record::{ErrorKind, RequestRecord};
 use super::stream::{Flow, StreamConsumer};
 
 /// The trial's time origin; instants are stored as nanoseconds since it.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::Slo;
+use servebench_result::metrics::Slo;
 
 /// Which OpenAI-compatible endpoint is driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

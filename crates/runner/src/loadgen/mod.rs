@@ -3,7 +3,7 @@
 //!
 //! One trial is [`run_trial`]`(&Target, &LoadConfig, &TrialPrompts) -> TrialOutcome`: raw
 //! per-request [`RequestRecord`]s (instants as nanosecond offsets, token events, usage,
-//! server timings, a typed [`ErrorKind`] on failure) and the [`crate::metrics::TrialSummary`]
+//! server timings, a typed [`ErrorKind`] on failure) and the [`servebench_result::metrics::TrialSummary`]
 //! derived from them.
 //!
 //! Modules, one responsibility each: [`config`] (inputs and their validation), [`schedule`]
@@ -18,7 +18,6 @@ pub mod config;
 pub mod h1;
 pub mod limits;
 pub mod progress;
-pub mod record;
 pub mod schedule;
 pub mod sse;
 pub mod stream;
@@ -26,7 +25,10 @@ pub mod trial;
 
 pub use client::{ClientError, Clock, Executor, HttpClient};
 pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target, Transport};
-pub use h1::{LeanClient, ReceiveStamps};
+pub use h1::LeanClient;
 pub use limits::raise_open_file_limit;
-pub use record::{ErrorKind, RequestRecord, ServerTimings, TokenEvent, Usage};
+/// The records a trial produces are servebench-result's (the result file's contract).
+pub use servebench_result::record::{
+    ErrorKind, ReceiveStamps, RequestRecord, ServerTimings, TokenEvent, Usage,
+};
 pub use trial::{LoadError, TrialOutcome, run_trial, run_trial_with};

@@ -8,8 +8,8 @@
 //! observed and the metrics layer reconciles (see `metrics::derive`).
 
 use super::chunk::parse_chunk;
-use super::record::{ErrorKind, RequestRecord, TokenEvent, truncate_utf8};
 use super::sse::{EventType, SseParser};
+use servebench_result::record::{ErrorKind, RequestRecord, TokenEvent, truncate_utf8};
 
 /// Whether to keep reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl EventState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::record::Usage;
+    use servebench_result::record::Usage;
 
     fn run(chunks: &[&[u8]]) -> RequestRecord {
         let mut rec = RequestRecord::default();

@@ -17,11 +17,12 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
 use super::config::{Arrival, ConfigError, LoadConfig, Target, Transport};
-use super::h1::{LeanClient, ReceiveStamps};
-use super::record::{ErrorKind, RequestRecord};
+use super::h1::LeanClient;
 use super::schedule::arrival_offsets;
 use crate::dataset::{Prompt, TrialPrompts};
-use crate::metrics::{SummaryOptions, TrialSummary, summarize};
+use servebench_result::metrics::{SummaryOptions, TrialSummary, summarize};
+use servebench_result::record::ReceiveStamps;
+use servebench_result::record::{ErrorKind, RequestRecord};
 
 /// What a trial produced: raw records (measured and warm-up) and the summary derived from
 /// the measured ones.

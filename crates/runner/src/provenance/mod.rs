@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::result::{CommandOutput, FileHash, HostInfo, ProvenanceRecord, RepoInfo};
+use servebench_result::{CommandOutput, FileHash, HostInfo, ProvenanceRecord, RepoInfo};
 
 /// Host facts from /proc and /etc (Linux); unknown fields say `unknown`.
 pub fn host_info() -> HostInfo {

@@ -1,7 +1,7 @@
 //! The report's content, once, as a [`Document`]: what was run, the verdicts and flags of the
 //! comparison, the plots with what to read in them, and the trials.
 
-use crate::result::TrialStatus;
+use servebench_result::TrialStatus;
 
 use super::describe;
 use super::doc::{Block, Document, Span, code, t};

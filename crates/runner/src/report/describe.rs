@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::result::{RunResult, ServerStart, TrialStatus};
+use servebench_result::{RunResult, ServerStart, TrialStatus};
 
 use super::doc::{Block, Line, code, t};
 use super::model::{Report, Role};

@@ -3,7 +3,7 @@
 //! `trials.csv`.
 //!
 //! * [`model`] says what is shown: arms (one series per variant), the sweep axis, the CDF
-//!   point and the flagged points. Cell statistics come from [`crate::run::table`], so the
+//!   point and the flagged points. Cell statistics come from [`servebench_result::table`], so the
 //!   report and the end-of-run table agree.
 //! * [`content`] builds the document ([`doc`]) once; [`markdown`] and [`html`] write it.
 //! * [`plots`] draws the SVGs with plotters; [`csv`] writes one row per trial.

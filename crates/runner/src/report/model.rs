@@ -1,8 +1,8 @@
 //! What a report shows, independent of how it is drawn: the result files, the *arms* (one
 //! series per plotted variant), the sweep axis, the CDF point, and the flag marks.
 //!
-//! Per-cell statistics are not computed here: [`crate::run::table::cell`] and
-//! [`crate::run::table::trial_values`] give the mean, its 95% interval and the per-trial
+//! Per-cell statistics are not computed here: [`servebench_result::table::cell`] and
+//! [`servebench_result::table::trial_values`] give the mean, its 95% interval and the per-trial
 //! values, so the report and the end-of-run table always agree.
 
 use std::collections::BTreeMap;
@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use servebench_stats::flags::{Flag, FlagId, FlagLevel};
 
 use crate::compare::{CompareReport, LoadedResult};
-use crate::result::{PointInfo, RunResult, TrialStatus};
-use crate::run::table::{self, CellStat};
+use servebench_result::table::{self, CellStat};
+use servebench_result::{PointInfo, RunResult, TrialStatus};
 
 use super::error::ReportError;
 

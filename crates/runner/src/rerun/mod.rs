@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use servebench_spec::Spec;
 use servebench_spec::hash::{HOST_ONLY_FIELDS, spec_hash};
 
-use crate::result::{Origin, RunResult};
+use servebench_result::{Origin, RunResult};
 
 /// A host-only field set on the command line (`--set KEY=VALUE`).
 #[derive(Debug, Clone, PartialEq, Eq)]

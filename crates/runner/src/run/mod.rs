@@ -9,8 +9,6 @@ mod block;
 mod progress;
 mod rounds;
 mod setup;
-pub(crate) use setup::{now_rfc3339, point_info};
-pub mod table;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +21,7 @@ pub use workload::{api_kind, load_config};
 use servebench_spec::Spec;
 use servebench_spec::plan::{Plan, plan};
 
-use crate::result::{LookRecord, RunResult, RunStatus, StoreError, ToolInfo};
+use servebench_result::{LookRecord, RunResult, RunStatus, StoreError, ToolInfo};
 
 /// Decides, in a sequential run (`trials.until_decided`), which cells stay open: after the
 /// first stage and after every round the runner records a look from it and measures only the
@@ -159,7 +157,7 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
             "interrupted: finished trials are kept; continue with `servebench run --resume`".into(),
         );
     }
-    result.updated_at = setup::now_rfc3339();
+    result.updated_at = servebench_result::now_rfc3339();
     store.save(&result)?;
     ui.finish();
     Ok(RunOutcome {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use servebench_spec::plan::{Plan, PlannedTrial};
 
-use crate::result::{RunResult, TrialResult, TrialStatus};
+use servebench_result::{RunResult, TrialResult, TrialStatus};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

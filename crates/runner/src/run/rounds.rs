@@ -15,7 +15,7 @@ use servebench_spec::plan::{Plan, round_blocks};
 use super::block::BlockContext;
 use super::progress::Progress;
 use super::{RunError, Sequencer};
-use crate::result::{LookRecord, ResultStore, RunResult, cell_is_open};
+use servebench_result::{LookRecord, ResultStore, RunResult, cell_is_open};
 
 /// How the rounds ended.
 pub(super) enum RoundsEnd {

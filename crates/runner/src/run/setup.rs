@@ -2,28 +2,15 @@
 
 use std::path::Path;
 
+use servebench_result::{
+    RESULT_SCHEMA_VERSION, ResultStore, RunResult, RunStatus, load_result, now_rfc3339, point_info,
+};
 use servebench_spec::Spec;
 use servebench_spec::plan::Plan;
-use servebench_spec::{Rate, TokenCount};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::{RunError, RunOptions};
-use crate::result::{
-    PointInfo, RESULT_SCHEMA_VERSION, ResultStore, RunResult, RunStatus, load_result,
-};
 use crate::{gpu, provenance, server};
-
-/// Now, UTC, RFC 3339.
-pub fn now_rfc3339() -> String {
-    rfc3339(OffsetDateTime::now_utc())
-}
-
-/// A UTC instant as RFC 3339.
-pub fn rfc3339(t: OffsetDateTime) -> String {
-    t.format(&Rfc3339)
-        .unwrap_or_else(|_| t.unix_timestamp().to_string())
-}
 
 /// `YYYYMMDDTHHMMSSZ-xxxx`: sortable by time, unique by a random suffix.
 pub fn new_run_id() -> String {
@@ -38,30 +25,6 @@ pub fn new_run_id() -> String {
         t.minute(),
         t.second()
     )
-}
-
-/// The result's description of each sweep point of `plan`.
-pub(crate) fn point_info(plan: &Plan) -> Vec<PointInfo> {
-    let fixed = |t: Option<TokenCount>| match t {
-        Some(TokenCount::Fixed(n)) => Some(n),
-        _ => None,
-    };
-    plan.points
-        .iter()
-        .enumerate()
-        .map(|(index, p)| PointInfo {
-            index,
-            label: p.to_string(),
-            max_concurrency: p.max_concurrency,
-            request_rate: match p.request_rate {
-                Rate::Inf => None,
-                Rate::PerSecond(r) => Some(r),
-            },
-            input_tokens: fixed(p.input_tokens),
-            output_tokens: fixed(p.output_tokens),
-            requests: p.requests,
-        })
-        .collect()
 }
 
 /// A new result (written at once) or the resumed one.

@@ -14,7 +14,7 @@ use crate::dataset::{
 };
 use crate::loadgen::schedule::offsets_within;
 use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
-use crate::metrics::Slo;
+use servebench_result::metrics::Slo;
 
 /// The load generator's API kind for the spec's.
 pub fn api_kind(api: SpecApi) -> ApiKind {

@@ -4,8 +4,8 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::exit::ExitRecord;
 use super::log::indent;
+use servebench_result::server::ExitRecord;
 
 /// Why [`super::start`] returned no running server. Every variant that ran the process
 /// names its log, and the ones about a failed start carry the log's last lines. The server's

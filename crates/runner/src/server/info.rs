@@ -2,8 +2,7 @@
 
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use servebench_result::server::ServerInfo;
 
 use super::RunningServer;
 use super::http;
@@ -24,15 +23,6 @@ pub const INFO_ENDPOINTS: &[&str] = &[
 
 /// Timeout of each endpoint's request.
 const INFO_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// A server's description of itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServerInfo {
-    /// The endpoint that answered, e.g. `/get_server_info`.
-    pub endpoint: String,
-    /// Its JSON, as returned.
-    pub info: serde_json::Value,
-}
 
 /// The first JSON answer (2xx, a JSON object or array) of [`INFO_ENDPOINTS`] on `server`, or
 /// `None` when none answers. Best effort: failures are not errors.

@@ -14,7 +14,6 @@
 //! the port.
 
 mod error;
-mod exit;
 mod group;
 mod http;
 mod info;
@@ -30,20 +29,21 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+/// What the result file records about a server start and stop: servebench-result's types.
+pub use servebench_result::server::{
+    ExitRecord, GpuRelease, PortRelease, ServerInfo, ServerRecord, StopReport,
+};
 use servebench_spec::{Readiness, StopPolicy, VerifyRule};
 use tokio::process::Child;
 
 pub use error::{OrphanError, ServerError};
-pub use exit::ExitRecord;
-pub use info::{INFO_ENDPOINTS, ServerInfo, server_info, server_info_at};
+pub use info::{INFO_ENDPOINTS, server_info, server_info_at};
 pub use log::TAIL_LINES;
 pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
 pub use port::{pick_free_port, port_is_free};
 pub use redact::{REDACTED, redact_argv, redact_env, secret_values_of_env};
 pub use start::start;
-pub use stop::{GpuRelease, PortRelease, StopOptions, StopReport};
+pub use stop::StopOptions;
 pub use verify::{LOG_GRACE, RuleFailure, RuleProblem, VerifyError, VerifyOutcome, verify};
 
 use log::ServerLog;
@@ -87,31 +87,6 @@ impl ServerLaunch {
             secret_values: Vec::new(),
         }
     }
-}
-
-/// What the result file records about one server start (secrets redacted). Also what a later
-/// run needs to find the server again if this runner dies ([`find_orphan`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServerRecord {
-    /// The argv, redacted.
-    pub argv: Vec<String>,
-    /// The added environment, redacted.
-    pub env: BTreeMap<String, String>,
-    /// The working directory, when set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<PathBuf>,
-    /// Pid of the main process.
-    pub pid: u32,
-    /// Its process group (= pid).
-    pub pgid: i32,
-    /// The port.
-    pub port: u16,
-    /// The log file.
-    pub log_path: PathBuf,
-    /// When it was spawned, UTC RFC 3339.
-    pub started_at: String,
-    /// Seconds from spawn to the first successful readiness probe.
-    pub ready_after_s: f64,
 }
 
 /// A started, ready server. Stop it with [`stop`]; dropping it unstopped sends `SIGKILL` to

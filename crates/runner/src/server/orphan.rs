@@ -10,7 +10,8 @@ use super::error::OrphanError;
 use super::group;
 use super::log::ServerLog;
 use super::redact::{REDACTED, redact_argv, shell_join};
-use super::stop::{StopOptions, StopReport, Target, stop_group};
+use super::stop::{StopOptions, Target, stop_group};
+use servebench_result::server::StopReport;
 
 /// What is left of a recorded server's process group.
 #[derive(Debug, Clone, PartialEq, Eq)]

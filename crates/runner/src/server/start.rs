@@ -10,12 +10,12 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 use super::error::ServerError;
-use super::exit::ExitRecord;
 use super::log::{ServerLog, TAIL_LINES, utc_now};
 use super::port::port_is_free;
 use super::redact::{redact_argv, redact_env, secret_values_of_env, shell_join};
 use super::stop::{StopOptions, Target, stop_group};
 use super::{RunningServer, ServerLaunch, ServerRecord, http};
+use servebench_result::server::ExitRecord;
 
 /// Longest a single readiness probe may wait for its answer.
 const MAX_PROBE_TIMEOUT: Duration = Duration::from_secs(10);

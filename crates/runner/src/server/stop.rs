@@ -8,13 +8,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use servebench_result::server::{ExitRecord, GpuRelease, PortRelease, StopReport};
 use servebench_spec::{StopPolicy, StopSignal};
 use tokio::process::Child;
 use tokio::time::Instant;
 
-use super::exit::ExitRecord;
 use super::group;
 use super::log::ServerLog;
 use super::port::wait_port_free;
@@ -43,100 +41,6 @@ impl Default for StopOptions {
             nvidia_smi: None,
         }
     }
-}
-
-/// What stopping a server took. Every `after_s` counts from the moment the first signal was
-/// sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct StopReport {
-    /// The process group signalled.
-    pub pgid: i32,
-    /// The group's live processes just before the signal.
-    pub group_pids: Vec<i32>,
-    /// The first signal sent to the group (the spec's `stop.signal`).
-    pub signal: StopSignal,
-    /// The spec's grace before `SIGKILL`, seconds.
-    pub grace_s: f64,
-    /// The main process had already exited before the stop (the server died by itself).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exited_before_stop: Option<ExitRecord>,
-    /// The group outlived the grace and was sent `SIGKILL`.
-    pub escalated_to_sigkill: bool,
-    /// How the main process ended, when it was this process's child.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_status: Option<ExitRecord>,
-    /// When no process of the group was alive any more; `None`: some still were after
-    /// `SIGKILL` and its wait (see `still_alive`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exited_after_s: Option<f64>,
-    /// Processes of the group still alive at the end.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub still_alive: Vec<i32>,
-    /// The server's port.
-    pub port: PortRelease,
-    /// The group's GPU memory.
-    pub gpu: GpuRelease,
-}
-
-impl StopReport {
-    /// The group is gone, its port free and its GPU memory released (or not checkable).
-    pub fn is_clean(&self) -> bool {
-        self.exited_after_s.is_some()
-            && !matches!(self.port, PortRelease::StillInUse { .. })
-            && !matches!(self.gpu, GpuRelease::StillHeld { .. })
-    }
-}
-
-/// Whether the server's port became free.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum PortRelease {
-    /// Free (bindable) this long after the signal.
-    Free {
-        /// Seconds since the signal.
-        after_s: f64,
-    },
-    /// Still in use when the wait ended.
-    StillInUse {
-        /// Seconds since the signal.
-        after_s: f64,
-    },
-    /// No port known (an orphan recorded without one) or the group did not die.
-    NotChecked,
-}
-
-/// Whether the group's GPU memory was released (`nvidia-smi --query-compute-apps`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum GpuRelease {
-    /// No `nvidia-smi` on `PATH`: not checked.
-    NoNvidiaSmi,
-    /// None of the group's pids held GPU memory before the stop (or, in a container, the
-    /// driver reports pids of another pid namespace): nothing to wait for.
-    NoneHeld,
-    /// The group's processes held GPU memory and released it this long after the signal.
-    Released {
-        /// Seconds since the signal.
-        after_s: f64,
-        /// MiB the group held before the stop.
-        held_mib: u64,
-    },
-    /// Still held when the wait ended.
-    StillHeld {
-        /// Seconds since the signal.
-        after_s: f64,
-        /// The pids still listed.
-        pids: Vec<u32>,
-        /// MiB still held (as far as reported).
-        used_mib: u64,
-    },
-    /// The group did not die, so the memory was not waited for.
-    NotChecked,
-    /// `nvidia-smi` failed.
-    QueryFailed {
-        /// Its error.
-        error: String,
-    },
 }
 
 /// What to stop.

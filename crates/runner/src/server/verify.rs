@@ -8,6 +8,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use servebench_result::{VerifyRecord, describe_rule};
 use servebench_spec::{JsonCheck, VerifyRule};
 use tokio::time::Instant;
 
@@ -288,6 +289,26 @@ pub(crate) fn json_matches(expected: &Value, found: &Value) -> bool {
             s.trim() == b.to_string()
         }
         _ => expected == found,
+    }
+}
+
+impl From<&VerifyOutcome> for VerifyRecord {
+    fn from(o: &VerifyOutcome) -> Self {
+        VerifyRecord {
+            rule: describe_rule(&o.rule),
+            passed: true,
+            detail: o.evidence.clone(),
+        }
+    }
+}
+
+impl From<&RuleFailure> for VerifyRecord {
+    fn from(f: &RuleFailure) -> Self {
+        VerifyRecord {
+            rule: format!("rule {}", f.number),
+            passed: false,
+            detail: f.to_string(),
+        }
     }
 }
 

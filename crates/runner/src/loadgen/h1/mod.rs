@@ -19,15 +19,13 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use bytes::Bytes;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord};
 use tokio::net::TcpStream;
 
 use self::codec::{ChunkedDecoder, Framing, Head, parse_head};
 use self::stamp::{Received, Socket};
 use super::client::{ClientError, Clock, Executor};
 use super::config::Target;
-use super::record::{ErrorKind, RequestRecord};
 use super::stream::{Flow, StreamConsumer};
 
 /// Read buffer per connection.
@@ -55,16 +53,6 @@ pub struct LeanClient {
 struct ReadCounts {
     kernel: AtomicU64,
     clock: AtomicU64,
-}
-
-/// How a trial's reads were dated: by the kernel's receive stamp, or by reading the clock
-/// after the read (no stamp asked for, none given, or one not believed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ReceiveStamps {
-    /// Reads dated by the kernel's receive stamp (`SO_TIMESTAMPNS`).
-    pub kernel: u64,
-    /// Reads dated by a clock reading.
-    pub clock: u64,
 }
 
 #[derive(Debug)]

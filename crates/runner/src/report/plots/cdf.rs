@@ -7,11 +7,11 @@ use plotters::style::text_anchor::HPos;
 use plotters::style::{Color, RGBColor};
 use servebench_stats::histogram::{histogram_percentiles, merge_histograms};
 
-use crate::metrics::LatencyHistograms;
 use crate::report::Exporter;
 use crate::report::error::ReportError;
 use crate::report::model::{Arm, Report};
-use crate::result::TrialStatus;
+use servebench_result::TrialStatus;
+use servebench_result::metrics::LatencyHistograms;
 
 use super::axis::{Axis, Panel, Ticks};
 use super::canvas::{Key, arm_color, svg};

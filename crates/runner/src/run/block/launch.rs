@@ -7,9 +7,9 @@ use servebench_spec::plan::Block;
 use servebench_spec::substitute::{Context, resolve};
 
 use super::BlockContext;
-use crate::result::{RunResult, ServerStart, VerifyRecord};
-use crate::run::setup::now_rfc3339;
 use crate::server::{self, RunningServer, ServerLaunch};
+use servebench_result::now_rfc3339;
+use servebench_result::{RunResult, ServerStart, VerifyRecord};
 
 impl BlockContext<'_> {
     /// Start, wait for readiness, verify. On failure the server is stopped and the reason

@@ -13,12 +13,12 @@ use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{Spec, SpecFile, Variant};
 
 use super::progress::Progress;
-use super::setup::{now_rfc3339, rfc3339};
 use super::workload::{PromptSource, api_kind, load_config, tokenizer};
 use super::{RunError, RunOptions};
 use crate::loadgen::{Target, run_trial};
-use crate::result::{RequestLine, ResultStore, RunResult, TrialResult, TrialStatus};
 use crate::server::{self, RunningServer};
+use servebench_result::{RequestLine, ResultStore, RunResult, TrialResult, TrialStatus};
+use servebench_result::{now_rfc3339, rfc3339};
 
 /// What stays the same across blocks.
 pub struct BlockContext<'a> {
