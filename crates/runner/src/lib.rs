@@ -7,12 +7,10 @@
 //! * [`server`] launches, verifies and stops servers; [`gpu`] reads `nvidia-smi`.
 //! * [`result`] is the result file and its sidecar; [`provenance`] what is recorded with it.
 
-pub mod compare;
 pub mod dataset;
 pub mod gpu;
 pub mod loadgen;
 pub mod provenance;
 pub mod report;
-pub mod rerun;
 pub mod run;
 pub mod server;

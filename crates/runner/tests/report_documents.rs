@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use servebench_compare::LoadedResult;
 use servebench_result::{RunResult, TrialStatus};
-use servebench_runner::compare::LoadedResult;
 use servebench_runner::report::csv::TrialsCsv;
 use servebench_runner::report::html::Html;
 use servebench_runner::report::markdown::Markdown;

@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
+use servebench_compare::LoadedResult;
 use servebench_result::load_result;
-use servebench_runner::compare::LoadedResult;
 use servebench_runner::report::plots::cdf::Cdf;
 use servebench_runner::report::plots::latency::Latency;
 use servebench_runner::report::plots::ratio::{Ratio, file_for};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use servebench_runner::compare::{FailOn, compare_across, compare_within, evaluate_gates, render};
+use servebench_compare::{FailOn, compare_across, compare_within, evaluate_gates, render};
 
 use crate::exit::Exit;
 

@@ -35,10 +35,10 @@ pub fn print_warnings(spec: &Spec, file: &str) {
 }
 
 /// Read a result file for comparison (`compare`, `report`, `rerun`).
-pub fn load_result(path: &Path) -> Result<servebench_runner::compare::LoadedResult> {
+pub fn load_result(path: &Path) -> Result<servebench_compare::LoadedResult> {
     let result = servebench_result::load_result(path)
         .with_context(|| format!("reading {}", path.display()))?;
-    Ok(servebench_runner::compare::LoadedResult {
+    Ok(servebench_compare::LoadedResult {
         file: path.display().to_string(),
         result,
     })
@@ -76,8 +76,8 @@ pub struct Measures {
 
 impl Measures {
     /// As the comparison's options, variants left to their defaults.
-    pub fn options(&self) -> servebench_runner::compare::CompareOptions {
-        servebench_runner::compare::CompareOptions {
+    pub fn options(&self) -> servebench_compare::CompareOptions {
+        servebench_compare::CompareOptions {
             metrics: (!self.metrics.is_empty()).then(|| self.metrics.clone()),
             threshold: self.threshold,
             alpha: self.alpha,
@@ -90,8 +90,8 @@ impl Measures {
 
 impl Selection {
     /// As the comparison's options.
-    pub fn options(&self) -> servebench_runner::compare::CompareOptions {
-        servebench_runner::compare::CompareOptions {
+    pub fn options(&self) -> servebench_compare::CompareOptions {
+        servebench_compare::CompareOptions {
             baseline_variant: self.baseline_variant.clone(),
             candidate_variant: self.candidate_variant.clone(),
             ..self.measures.options()

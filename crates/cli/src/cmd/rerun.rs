@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use servebench_runner::compare::LoadedResult;
-use servebench_runner::rerun::{self, Override};
+use servebench_compare::LoadedResult;
+use servebench_compare::rerun::{self, Override};
 
 use crate::exit::Exit;
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, anyhow, bail};
+use servebench_compare::Sequential;
 use servebench_result::table;
 use servebench_result::{LookRecord, RunResult, ToolInfo, load_result};
-use servebench_runner::compare::Sequential;
 use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, Sequencer, run};
 
 use crate::exit::Exit;

@@ -34,7 +34,7 @@ pub enum ReportError {
     },
     /// The comparison could not be set up (unknown variant or metric, bad θ or α).
     #[error(transparent)]
-    Compare(#[from] crate::compare::CompareError),
+    Compare(#[from] servebench_compare::CompareError),
     /// A plot could not be drawn (plotters reported an error).
     #[error("drawing {file}: {message}")]
     Plot {

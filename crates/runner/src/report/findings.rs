@@ -9,7 +9,7 @@
 
 use servebench_stats::flags::{Flag, FlagId, FlagLevel, Threatens};
 
-use crate::compare::{CompareReport, Comparison};
+use servebench_compare::{CompareReport, Comparison};
 
 use super::model::{FlagGroup, FlagMarks, Report, Role};
 

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 pub use error::ReportError;
 pub use model::{Arm, FlagGroup, FlagMarks, Report, Role, SweepAxis};
 
-use crate::compare::{
+use servebench_compare::{
     CompareError, CompareOptions, CompareReport, LoadedResult, compare_across, compare_within,
 };
 

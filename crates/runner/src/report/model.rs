@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use servebench_stats::flags::{Flag, FlagId, FlagLevel};
 
-use crate::compare::{CompareReport, LoadedResult};
+use servebench_compare::{CompareReport, LoadedResult};
 use servebench_result::table::{self, CellStat};
 use servebench_result::{PointInfo, RunResult, TrialStatus};
 

@@ -1,7 +1,7 @@
 //! Numbers in words: one formatting for the report's tables, text and axis ticks (percentages
-//! are compare's, [`crate::compare::text`]).
+//! are compare's, [`servebench_compare::text`]).
 
-use crate::compare::text::signed_pct;
+use servebench_compare::text::signed_pct;
 
 /// A value with about 3–4 significant digits: `2184`, `748.1`, `17.14`, `0.125`.
 pub fn num(v: f64) -> String {

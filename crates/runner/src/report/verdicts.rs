@@ -8,14 +8,14 @@ use servebench_stats::flags::FlagLevel;
 use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
-use crate::compare::words::{advice_sentence, threatens_words};
-use crate::compare::{CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind};
+use servebench_compare::words::{advice_sentence, threatens_words};
+use servebench_compare::{CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind};
 
 use super::doc::{Block, Line, Span, code, strong, t};
 use super::findings::numbers_at;
 use super::model::Report;
 use super::text::{change, num};
-use crate::compare::text::pct;
+use servebench_compare::text::pct;
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
     match e {

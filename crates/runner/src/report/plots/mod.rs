@@ -93,7 +93,13 @@ pub fn figures(report: &Report) -> Vec<Figure> {
             let theta: Vec<String> = comparison
                 .metrics
                 .iter()
-                .map(|m| format!("{} {}", m.metric, crate::compare::text::pct(m.threshold)))
+                .map(|m| {
+                    format!(
+                        "{} {}",
+                        m.metric,
+                        servebench_compare::text::pct(m.threshold)
+                    )
+                })
                 .collect();
             out.push(Figure {
                 exporter: Box::new(ratio::Ratio {

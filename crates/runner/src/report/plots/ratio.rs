@@ -8,11 +8,11 @@ use plotters::style::{Color, RGBColor};
 use servebench_stats::Direction;
 use servebench_stats::verdict::Scale;
 
-use crate::compare::{Comparison, MetricReport, VerdictKind};
 use crate::report::Exporter;
 use crate::report::error::ReportError;
 use crate::report::findings::numbers_at;
 use crate::report::model::{Report, Role};
+use servebench_compare::{Comparison, MetricReport, VerdictKind};
 
 use super::axis::{Axis, Panel, Ticks};
 use super::canvas::{BAND, Canvas, Key, svg};
@@ -58,7 +58,10 @@ pub fn file_for(candidate: &str) -> String {
 }
 
 /// (x, point report) of each sweep point of `m` that lies on the report's axis.
-fn placed<'m>(report: &Report, m: &'m MetricReport) -> Vec<(f64, &'m crate::compare::PointReport)> {
+fn placed<'m>(
+    report: &Report,
+    m: &'m MetricReport,
+) -> Vec<(f64, &'m servebench_compare::PointReport)> {
     let Some(base) = report.arms.iter().find(|a| a.role == Role::Baseline) else {
         return Vec::new();
     };
@@ -75,14 +78,14 @@ fn placed<'m>(report: &Report, m: &'m MetricReport) -> Vec<(f64, &'m crate::comp
         .collect()
 }
 
-fn margin(m: &MetricReport, p: &crate::compare::PointReport) -> f64 {
+fn margin(m: &MetricReport, p: &servebench_compare::PointReport) -> f64 {
     p.margin.unwrap_or(match m.scale {
         Scale::Log => m.threshold.ln_1p(),
         Scale::Arithmetic => 0.0,
     })
 }
 
-fn band(m: &MetricReport, p: &crate::compare::PointReport) -> (f64, f64) {
+fn band(m: &MetricReport, p: &servebench_compare::PointReport) -> (f64, f64) {
     let g = margin(m, p);
     match m.scale {
         Scale::Log => ((-g).exp(), g.exp()),

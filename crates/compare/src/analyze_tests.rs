@@ -2,7 +2,7 @@
 //! no trends), including the one path end-to-end tests cannot pin down: a *sound* crossover.
 
 use super::*;
-use crate::compare::evidence::FailedTrial;
+use crate::evidence::FailedTrial;
 
 fn pair(c: u32) -> PointPair {
     PointPair {

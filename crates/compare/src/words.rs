@@ -130,7 +130,7 @@ pub(crate) fn change_words(scale: Scale, change: f64) -> String {
 /// The metric's advice in one sentence, or `None` when every cell is decided: "about 12
 /// trials per arm would settle c=4 and c=8, 30 would settle c=16; c=32 (+2.1% against
 /// θ = 2%) sits at the threshold: no practical number of trials would settle it".
-pub(crate) fn advice_sentence(m: &MetricReport) -> Option<String> {
+pub fn advice_sentence(m: &MetricReport) -> Option<String> {
     if m.advice.is_empty() {
         return None;
     }
@@ -189,7 +189,7 @@ fn and_list(items: &[&str]) -> String {
 
 /// The verdicts a flag threatens, in words: "every verdict of this comparison", or
 /// "output_throughput at c=4 (improved; without it: equivalent)".
-pub(crate) fn threatens_words(flag: &Flag) -> String {
+pub fn threatens_words(flag: &Flag) -> String {
     match &flag.threatens {
         Threatens::Comparison => "every verdict of this comparison".to_owned(),
         Threatens::Cells(cells) => {

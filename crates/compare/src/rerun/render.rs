@@ -8,9 +8,9 @@ use std::fmt::Write;
 use servebench_stats::Estimate;
 
 use super::assess::{ClaimRow, RerunReport, ValueRow};
-use crate::compare::render::change;
-use crate::compare::text::{aligned, num, pct};
-use crate::compare::words::threatens_words;
+use crate::render::change;
+use crate::text::{aligned, num, pct};
+use crate::words::threatens_words;
 
 fn value(e: Option<&Estimate>, n: usize) -> String {
     match e {

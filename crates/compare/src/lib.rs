@@ -23,9 +23,10 @@ pub mod fingerprint;
 pub mod gate;
 pub mod render;
 pub mod report;
+pub mod rerun;
 mod sequential;
 pub mod text;
-pub(crate) mod words;
+pub mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
 use servebench_spec::{ServerRestart, SpecFile, TrialOrder, Variant};

@@ -2,7 +2,7 @@
 //! what each gate costs in false alarms and buys in detection before choosing the defaults
 //! (docs/statistics-measured.md quotes its output).
 //!
-//!     cargo run --release -p servebench-runner --example calibrate_rules -- [WORKDIR]
+//!     cargo run --release -p servebench-compare --example calibrate_rules -- [WORKDIR]
 //!
 //! WORKDIR (default /tmp/servebench-calibrate) holds `<scenario>/seed-NNNN/<run>/<spec>/*.json`
 //! as the script leaves them. For every rule setting below it prints, over the runs found:
@@ -13,10 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench_result::load_result;
-use servebench_runner::compare::{
+use servebench_compare::{
     CompareOptions, CompareReport, LoadedResult, VerdictKind, compare_within,
 };
+use servebench_result::load_result;
 use servebench_stats::flags::{FlagId, FlagLevel, RuleSettings, Threatens};
 
 fn results(dir: &Path) -> Vec<PathBuf> {

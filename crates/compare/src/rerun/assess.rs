@@ -13,9 +13,9 @@ use servebench_stats::flags::{FingerprintDifference, Flag, FlagId};
 use servebench_stats::reproduce::{Claim, Reproduction, claim_outcome, value_outcome};
 use servebench_stats::verdict::Scale;
 
-use crate::compare::render::distinct_flags;
-use crate::compare::words::advice_sentence;
-use crate::compare::{
+use crate::render::distinct_flags;
+use crate::words::advice_sentence;
+use crate::{
     CompareError, CompareOptions, LoadedResult, MetricReport, PointReport, VerdictKind,
     compare_across, compare_within,
 };
