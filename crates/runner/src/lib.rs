@@ -11,6 +11,5 @@ pub mod dataset;
 pub mod gpu;
 pub mod loadgen;
 pub mod provenance;
-pub mod report;
 pub mod run;
 pub mod server;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use servebench_runner::report::{self, ReportOptions};
+use servebench_report::{self as report, ReportOptions};
 
 use crate::exit::Exit;
 

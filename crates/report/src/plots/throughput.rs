@@ -1,9 +1,9 @@
 //! `throughput.svg`: output throughput against the sweep, per arm, with 95% interval bars and
 //! each trial as a faint dot.
 
-use crate::report::Exporter;
-use crate::report::error::ReportError;
-use crate::report::model::Report;
+use crate::Exporter;
+use crate::error::ReportError;
+use crate::model::Report;
 
 use super::canvas::svg;
 use super::sweep::{Series, figure, y_axis};

@@ -2,7 +2,7 @@
 //! numbered for footnotes, with the sweep points — and, where the evidence names one, the
 //! arm — each group concerns, so that plots can ring exactly those points.
 //!
-//! The flags themselves are `servebench compare`'s ([`crate::compare`]); nothing is
+//! The flags themselves are `servebench compare`'s ([`servebench_compare`]); nothing is
 //! re-derived here. A flag's points are read from its evidence, which names them the same
 //! way every rule does (`… at c=16: …`, `… at c=16, candidate …`, `…; c=16: leave-one-out
 //! …`), and from the point rows' flag ids, so every flag id a row lists is marked.

@@ -7,9 +7,9 @@ use plotters::style::text_anchor::HPos;
 use plotters::style::{Color, RGBColor};
 use servebench_stats::histogram::{histogram_percentiles, merge_histograms};
 
-use crate::report::Exporter;
-use crate::report::error::ReportError;
-use crate::report::model::{Arm, Report};
+use crate::Exporter;
+use crate::error::ReportError;
+use crate::model::{Arm, Report};
 use servebench_result::TrialStatus;
 use servebench_result::metrics::LatencyHistograms;
 

@@ -6,8 +6,8 @@
 use plotters::style::text_anchor::HPos;
 use plotters::style::{Color, RGBColor};
 
-use crate::report::error::ReportError;
-use crate::report::model::Report;
+use crate::error::ReportError;
+use crate::model::Report;
 
 use super::axis::{Axis, Panel, Ticks};
 use super::canvas::{Canvas, Key, arm_color};

@@ -1,7 +1,7 @@
 //! The drawing layer every plot shares: colours, the SVG canvas, the legend, and marks drawn
 //! in pixel space (so that arms at the same x can be dodged apart); axes are in [`super::axis`].
 //!
-//! Conventions that the SVG tests rely on (`crates/runner/tests/report_svg.rs`):
+//! Conventions that the SVG tests rely on (`crates/report/tests/report_svg.rs`):
 //! * a series is one `<polyline>` of stroke width 2 in its arm's colour (dashed series:
 //!   several short ones);
 //! * an error bar is one `<polyline>` of six points — bottom cap, stem, top cap — in its
@@ -14,7 +14,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::report::error::ReportError;
+use crate::error::ReportError;
 
 /// Colour of flag rings and markers.
 pub const FLAG_RED: RGBColor = RGBColor(0xD6, 0x27, 0x28);

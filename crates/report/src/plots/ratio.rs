@@ -8,10 +8,10 @@ use plotters::style::{Color, RGBColor};
 use servebench_stats::Direction;
 use servebench_stats::verdict::Scale;
 
-use crate::report::Exporter;
-use crate::report::error::ReportError;
-use crate::report::findings::numbers_at;
-use crate::report::model::{Report, Role};
+use crate::Exporter;
+use crate::error::ReportError;
+use crate::findings::numbers_at;
+use crate::model::{Report, Role};
 use servebench_compare::{Comparison, MetricReport, VerdictKind};
 
 use super::axis::{Axis, Panel, Ticks};

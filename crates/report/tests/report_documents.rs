@@ -6,12 +6,12 @@
 use std::path::PathBuf;
 
 use servebench_compare::LoadedResult;
+use servebench_report::csv::TrialsCsv;
+use servebench_report::html::Html;
+use servebench_report::markdown::Markdown;
+use servebench_report::plots::figures;
+use servebench_report::{Exporter, Report, ReportOptions, across, within, write};
 use servebench_result::{RunResult, TrialStatus};
-use servebench_runner::report::csv::TrialsCsv;
-use servebench_runner::report::html::Html;
-use servebench_runner::report::markdown::Markdown;
-use servebench_runner::report::plots::figures;
-use servebench_runner::report::{Exporter, Report, ReportOptions, across, within, write};
 
 fn example() -> LoadedResult {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/example-report");

@@ -7,9 +7,9 @@ use std::ops::Range;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
 
-use crate::report::error::ReportError;
-use crate::report::model::SweepAxis;
-use crate::report::text::tick;
+use crate::error::ReportError;
+use crate::model::SweepAxis;
+use crate::text::tick;
 
 use super::canvas::{FONT, GRID, Root};
 

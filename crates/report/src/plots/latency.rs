@@ -1,9 +1,9 @@
 //! `ttft.svg`, `tpot.svg`: a latency's p50 (solid) and p99 (dashed) against the sweep, per
 //! arm, with 95% interval bars across trials and each trial as a faint dot.
 
-use crate::report::Exporter;
-use crate::report::error::ReportError;
-use crate::report::model::Report;
+use crate::Exporter;
+use crate::error::ReportError;
+use crate::model::Report;
 
 use super::canvas::svg;
 use super::sweep::{Series, figure, y_axis};

@@ -7,14 +7,12 @@
 use std::path::PathBuf;
 
 use servebench_compare::LoadedResult;
+use servebench_report::plots::cdf::Cdf;
+use servebench_report::plots::latency::Latency;
+use servebench_report::plots::ratio::{Ratio, file_for};
+use servebench_report::plots::throughput::Throughput;
+use servebench_report::{Exporter, Report, ReportError, ReportOptions, Role, SweepAxis, within};
 use servebench_result::load_result;
-use servebench_runner::report::plots::cdf::Cdf;
-use servebench_runner::report::plots::latency::Latency;
-use servebench_runner::report::plots::ratio::{Ratio, file_for};
-use servebench_runner::report::plots::throughput::Throughput;
-use servebench_runner::report::{
-    Exporter, Report, ReportError, ReportOptions, Role, SweepAxis, within,
-};
 
 const FLAG_RED: &str = "#D62728";
 const BLUE: &str = "#0072B2";
@@ -328,10 +326,8 @@ fn the_ratio_plot_has_a_panel_per_metric_a_bar_per_point_and_the_band() {
                 .iter()
                 .filter(|p| {
                     p.effect.is_some()
-                        && !servebench_runner::report::findings::numbers_at(
-                            &r, 0, &m.metric, &p.label,
-                        )
-                        .is_empty()
+                        && !servebench_report::findings::numbers_at(&r, 0, &m.metric, &p.label)
+                            .is_empty()
                 })
                 .count()
         })
