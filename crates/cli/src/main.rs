@@ -1,5 +1,11 @@
 //! `servebench`: reproducible LLM-serving benchmarks from a committed spec.
 //!
+//! The binary wires the crates together and is the only crate that depends on all of them:
+//! servebench-spec (`validate`, `plan`), servebench-runner (`run`, handed
+//! servebench-compare's `Sequential` as its `Sequencer`), servebench-compare (`compare`,
+//! `rerun`), servebench-report (`report`), servebench-result (`import`, `schema`, the
+//! end-of-run table) and servebench-sim (`sim`). One module per subcommand in `cmd`.
+//!
 //! Exit codes (every command): 0 success (warnings are printed, not fatal); 1 the thing
 //! checked failed (invalid spec, failed run, a `--fail-on` gate); 2 usage or I/O error;
 //! 130 interrupted (partial results kept).

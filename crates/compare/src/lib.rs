@@ -1,5 +1,10 @@
-//! `servebench compare`: is the candidate really different from the baseline, by how much,
-//! how sure are we, and can the measurement be trusted?
+//! servebench-compare: `servebench compare` — is the candidate really different from the
+//! baseline, by how much, how sure are we, and can the measurement be trusted? — and
+//! `servebench rerun` — does a published result reproduce?
+//!
+//! It reads result files (servebench-result) and judges them with servebench-stats; it
+//! measures nothing. It must not depend on servebench-runner or servebench-report (the
+//! report depends on it), nor on tokio, reqwest, tokenizers or plotters.
 //!
 //! * [`compare_within`] — every variant of one run against its baseline (the normal,
 //!   interleaved case).
@@ -9,11 +14,19 @@
 //!   fingerprints are compared field by field ([`fingerprint`]) and `stale-baseline` is
 //!   always raised: between-session variance is missing from the standard error.
 //!
+//! * [`Sequential`]: the group-sequential design of `trials.until_decided`. Its
+//!   [`Sequential::look`] is what the `servebench` binary hands the runner as its
+//!   `Sequencer`; `compare` reads each cell at the look it stopped at.
+//! * [`rerun`]: re-run the spec stored in a published result and judge, per variant, point
+//!   and metric, whether each value reproduces.
+//! * [`text`] and [`words`]: numbers, percentages, aligned columns and findings in words,
+//!   shared with the report.
+//!
 //! The statistics are the stats crate's (STATISTICS.md): per-trial values are the samples,
 //! positive metrics are compared as ratios of geometric means on the log scale and metrics
 //! that can be 0 as differences of means; flags come from `assess_sweep` and the
-//! multiplicity rule. This module reads result files into that evidence ([`evidence`]),
-//! assembles the [`CompareReport`] ([`report`]), renders it ([`render`]) and evaluates the
+//! multiplicity rule. This crate reads result files into that evidence (`evidence`),
+//! assembles the [`CompareReport`] ([`report`]), renders it ([`render()`]) and evaluates the
 //! `--fail-on` gates ([`gate`]).
 
 mod analyze;

@@ -1,5 +1,5 @@
 //! The report of `servebench compare`: one serde struct tree, printed as text by
-//! [`super::render`] and as JSON by `--json`. Three outputs are kept apart: the **verdict**
+//! [`super::render()`] and as JSON by `--json`. Three outputs are kept apart: the **verdict**
 //! of each metric at each point (`PointReport::verdict`), the **validity flags** with the
 //! verdicts each threatens (`MetricReport::flags`, `Comparison::flags`), and the **advice**
 //! for the undecided cells (`MetricReport::advice`). The JSON shape is documented in

@@ -1,6 +1,11 @@
-//! `servebench report`: a result file (or a baseline and a candidate file) as a folder a
-//! reader can open — `report.md`, one self-contained `report.html`, SVG plots and
-//! `trials.csv`.
+//! servebench-report: `servebench report` — a result file (or a baseline and a candidate
+//! file) as a folder a reader can open: `report.md`, one self-contained `report.html`, SVG
+//! plots and `trials.csv`.
+//!
+//! The only crate with plotters. It depends on servebench-compare (the verdicts and flags it
+//! shows), servebench-result, -spec and -stats; it must not depend on servebench-runner, nor
+//! on tokio, reqwest or tokenizers. Entry points: [`within`] / [`across`] build a [`Report`],
+//! [`write()`] writes its files.
 //!
 //! * [`model`] says what is shown: arms (one series per variant), the sweep axis, the CDF
 //!   point and the flagged points. Cell statistics come from [`servebench_result::table`], so the
@@ -8,7 +13,7 @@
 //! * [`content`] builds the document ([`doc`]) once; [`markdown`] and [`html`] write it.
 //! * [`plots`] draws the SVGs with plotters; [`csv`] writes one row per trial.
 //!
-//! Every file is one [`Exporter`] (STYLE.md rule 6); [`exporters`] lists them and [`write`]
+//! Every file is one [`Exporter`] (STYLE.md rule 6); [`exporters`] lists them and [`write()`]
 //! writes them all.
 
 pub mod content;

@@ -5,9 +5,10 @@
 //! (`schemas/result.schema.json`, `schemas/requests.schema.json`), and every metric derived
 //! from the raw request records.
 //!
-//! Pure data and pure functions: no async runtime, no HTTP client, no tokenizer, no
-//! terminal or plotting library (no tokio, reqwest, tokenizers, indicatif, nix or
-//! plotters), so that anything that only reads results stays small.
+//! Pure data and pure functions, above servebench-spec and servebench-stats only: it must
+//! not depend on any other servebench crate, nor on an async runtime, an HTTP client, a
+//! tokenizer, a terminal or plotting library (no tokio, reqwest, tokenizers, indicatif, nix
+//! or plotters), so that whatever only reads results stays small.
 //!
 //! * [`RunResult`] (with [`TrialResult`], [`ServerStart`], [`PointInfo`], …) is the result
 //!   file; [`load_result`] reads one, [`ResultStore`] writes one atomically after every

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use servebench_spec::StopSignal;
 
 /// What the result file records about one server start (secrets redacted). Also what a later
-/// run needs to find the server again if this runner dies ([`find_orphan`]).
+/// run needs to find the server again if this runner dies (servebench-runner's
+/// `server::find_orphan`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerRecord {
     /// The argv, redacted.

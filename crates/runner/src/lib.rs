@@ -1,11 +1,20 @@
-//! servebench-runner: everything that touches processes and the network — server lifecycle,
-//! the streaming load generator, datasets, trials in plan order, provenance and result files.
+//! servebench-runner: measuring. Everything that touches processes and the network —
+//! server lifecycle, the streaming load generator, datasets, GPU detection, provenance and
+//! trials in plan order — writing servebench-result's result file after every trial.
 //!
-//! * [`run::run`] carries out a spec (the `servebench run` command).
-//! * [`loadgen::run_trial`] drives one trial; [`metrics`] derives every metric from raw
-//!   per-request records; [`dataset`] builds prompts.
-//! * [`server`] launches, verifies and stops servers; [`gpu`] reads `nvidia-smi`.
-//! * [`result`] is the result file and its sidecar; [`provenance`] what is recorded with it.
+//! It measures and does not judge: it must not depend on servebench-compare or
+//! servebench-report (nor on plotters). A sequential run (`trials.until_decided`) asks a
+//! [`run::Sequencer`], passed in [`run::RunOptions`], which cells stay open after each round;
+//! the `servebench` binary passes servebench-compare's design.
+//!
+//! * [`run::run`] carries out a spec (the `servebench run` command): server starts, verify,
+//!   trials in `servebench plan`'s order, rounds of a sequential run, `--resume`.
+//! * [`loadgen::run_trial`] drives one trial and returns its raw request records
+//!   (servebench-result's `record` types) and the summary derived from them; [`dataset`]
+//!   builds prompts of exact lengths.
+//! * [`server`] launches, verifies and stops servers and finds orphans; [`gpu`] runs and
+//!   parses `nvidia-smi`; [`provenance`] collects the host, repository, commands and file
+//!   hashes recorded with a run.
 
 pub mod dataset;
 pub mod gpu;

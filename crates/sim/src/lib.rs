@@ -2,6 +2,8 @@
 //! engine. Requests queue, batch and stream in real time according to a small engine model
 //! (see [`engine`]), so latency and throughput respond to load the way a real server's do.
 //! It is `servebench sim`, the default benchmark target and the test bed of the runner.
+//! It depends on no other servebench crate: the runner reaches it over HTTP only (and uses
+//! it in tests).
 //!
 //! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT.
 //! * [`spawn`] starts an in-process server for tests and returns a [`SimHandle`].

@@ -1,7 +1,10 @@
 //! servebench-spec: the experiment spec format (`servebench/v1alpha1`): types, YAML parsing
 //! with locations, JSON Schema, semantic validation, plan expansion and the canonical hash.
 //!
-//! Entry points: [`load`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
+//! The bottom layer with servebench-stats: it depends on no other servebench crate, and no
+//! I/O beyond reading the spec file.
+//!
+//! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
 //! [`metrics::catalogue`] lists every metric.
 

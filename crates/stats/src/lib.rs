@@ -1,4 +1,6 @@
-//! servebench-stats: pure statistics over slices and histograms (no I/O, no async).
+//! servebench-stats: pure statistics over slices and histograms (no I/O, no async). The
+//! bottom layer with servebench-spec: it depends on no other servebench crate and knows no
+//! metric names or file formats.
 //!
 //! The method is docs/statistics-method.md. Trials are the unit of analysis: per-request samples of one
 //! trial are summarised, and comparisons run on per-trial values. Every function names its

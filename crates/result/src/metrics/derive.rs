@@ -50,7 +50,7 @@ fn ms(a: u64, b: u64) -> f64 {
 }
 
 /// The ITL samples of a request, `(gap, gap per token)` in ms (none for a failed one), from
-/// its record and its [`derive`]d metrics. Computed on demand rather than stored with the
+/// its record and its [`derive()`]d metrics. Computed on demand rather than stored with the
 /// metrics: a trial has as many ITL samples as tokens, and summaries stream them.
 pub fn itl_gaps<'a>(
     r: &'a RequestRecord,

@@ -1,7 +1,7 @@
 //! Every metric of a trial, derived from its raw [`crate::record::RequestRecord`]s in this
 //! one place (STYLE rule 4: store instants, derive metrics).
 //!
-//! [`derive`] gives each request's TTFT, TPOT, ITL, E2E, queue time and flags;
+//! [`derive()`] gives each request's TTFT, TPOT, ITL, E2E, queue time and flags;
 //! [`concurrency`] the peak and mean in-flight counts and the steady window; [`summary`] the
 //! [`TrialSummary`] with the catalogue's metric names; [`histograms`] the HDR histograms.
 

@@ -3,13 +3,14 @@
 //!
 //! One trial is [`run_trial`]`(&Target, &LoadConfig, &TrialPrompts) -> TrialOutcome`: raw
 //! per-request [`RequestRecord`]s (instants as nanosecond offsets, token events, usage,
-//! server timings, a typed [`ErrorKind`] on failure) and the [`servebench_result::metrics::TrialSummary`]
-//! derived from them.
+//! server timings, a typed [`ErrorKind`] on failure) and the
+//! [`servebench_result::metrics::TrialSummary`] derived from them. What is stored per request
+//! is servebench-result's [`servebench_result::record`], re-exported here.
 //!
 //! Modules, one responsibility each: [`config`] (inputs and their validation), [`schedule`]
 //! (arrival offsets), [`sse`] (event-stream framing), [`chunk`] (the JSON of one event),
-//! [`stream`] (bytes → record), [`body`] (request bodies), [`client`] (HTTP), [`trial`]
-//! (warm-up, gate, deadlines), [`record`] (what is stored).
+//! [`stream`] (bytes → record), [`body`] (request bodies), [`client`] (HTTP, reqwest), [`h1`]
+//! (the lean HTTP/1.1 executor), [`trial`] (warm-up, gate, deadlines).
 
 pub mod body;
 pub mod chunk;
