@@ -162,9 +162,10 @@ fn output_token_ratio(t: &TrialResult, output_tokens: Option<u32>) -> Option<f64
 }
 
 /// Evidence of `variant` at `point` of `result` for `metric`: the values of the trials
-/// with status `ok` in run order (the trials `run::table::trial_values` reads) and one
-/// validity check per trial with a summary, each pointing at its value; only trials of
-/// repetition `up_to` or earlier when given (a sequential cell read at its stopping look).
+/// with status `ok` in run order (the trials `servebench_result::table::trial_values`
+/// reads) and one validity check per trial with a summary, each pointing at its value; only
+/// trials of repetition `up_to` or earlier when given (a sequential cell read at its stopping
+/// look).
 pub(crate) fn arm_point(
     result: &RunResult,
     variant: &str,

@@ -5,7 +5,7 @@
 //! `continuous_usage_stats`), an event's token count is the increase of
 //! `usage.completion_tokens`; otherwise each token-bearing event counts 1. The final
 //! `usage` is kept as sent; when it disagrees with the per-event sum, the events are left as
-//! observed and the metrics layer reconciles (see `metrics::derive`).
+//! observed and the metrics layer reconciles (see `servebench_result::metrics::derive`).
 
 use super::chunk::parse_chunk;
 use super::sse::{EventType, SseParser};
