@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens="${TOKENS:-128}"
-cargo build --release -q -p servebench-runner --example record_memory
+cargo build --release -q -p servebench-result --example record_memory
 bin=target/release/examples/record_memory
 nice -n 19 "$bin" 10000 1 "$tokens"
 nice -n 19 "$bin" 100000 1 "$tokens"
