@@ -1,4 +1,5 @@
-//! `run` stops gracefully on SIGTERM. Its own test binary: it signals its own process.
+//! `run` stops gracefully on SIGTERM. Its own test binary, the only one besides `it`: it
+//! signals its own process, which would stop every simulator the other tests run in process.
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// Marker lines around the generated section of `docs/spec.md`.
 pub const BEGIN: &str =
-    "<!-- BEGIN GENERATED FIELD REFERENCE (cargo test -p servebench-spec --test docs_drift) -->";
+    "<!-- BEGIN GENERATED FIELD REFERENCE (cargo test -p servebench-spec --test it docs_drift) -->";
 /// End marker.
 pub const END: &str = "<!-- END GENERATED FIELD REFERENCE -->";
 

@@ -1,7 +1,7 @@
 //! The drawing layer every plot shares: colours, the SVG canvas, the legend, and marks drawn
 //! in pixel space (so that arms at the same x can be dodged apart); axes are in [`super::axis`].
 //!
-//! Conventions that the SVG tests rely on (`crates/report/tests/report_svg.rs`):
+//! Conventions that the SVG tests rely on (`crates/report/tests/it/report_svg.rs`):
 //! * a series is one `<polyline>` of stroke width 2 in its arm's colour (dashed series:
 //!   several short ones);
 //! * an error bar is one `<polyline>` of six points — bottom cap, stem, top cap — in its

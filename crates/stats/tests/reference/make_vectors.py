@@ -8,7 +8,7 @@ distribution functions). Inputs are drawn from a fixed seed so the file is repro
     pip install numpy scipy statsmodels
     python3 crates/stats/tests/reference/make_vectors.py   # writes vectors.json beside it
 
-`tests/reference_vectors.rs` reads vectors.json and checks every formula against it with the
+`tests/it/reference_vectors.rs` reads vectors.json and checks every formula against it with the
 tolerances recorded in "tolerance".
 """
 

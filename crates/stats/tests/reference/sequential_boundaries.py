@@ -24,7 +24,7 @@ Spending functions (two-sided symmetric, α/2 per side as in ld98 / R's ldbounds
     pip install numpy scipy
     python3 crates/stats/tests/reference/sequential_boundaries.py   # writes the .json beside it
 
-`tests/sequential_reference.rs` reads sequential_boundaries.json.
+`tests/it/sequential.rs` reads sequential_boundaries.json.
 """
 
 import json

@@ -1,0 +1,222 @@
+//! A real server end to end: llama.cpp's llama-server running Gemma 3 270M, launched,
+//! verified and measured by `servebench run`, with servebench's metrics checked against the
+//! server's own per-request `timings`.
+//!
+//! Needs `scripts/setup-llamacpp` (cached build of llama-server and the model). Under CI
+//! (`CI` set) a missing setup fails the test; on a developer machine it says how to set up
+//! and returns.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::common;
+use common::read_json;
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// LLAMACPP_SERVER and LLAMACPP_MODEL from the environment or the setup script's env file.
+fn llamacpp_env() -> Option<BTreeMap<String, String>> {
+    let mut vars = BTreeMap::new();
+    for k in ["LLAMACPP_SERVER", "LLAMACPP_MODEL"] {
+        if let Ok(v) = std::env::var(k) {
+            vars.insert(k.to_owned(), v);
+        }
+    }
+    if vars.len() < 2 {
+        let cache = std::env::var("SERVEBENCH_LLAMACPP_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| {
+                PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                    .join(".cache/servebench/llamacpp")
+            });
+        let text = std::fs::read_to_string(cache.join("env")).ok()?;
+        for line in text.lines() {
+            if let Some((k, v)) = line.split_once('=') {
+                vars.insert(k.trim().to_owned(), v.trim().to_owned());
+            }
+        }
+    }
+    let ok = ["LLAMACPP_SERVER", "LLAMACPP_MODEL"]
+        .iter()
+        .all(|k| vars.get(*k).is_some_and(|p| Path::new(p).exists()));
+    ok.then_some(vars)
+}
+
+/// The two tests share the machine's cores with one llama-server each: run them one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn require_llamacpp() -> Option<BTreeMap<String, String>> {
+    match llamacpp_env() {
+        Some(v) => Some(v),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("llama.cpp is not set up: CI must run scripts/setup-llamacpp before the tests")
+        }
+        None => {
+            eprintln!(
+                "NOT RUN: llama.cpp is not set up here; run scripts/setup-llamacpp (about 15 minutes once)"
+            );
+            None
+        }
+    }
+}
+
+/// Run `spec_text` in a fresh folder; returns the result and its request lines.
+fn run_spec(env: &BTreeMap<String, String>, spec_text: &str) -> (Value, Vec<Value>) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, spec_text).expect("write spec");
+    let out = Command::cargo_bin("servebench")
+        .expect("binary")
+        .current_dir(dir.path())
+        .envs(env)
+        .args(["run", "--no-bars"])
+        .arg(&spec)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "servebench run failed:\n{stderr}");
+    let results = dir.path().join("results");
+    let file = std::fs::read_dir(
+        results
+            .read_dir()
+            .expect("results")
+            .next()
+            .expect("spec dir")
+            .expect("entry")
+            .path(),
+    )
+    .expect("list")
+    .flatten()
+    .map(|e| e.path())
+    .find(|p| p.extension().is_some_and(|e| e == "json"))
+    .expect("result file");
+    let r = read_json(&file);
+    let side = file.with_file_name(r["requests_file"].as_str().expect("sidecar"));
+    let lines = std::fs::read_to_string(side)
+        .expect("sidecar")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("jsonl"))
+        .collect();
+    (r, lines)
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+#[test]
+fn flash_attention_ab_matches_the_engines_own_timings() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    // The committed spec, made small: 1 trial, c=1 and c=4, 8 requests of 64 → 24 tokens.
+    let text = std::fs::read_to_string(repo().join("specs/llamacpp-gemma-flash-attn.yaml"))
+        .expect("spec")
+        .replace("count: 5", "count: 1")
+        .replace("max_concurrency: [1, 2, 4]", "max_concurrency: [1, 4]")
+        .replace("requests: 12", "requests: 8")
+        .replace(
+            "input_tokens: 128, output_tokens: 32",
+            "input_tokens: 64, output_tokens: 24",
+        );
+    let (r, lines) = run_spec(&env, &text);
+    assert_eq!(r["status"], "complete");
+    // Each variant was verified from the server's own log.
+    for s in r["servers"].as_array().expect("servers") {
+        assert!(
+            s["verify"]
+                .as_array()
+                .is_some_and(|v| !v.is_empty() && v.iter().all(|x| x["passed"] == true)),
+            "{s}"
+        );
+    }
+    let mut ratios = Vec::new();
+    let mut measured = 0;
+    for l in lines.iter().filter(|l| l["warmup"] == false) {
+        measured += 1;
+        let t = &l["server_timings"];
+        let usage = &l["usage"];
+        let n_out = usage["completion_tokens"].as_u64().expect("usage");
+        let n_in = usage["prompt_tokens"].as_u64().expect("usage");
+        assert_eq!(
+            Some(n_out),
+            t["predicted_n"].as_u64(),
+            "N_out vs predicted_n: {l}"
+        );
+        assert_eq!(n_out, 24);
+        let cached = t["cache_n"].as_u64().unwrap_or(0);
+        assert_eq!(
+            Some(n_in),
+            t["prompt_n"].as_u64().map(|p| p + cached),
+            "N_in vs prompt_n + cache_n"
+        );
+        assert_eq!(
+            n_in, 64,
+            "input length is exact through the server's /tokenize"
+        );
+        let events = l["events"].as_array().expect("events");
+        let send = f(&l["send_ns"]);
+        let first = f(&events[0][0]);
+        let last = f(&events[events.len() - 1][0]);
+        let tpot_ms = (last - first) / 1e6 / (n_out as f64 - 1.0);
+        let engine = f(&t["predicted_per_token_ms"]);
+        let ratio = tpot_ms / engine;
+        assert!(
+            (ratio - 1.0).abs() < 0.05,
+            "TPOT {tpot_ms:.3} ms vs engine {engine:.3} ms: {l}"
+        );
+        assert!(first > send);
+        ratios.push(ratio);
+    }
+    assert_eq!(measured, 2 * 2 * 8);
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!((mean - 1.0).abs() < 0.03, "run-level TPOT ratio {mean:.4}");
+    for t in r["trials"].as_array().expect("trials") {
+        let s = &t["summary"];
+        let limit = r["points"][t["point"].as_u64().unwrap_or(0) as usize]["max_concurrency"]
+            .as_u64()
+            .expect("limit");
+        assert!(
+            s["all"]["peak_concurrency"]
+                .as_u64()
+                .is_some_and(|p| p <= limit),
+            "{t}"
+        );
+        assert_eq!(s["concurrency_limit_exceeded"], false);
+        assert!(s["errors"].as_object().is_some_and(|e| e.is_empty()), "{t}");
+    }
+}
+
+#[test]
+fn four_slots_are_clearly_faster_than_one_at_concurrency_four() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo().join("specs/llamacpp-gemma-slots.yaml"))
+        .expect("spec")
+        .replace("count: 5", "count: 3");
+    let (r, _) = run_spec(&env, &text);
+    assert_eq!(r["status"], "complete");
+    let mean = |variant: &str| {
+        let v: Vec<f64> = r["trials"]
+            .as_array()
+            .expect("trials")
+            .iter()
+            .filter(|t| t["variant"] == variant)
+            .map(|t| f(&t["summary"]["all"]["output_throughput"]))
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (np1, np4) = (mean("np1"), mean("np4"));
+    assert!(
+        np4 > 1.3 * np1,
+        "4 slots {np4:.1} tok/s vs 1 slot {np1:.1} tok/s"
+    );
+}

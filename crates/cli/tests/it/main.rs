@@ -1,0 +1,19 @@
+//! The integration tests of servebench, in one test binary (one link, one process).
+
+mod common;
+
+mod compare_across;
+mod compare_e2e;
+mod compare_faults;
+mod fault_host;
+mod fault_matrix;
+mod fault_wire;
+mod import_e2e;
+mod llamacpp_e2e;
+mod published_results;
+mod report_cli;
+mod rerun_e2e;
+mod run_e2e;
+mod secrets_e2e;
+mod sequential_e2e;
+mod spec_commands;

@@ -1,0 +1,4 @@
+//! The integration tests of servebench-result, in one test binary (one link, one process).
+
+mod catalogue;
+mod result_schema_drift;

@@ -1,0 +1,19 @@
+//! The integration tests of servebench-runner, in one test binary (one link, one process).
+
+mod loadgen_support;
+mod server_support;
+
+mod dataset_llamacpp_tokenize;
+mod loadgen_concurrency;
+mod loadgen_edge_cases;
+mod loadgen_lean;
+mod loadgen_receive_stamps;
+mod loadgen_schedule;
+mod loadgen_sim;
+mod local_tokenizer;
+mod run_sequencer;
+mod server_gpu;
+mod server_lifecycle;
+mod server_orphan;
+mod server_redact;
+mod server_verify;

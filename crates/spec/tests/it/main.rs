@@ -1,0 +1,9 @@
+//! The integration tests of servebench-spec, in one test binary (one link, one process).
+
+mod docs_drift;
+mod hash;
+mod invalid_corpus;
+mod metrics_doc;
+mod plan;
+mod schema_drift;
+mod specs_dir;

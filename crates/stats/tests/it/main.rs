@@ -1,0 +1,10 @@
+//! The integration tests of servebench-stats, in one test binary (one link, one process).
+
+mod common;
+
+mod bootstrap;
+mod flags_rules;
+mod flags_sweep;
+mod properties;
+mod reference_vectors;
+mod sequential;
