@@ -39,6 +39,16 @@ pub struct SimArgs {
     /// Milliseconds a graceful shutdown (SIGTERM/SIGINT) waits for in-flight responses.
     #[arg(long, default_value_t = 5000)]
     pub shutdown_grace_ms: u64,
+    /// Keep a prefix cache: leading prompt blocks seen before skip prefill and are reported
+    /// as `usage.prompt_tokens_details.cached_tokens` and `timings.cache_n` (off by default).
+    #[arg(long)]
+    pub prefix_cache: bool,
+    /// Tokens per prefix-cache block (only whole blocks are cached).
+    #[arg(long, default_value_t = 16, value_name = "TOKENS")]
+    pub prefix_cache_block: u32,
+    /// Most tokens the prefix cache holds; the least recently used blocks are evicted.
+    #[arg(long, default_value_t = 1 << 20, value_name = "TOKENS")]
+    pub prefix_cache_capacity: u64,
     /// Engine model parameters.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -236,6 +246,12 @@ impl SimArgs {
             },
             api_key: self.api_key.clone().map(crate::config::ApiKey),
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+            prefix_cache: self
+                .prefix_cache
+                .then_some(crate::prefix_cache::PrefixCacheParams {
+                    block_tokens: self.prefix_cache_block,
+                    capacity_tokens: self.prefix_cache_capacity,
+                }),
         };
         config.validate()?;
         Ok(config)

@@ -478,6 +478,8 @@ pub struct SimConfig {
     /// How long a graceful shutdown waits for in-flight responses before dropping them.
     #[serde(serialize_with = "ser_ms")]
     pub shutdown_grace: Duration,
+    /// The prefix cache (`--prefix-cache`); `None`: off, every prompt token is prefilled.
+    pub prefix_cache: Option<crate::prefix_cache::PrefixCacheParams>,
 }
 
 /// An API key: compared, never shown (its `Debug` is redacted).
@@ -510,6 +512,7 @@ impl SimConfig {
             faults: FaultParams::default(),
             api_key: None,
             shutdown_grace: Duration::from_secs(5),
+            prefix_cache: None,
         }
     }
 
@@ -526,6 +529,15 @@ impl SimConfig {
                  run, from 1), got 0"
                     .into(),
             ));
+        }
+        if let Some(p) = self.prefix_cache
+            && (p.block_tokens == 0 || p.capacity_tokens < u64::from(p.block_tokens))
+        {
+            return Err(SimError::InvalidConfig(format!(
+                "the prefix cache needs a block of at least 1 token and room for one block; got \
+                 {} tokens per block and a capacity of {} tokens",
+                p.block_tokens, p.capacity_tokens
+            )));
         }
         self.engine.validate()?;
         self.faults.validate()

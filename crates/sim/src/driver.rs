@@ -37,6 +37,8 @@ pub(crate) struct Job {
     pub ignore_eos: bool,
     /// The request's number on this server, from 1, in arrival order.
     pub number: u64,
+    /// Leading prompt tokens found in the prefix cache (`None`: no cache).
+    pub cached_tokens: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -220,6 +222,7 @@ fn accept(s: Submission, epoch: Instant, senders: &mut Senders, inputs: &mut Inp
         min_tokens: s.job.min_tokens,
         ignore_eos: s.job.ignore_eos,
         number: s.job.number,
+        cached_tokens: s.job.cached_tokens,
     });
     senders.0.insert(s.id, s.tx);
 }
@@ -243,6 +246,7 @@ mod tests {
             min_tokens: 0,
             ignore_eos: true,
             number: 1,
+            cached_tokens: None,
         });
         let mut times = Vec::new();
         while let Some(e) = rx.next().await {
@@ -269,6 +273,7 @@ mod tests {
             min_tokens: 0,
             ignore_eos: true,
             number: 1,
+            cached_tokens: None,
         });
         assert!(rx.next().await.is_some());
         kill.cancel();

@@ -130,6 +130,7 @@ mod tests {
             predicted_ms: 0.0,
             predicted_per_token_ms: None,
             e2e_ms: 0.0,
+            cached_n: None,
         };
         Emission {
             seq: 0,

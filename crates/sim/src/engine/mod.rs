@@ -42,6 +42,8 @@ struct Seq {
     admitted: Duration,
     first: Duration,
     prompt: u32,
+    /// Prompt tokens taken from the prefix cache, never prefilled (`None`: no cache).
+    cached: Option<u32>,
     prefilled: u32,
     generated: u32,
     stop_at: u32,
@@ -74,6 +76,7 @@ impl Seq {
                     (predicted_ms / f64::from(self.generated - 1) * 1000.0).round() / 1000.0
                 }),
                 e2e_ms: ms(now.saturating_sub(self.arrived)),
+                cached_n: self.cached,
             },
         }
     }
@@ -219,13 +222,17 @@ impl Engine {
         };
         let reserve =
             (u64::from(prompt) + u64::from(max_tokens)).min(self.params.kv_capacity_tokens);
+        // Cached tokens skip prefill; the last prompt token is always computed (its logits
+        // give the first output token), as in vLLM.
+        let cached = a.cached_tokens.map(|c| c.min(prompt - 1));
         Seq {
             id: a.id,
             arrived: a.at,
             admitted: a.at,
             first: a.at,
             prompt,
-            prefilled: 0,
+            cached,
+            prefilled: cached.unwrap_or(0),
             generated: 0,
             stop_at,
             max_tokens,
@@ -330,7 +337,7 @@ impl Engine {
             };
             s.admitted = now;
             self.kv_reserved += s.reserve;
-            let chunk = s.prompt.min(budget);
+            let chunk = (s.prompt - s.prefilled).min(budget);
             self.batch.push(Work {
                 idx: self.running.len(),
                 prefill: chunk,

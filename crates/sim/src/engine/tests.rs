@@ -41,6 +41,7 @@ fn arrival(id: SeqId, at_ms: f64, prompt: u32, max: u32) -> Arrival {
         min_tokens: 0,
         ignore_eos: true,
         number: id + 1,
+        cached_tokens: None,
     }
 }
 

@@ -25,6 +25,9 @@ pub struct Arrival {
     /// Its number among the generation requests the server received, from 1, in arrival
     /// order (what `step_scale_requests` counts).
     pub number: u64,
+    /// Leading prompt tokens held by the prefix cache: they skip prefill (at most all but
+    /// the last prompt token, which is always computed). `None`: the server keeps no cache.
+    pub cached_tokens: Option<u32>,
 }
 
 /// What happened outside the engine since its last step.
@@ -77,6 +80,9 @@ pub struct Timings {
     pub predicted_per_token_ms: Option<f64>,
     /// Arrival to the last token.
     pub e2e_ms: f64,
+    /// Prompt tokens taken from the prefix cache (llama.cpp's name); absent without one.
+    #[serde(rename = "cache_n", skip_serializing_if = "Option::is_none")]
+    pub cached_n: Option<u32>,
 }
 
 /// The end of a sequence.

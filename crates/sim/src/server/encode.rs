@@ -245,6 +245,14 @@ struct Usage {
     prompt_tokens: u32,
     total_tokens: u64,
     completion_tokens: u32,
+    /// vLLM's and OpenAI's place for cached prompt tokens (with a prefix cache only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Serialize)]
+struct PromptTokensDetails {
+    cached_tokens: u32,
 }
 
 impl Usage {
@@ -253,6 +261,9 @@ impl Usage {
             prompt_tokens: t.prompt_n,
             total_tokens: u64::from(t.prompt_n) + u64::from(t.predicted_n),
             completion_tokens: t.predicted_n,
+            prompt_tokens_details: t
+                .cached_n
+                .map(|cached_tokens| PromptTokensDetails { cached_tokens }),
         }
     }
 }
@@ -321,6 +332,7 @@ mod tests {
                 predicted_ms: 4.0,
                 predicted_per_token_ms: Some(4.0),
                 e2e_ms: 7.0,
+                cached_n: None,
             },
         }
     }

@@ -135,7 +135,23 @@ async fn generate(
     {
         bump(&st.stats.step_scaled);
     }
-    let rx = st.engine.submit(job(&req, n + 1));
+    let cached_tokens = st.prefix_cache.as_ref().map(|c| {
+        let ids = super::wire::prompt_ids(api, &body);
+        let hit = c.lock().map_or(0, |mut c| c.lookup_insert(&ids));
+        st.stats
+            .cached_tokens
+            .fetch_add(u64::from(hit), std::sync::atomic::Ordering::Relaxed);
+        hit
+    });
+    st.stats.prompt_tokens.fetch_add(
+        u64::from(req.prompt_tokens),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    st.stats.max_prompt_tokens.fetch_max(
+        u64::from(req.prompt_tokens),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    let rx = st.engine.submit(job(&req, n + 1, cached_tokens));
     if req.stream {
         let stream = TokenStream::new(
             rx,
@@ -160,13 +176,14 @@ async fn generate(
 }
 
 /// The engine's job for request `number` (from 1).
-fn job(r: &GenRequest, number: u64) -> Job {
+fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>) -> Job {
     Job {
         prompt_tokens: r.prompt_tokens,
         max_tokens: r.max_tokens,
         min_tokens: r.min_tokens,
         ignore_eos: r.ignore_eos,
         number,
+        cached_tokens,
     }
 }
 

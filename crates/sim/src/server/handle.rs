@@ -49,6 +49,7 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         config.repetition,
         kill.clone(),
     );
+    let config_cache = config.prefix_cache;
     let state = Arc::new(AppState {
         ready_at: Instant::now() + Duration::from_millis(config.faults.startup_delay_ms),
         created_unix: std::time::SystemTime::now()
@@ -64,6 +65,8 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         exited: CancellationToken::new(),
         kill: kill.clone(),
         stop: stop.clone(),
+        prefix_cache: config_cache
+            .map(|p| std::sync::Mutex::new(crate::prefix_cache::PrefixCache::new(p))),
     });
     eprintln!("{}", state.log_line(local));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();

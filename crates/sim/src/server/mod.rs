@@ -97,6 +97,8 @@ pub(crate) struct AppState {
     kill: CancellationToken,
     /// Stops accepting connections.
     stop: CancellationToken,
+    /// The prefix cache, when `--prefix-cache` is on.
+    pub(crate) prefix_cache: Option<std::sync::Mutex<crate::prefix_cache::PrefixCache>>,
 }
 
 impl AppState {
@@ -180,6 +182,15 @@ impl AppState {
         let requests = e
             .step_scale_requests
             .map_or_else(|| "all".to_owned(), |r| r.to_string());
+        let cache = c.prefix_cache.map_or_else(
+            || "off".to_owned(),
+            |p| {
+                format!(
+                    "on block_tokens={} capacity_tokens={}",
+                    p.block_tokens, p.capacity_tokens
+                )
+            },
+        );
         format!(
             "servebench sim: start version={} addr={addr} label={} model={} preset={} seed={} \
              repetition={} speed_factor={:.6} max_num_seqs={} kv_capacity_tokens={} \
@@ -189,7 +200,8 @@ impl AppState {
              step_scale_requests={requests} time_scale={} eos_mean_tokens={} \
              default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
              error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
-             exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={}",
+             exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={} \
+             prefix_cache={cache}",
             crate::VERSION,
             c.label,
             c.model,

@@ -35,6 +35,13 @@ pub struct SimStats {
     /// Generation requests handed to the engine that `--step-scale` selects (the steps that
     /// hold them are scaled).
     pub step_scaled_requests: u64,
+    /// Prompt tokens of the generation requests handed to the engine (the server's count,
+    /// chat template included).
+    pub prompt_tokens: u64,
+    /// Longest prompt handed to the engine, in tokens.
+    pub max_prompt_tokens: u64,
+    /// Prompt tokens found in the prefix cache (`--prefix-cache`; 0 without it).
+    pub cached_tokens: u64,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +58,9 @@ pub(crate) struct Stats {
     pub(crate) injected_stalls: AtomicU64,
     pub(crate) injected_malformed: AtomicU64,
     pub(crate) step_scaled: AtomicU64,
+    pub(crate) prompt_tokens: AtomicU64,
+    pub(crate) max_prompt_tokens: AtomicU64,
+    pub(crate) cached_tokens: AtomicU64,
 }
 
 impl Stats {
@@ -68,6 +78,9 @@ impl Stats {
             injected_stalls: self.injected_stalls.load(Relaxed),
             injected_malformed: self.injected_malformed.load(Relaxed),
             step_scaled_requests: self.step_scaled.load(Relaxed),
+            prompt_tokens: self.prompt_tokens.load(Relaxed),
+            max_prompt_tokens: self.max_prompt_tokens.load(Relaxed),
+            cached_tokens: self.cached_tokens.load(Relaxed),
         }
     }
 

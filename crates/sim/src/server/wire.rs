@@ -161,6 +161,30 @@ fn to_u32(v: u64, what: &str) -> Result<u32, ApiError> {
     u32::try_from(v).map_err(|_| ApiError::bad_request(format!("{what} is too large: {v}")))
 }
 
+/// The token ids of a generation request's prompt (as [`parse_generation`] counts them),
+/// for the prefix cache; empty when the body does not parse (it was refused before).
+pub(crate) fn prompt_ids(api: Api, body: &[u8]) -> Vec<u32> {
+    let Ok(b) = serde_json::from_slice::<GenerationBody>(body) else {
+        return Vec::new();
+    };
+    let ids = |v: &[u64]| v.iter().map(|&i| i as u32).collect();
+    match api {
+        Api::Completions => match b.prompt {
+            Some(PromptInput::Text(t)) => tokenizer::encode(&t),
+            Some(PromptInput::Texts(v)) => {
+                v.first().map(|t| tokenizer::encode(t)).unwrap_or_default()
+            }
+            Some(PromptInput::Tokens(v)) => ids(&v),
+            Some(PromptInput::TokenLists(v)) => v.first().map(|l| ids(l)).unwrap_or_default(),
+            None => Vec::new(),
+        },
+        Api::Chat => b
+            .messages
+            .map(|m| tokenizer::encode(&render_messages(&m)))
+            .unwrap_or_default(),
+    }
+}
+
 /// Parses and validates a generation request.
 pub(crate) fn parse_generation(
     api: Api,

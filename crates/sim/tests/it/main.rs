@@ -7,3 +7,4 @@ mod artefacts;
 mod faults;
 mod latency;
 mod lifecycle;
+mod prefix_cache;
