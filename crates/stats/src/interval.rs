@@ -80,16 +80,29 @@ pub fn log_prediction_interval(
     earlier: &[f64],
     level: f64,
 ) -> Result<ConfidenceInterval, StatsError> {
+    check_positive("prediction interval", earlier)?;
+    let logs: Vec<f64> = earlier.iter().map(|v| v.ln()).collect();
+    let ci = prediction_interval(&logs, level)?;
+    Ok(ConfidenceInterval {
+        level,
+        lower: ci.lower.exp(),
+        upper: ci.upper.exp(),
+    })
+}
+
+/// Prediction interval for one new value from earlier values, on the raw scale:
+/// `ȳ ± t(1 − α/2, m − 1)·s·√(1 + 1/m)`. Needs ≥ 3 earlier values. Method: Student's t
+/// prediction interval. Reference: Hahn & Meeker, *Statistical Intervals* (1991) §4.7.
+pub fn prediction_interval(earlier: &[f64], level: f64) -> Result<ConfidenceInterval, StatsError> {
     check_probability("level", level)?;
     check_len(
         "prediction interval",
         earlier.len(),
         MIN_TRIALS_FOR_INTERVAL,
     )?;
-    check_positive("prediction interval", earlier)?;
-    let logs: Vec<f64> = earlier.iter().map(|v| v.ln()).collect();
-    let m = logs.len();
-    let (mean, var) = mean_var(&logs).ok_or(StatsError::TooFewSamples {
+    check_finite("prediction interval", earlier)?;
+    let m = earlier.len();
+    let (mean, var) = mean_var(earlier).ok_or(StatsError::TooFewSamples {
         what: "prediction interval",
         n: m,
         required: MIN_TRIALS_FOR_INTERVAL,
@@ -99,8 +112,8 @@ pub fn log_prediction_interval(
         * (1.0 + 1.0 / m as f64).sqrt();
     Ok(ConfidenceInterval {
         level,
-        lower: (mean - half).exp(),
-        upper: (mean + half).exp(),
+        lower: mean - half,
+        upper: mean + half,
     })
 }
 

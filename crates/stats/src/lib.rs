@@ -45,6 +45,16 @@
 //!   [`power::minimum_detectable_effect`], [`holm::holm_adjust`], [`spearman::spearman`],
 //!   [`robust::robust_z`], [`cochran::cochran_q`], [`distributions::t_quantile`].
 //!
+//! **Across runs** ([`changepoint`]: a series of run values, one per run)
+//! - [`changepoint::detect`]`(&[f64], &changepoint::Settings) -> Result<Detection>` —
+//!   isolated outlier runs (prediction intervals on both sides), change points by binary
+//!   segmentation with a permutation test of the maximal two-sample t, each confirmed by a
+//!   t-test between its adjacent segments, and the newest runs by the persistence rule
+//!   (confirmed after two runs off, unconfirmed after one).
+//! - Building blocks: [`changepoint::max_t_split`], [`changepoint::permutation_p`],
+//!   [`student::pooled`] (Student's pooled-variance two-sample t),
+//!   [`interval::prediction_interval`].
+//!
 //! **Sequential trials** ([`sequential`]: repeated confidence intervals, Lan–DeMets spending)
 //! - [`sequential::SequentialDesign::new`]`(SpendingFunction, alpha, max_trials_per_arm)`,
 //!   then [`sequential::SequentialDesign::looks`]`(&[(n_baseline, n_candidate)]) ->
@@ -76,6 +86,7 @@
 
 pub mod advice;
 pub mod bootstrap;
+pub mod changepoint;
 pub mod cochran;
 pub mod distributions;
 pub mod error;
@@ -94,6 +105,7 @@ pub mod reproduce;
 pub mod robust;
 pub mod sequential;
 pub mod spearman;
+pub mod student;
 pub mod summary;
 pub mod verdict;
 pub mod welch;

@@ -3,6 +3,7 @@
 mod common;
 
 mod bootstrap;
+mod changepoint;
 mod flags_rules;
 mod flags_sweep;
 mod properties;
