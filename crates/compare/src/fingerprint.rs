@@ -131,11 +131,9 @@ fn may_lack(path: &str) -> bool {
 }
 
 /// Fields that differ between the fingerprints of `base` and `cand`, and notes on what
-/// could not be checked or does not count.
-pub(crate) fn compare(
-    base: &RunResult,
-    cand: &RunResult,
-) -> (Vec<FingerprintDifference>, Vec<String>) {
+/// could not be checked or does not count. Empty differences: the two runs are comparable
+/// (servebench-history groups runs into series by this rule).
+pub fn compare(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDifference>, Vec<String>) {
     let (a, b) = (leaves(base), leaves(cand));
     let mut diffs = Vec::new();
     let mut unchecked: Vec<String> = Vec::new();

@@ -12,7 +12,10 @@
 //!   second: by default the first file's baseline variant against the variant of the same
 //!   name in the second (or the second's baseline when it has no such variant). The
 //!   fingerprints are compared field by field ([`fingerprint`]) and `stale-baseline` is
-//!   always raised: between-session variance is missing from the standard error.
+//!   always raised: between-session variance is missing from the standard error. Given the
+//!   baseline run's own series ([`CompareOptions::baseline_series`], from
+//!   servebench-history), the flag's evidence names each confirmed step of the baseline
+//!   variant after the baseline run ([`series`]).
 //!
 //! * [`Sequential`]: the group-sequential design of `trials.until_decided`. Its
 //!   [`Sequential::look`] is what the `servebench` binary hands the runner as its
@@ -38,6 +41,7 @@ pub mod render;
 pub mod report;
 pub mod rerun;
 mod sequential;
+pub mod series;
 pub mod text;
 pub mod words;
 
@@ -58,6 +62,7 @@ pub use report::*;
 use analyze::{MetricSpec, PointInput, analyze_metric};
 use evidence::{arm_point, match_points, trial_counts};
 pub use sequential::Sequential;
+pub use series::{BaselineSeries, SeriesStep};
 use servebench_result::{RunResult, RunStatus, cell_stop_reason};
 
 /// A result file and the path it was read from.
@@ -86,6 +91,9 @@ pub struct CompareOptions {
     /// The flag rules' thresholds (default: `RuleSettings::default()`, the documented ones;
     /// α always comes from the settings above). `examples/calibrate_rules.rs` sweeps them.
     pub rules: Option<RuleSettings>,
+    /// Across runs: the baseline run's own series (from servebench-history), whose
+    /// confirmed steps after the baseline run go into the `stale-baseline` evidence.
+    pub baseline_series: Option<BaselineSeries>,
 }
 
 fn variants(r: &RunResult) -> &[Variant] {
@@ -357,6 +365,25 @@ fn comparison(
         ));
     }
     flags.extend(multiplicity(&all_p, alpha).ok().flatten());
+    let baseline_series = if same_run {
+        None
+    } else {
+        opts.baseline_series.clone()
+    };
+    if let Some(series) = &baseline_series {
+        let points: Vec<String> = pairs.iter().map(|p| p.point_label.clone()).collect();
+        let mut any = false;
+        for m in &mut metric_reports {
+            any |= series::extend_flag(&mut m.flags, series, &m.metric, &points);
+        }
+        if !any {
+            notes.push(format!(
+                "the baseline run's series ({} runs in {}) has no confirmed step of `{}` after \
+                 the baseline run at the compared metrics and points",
+                series.runs, series.source, base_v.name
+            ));
+        }
+    }
     let findings = words::findings(&metric_reports);
     Ok(Comparison {
         mode: if same_run {
@@ -373,6 +400,7 @@ fn comparison(
         findings,
         metrics: metric_reports,
         flags,
+        baseline_series,
     })
 }
 

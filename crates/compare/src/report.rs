@@ -88,6 +88,10 @@ pub struct Comparison {
     /// Flags about the whole comparison, or about a point whatever the metric
     /// (load-not-sustained, multiplicity).
     pub flags: Vec<Flag>,
+    /// Across runs, when the baseline run's series was read: its confirmed steps after the
+    /// baseline run (also in the `stale-baseline` evidence). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_series: Option<crate::series::BaselineSeries>,
 }
 
 /// How one metric compares over the sweep.

@@ -8,7 +8,11 @@ use sha2::{Digest, Sha256};
 use crate::types::SpecFile;
 
 /// Fields that describe the host, not the experiment (JSON pointers into the spec).
-pub const HOST_ONLY_FIELDS: [&str; 2] = ["/spec/server/working_dir", "/spec/target/base_url"];
+pub const HOST_ONLY_FIELDS: [&str; 3] = [
+    "/spec/server/working_dir",
+    "/spec/target/base_url",
+    "/spec/target/tls/ca_file",
+];
 
 /// The canonical JSON the hash is taken over.
 pub fn canonical_json(spec: &SpecFile) -> String {

@@ -12,7 +12,9 @@ use serde::Serialize;
 
 use crate::hash::spec_hash;
 use crate::rate::Rate;
-use crate::types::{ServerRestart, SpecFile, Spending, SweepPointSpec, TokenCount, TrialOrder};
+use crate::types::{
+    DatasetKind, ServerRestart, SpecFile, Spending, SweepPointSpec, TokenCount, TrialOrder,
+};
 
 /// One resolved sweep point: the workload values that vary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,9 +27,13 @@ pub struct SweepPoint {
     pub input_tokens: Option<TokenCount>,
     /// Output length (`None`: from the prompt file).
     pub output_tokens: Option<TokenCount>,
-    /// Measured requests per trial at this point (`None`: trials by `duration`).
+    /// Measured requests per trial at this point (`None`: trials by `duration`, and
+    /// `multi_turn` and `trace` trials, whose count comes from their conversations or file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<u32>,
+    /// Replay speed of a `trace` dataset (`None`: not a trace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_speed: Option<f64>,
 }
 
 impl SweepPoint {
@@ -38,6 +44,7 @@ impl SweepPoint {
             && self.request_rate == other.request_rate
             && self.input_tokens == other.input_tokens
             && self.output_tokens == other.output_tokens
+            && self.trace_speed == other.trace_speed
     }
 
     /// Whether every key set in `p` has this point's value.
@@ -49,6 +56,7 @@ impl SweepPoint {
                 .is_none_or(|n| self.input_tokens == Some(TokenCount::Fixed(n)))
             && p.output_tokens
                 .is_none_or(|n| self.output_tokens == Some(TokenCount::Fixed(n)))
+            && p.trace_speed.is_none_or(|s| self.trace_speed == Some(s))
     }
 }
 
@@ -69,7 +77,12 @@ impl fmt::Display for SweepPoint {
             " in={} out={}",
             tok(self.input_tokens),
             tok(self.output_tokens)
-        )
+        )?;
+        // Only trace points name their speed: the labels of other points are unchanged.
+        match self.trace_speed {
+            Some(s) => write!(f, " speed={s}x"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -96,11 +109,17 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
         Some(v) => v.iter().map(|n| Some(TokenCount::Fixed(*n))).collect(),
         None => vec![w.dataset.output_tokens],
     };
+    let speeds: Vec<Option<f64>> = match &sw.trace_speed {
+        Some(v) => v.iter().map(|s| Some(*s)).collect(),
+        None => vec![w.dataset.trace.as_ref().map(|t| t.speed)],
+    };
+    let requests = trial_requests(spec);
     let mut points = Vec::new();
     let no_matrix_key = sw.max_concurrency.is_none()
         && sw.request_rate.is_none()
         && sw.input_tokens.is_none()
-        && sw.output_tokens.is_none();
+        && sw.output_tokens.is_none()
+        && sw.trace_speed.is_none();
     if no_matrix_key && !sw.include.is_empty() {
         // a sweep of `include` entries alone is exactly those points
         return points;
@@ -109,13 +128,16 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
         for r in &rates {
             for i in &ins {
                 for o in &outs {
-                    points.push(SweepPoint {
-                        max_concurrency: *c,
-                        request_rate: *r,
-                        input_tokens: *i,
-                        output_tokens: *o,
-                        requests: w.requests,
-                    });
+                    for s in &speeds {
+                        points.push(SweepPoint {
+                            max_concurrency: *c,
+                            request_rate: *r,
+                            input_tokens: *i,
+                            output_tokens: *o,
+                            requests,
+                            trace_speed: *s,
+                        });
+                    }
                 }
             }
         }
@@ -161,7 +183,23 @@ pub fn include_point(spec: &SpecFile, inc: &SweepPointSpec) -> SweepPoint {
             .output_tokens
             .map(TokenCount::Fixed)
             .or(w.dataset.output_tokens),
-        requests: inc.requests.or(w.requests),
+        requests: inc.requests.or(trial_requests(spec)),
+        trace_speed: inc
+            .trace_speed
+            .or(w.dataset.trace.as_ref().map(|t| t.speed)),
+    }
+}
+
+/// Measured requests per trial from the workload: `workload.requests`, or for a
+/// `shared_prefix` dataset `groups × prompts_per_group`; `None` for trials by `duration`,
+/// `multi_turn` (the conversations' turns) and `trace` (the trace's window).
+pub fn trial_requests(spec: &SpecFile) -> Option<u32> {
+    let w = &spec.spec.workload;
+    match (&w.dataset.kind, &w.dataset.shared_prefix) {
+        (DatasetKind::SharedPrefix, Some(sp)) if w.requests.is_none() => {
+            Some(sp.groups.saturating_mul(sp.prompts_per_group))
+        }
+        _ => w.requests,
     }
 }
 

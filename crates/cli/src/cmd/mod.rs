@@ -84,6 +84,7 @@ impl Measures {
             baseline_variant: None,
             candidate_variant: None,
             rules: None,
+            baseline_series: None,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
+mod datasets;
 mod refs;
 mod trials;
 pub(crate) mod variants;
@@ -10,7 +11,7 @@ use crate::position::{KeyPath, PositionIndex};
 use crate::types::SpecFile;
 
 /// Every semantic problem of a schema-valid spec: errors and warnings.
-pub fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
+pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     variants::check(spec, &mut out);
     refs::check(spec, &mut out);

@@ -15,6 +15,8 @@ enum Scope {
     Target,
     /// Provenance commands and files: no variant, no port.
     Provenance,
+    /// Request headers: `${env.*}` only.
+    Header,
 }
 
 pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
@@ -65,6 +67,9 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     if let Some(u) = &s.target.base_url {
         strings.push((at("target.base_url"), u, Scope::Target));
     }
+    for (k, v) in &s.target.headers {
+        strings.push((at(&format!("target.headers.{k}")), v, Scope::Header));
+    }
     for (i, v) in s.variants.iter().enumerate() {
         for (j, a) in v.server.args.iter().enumerate() {
             strings.push((
@@ -114,6 +119,16 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             }
         };
         for r in refs {
+            if scope == Scope::Header && !matches!(r, Reference::Env(_)) {
+                out.push(
+                    Diagnostic::error(
+                        path.clone(),
+                        "a header value may only read the environment (`${env.NAME}`)",
+                    )
+                    .with_hint("write the value, or `${env.NAME}` for a secret"),
+                );
+                continue;
+            }
             match r {
                 Reference::Unknown(name) => {
                     let mut known: Vec<String> = vec!["port".into(), "servebench".into()];

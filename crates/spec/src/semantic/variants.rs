@@ -261,6 +261,73 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+    for (name, value) in &t.headers {
+        let path = at(&format!("target.headers.{name}"));
+        let token = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            out.push(
+                Diagnostic::error(path.clone(), format!("`{name}` is not an HTTP header name"))
+                    .with_hint("letters, digits and `-` (e.g. `X-Tenant`)"),
+            );
+        }
+        let reserved = [
+            "host",
+            "content-length",
+            "content-type",
+            "transfer-encoding",
+            "connection",
+            "accept",
+        ];
+        if reserved.contains(&name.to_ascii_lowercase().as_str()) {
+            out.push(
+                Diagnostic::error(
+                    path.clone(),
+                    format!("`{name}` is set by servebench on every request"),
+                )
+                .with_hint("remove it"),
+            );
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n') {
+            out.push(Diagnostic::error(
+                path.clone(),
+                "a header value cannot hold a line break",
+            ));
+        }
+        let lower = name.to_ascii_lowercase();
+        let secret = is_secret_name(name) || lower == "cookie" || lower.contains("auth");
+        if secret && !value.contains("${env.") {
+            out.push(
+                Diagnostic::error(
+                    path,
+                    format!(
+                        "`{name}` carries a secret: the spec (and every result, which stores the spec) would hold it"
+                    ),
+                )
+                .with_hint(format!(
+                    "put it in an environment variable and write `{name}: ${{env.NAME}}` (for a bearer key, `api_key_env` does this)"
+                )),
+            );
+        }
+        if lower == "authorization" && t.api_key_env.is_some() {
+            out.push(Diagnostic::error(
+                at(&format!("target.headers.{name}")),
+                "`api_key_env` already sends `Authorization`: give one of the two",
+            ));
+        }
+    }
+    if t.tls
+        .as_ref()
+        .and_then(|tls| tls.ca_file.as_deref())
+        .is_some_and(|f| f.trim().is_empty())
+    {
+        out.push(
+            Diagnostic::error(at("target.tls.ca_file"), "`ca_file` is empty")
+                .with_hint("the path of a PEM file of CA certificates, relative to the spec file"),
+        );
+    }
     if let Some(u) = &t.base_url
         && !(u.starts_with("http://") || u.starts_with("https://"))
     {

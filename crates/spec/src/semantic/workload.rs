@@ -69,7 +69,14 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
                 ));
             }
         }
+        // shared_prefix, multi_turn, trace: semantic::datasets
+        DatasetKind::SharedPrefix | DatasetKind::MultiTurn | DatasetKind::Trace => {}
     }
+    super::datasets::check(spec, out);
+    let count_from_dataset = matches!(
+        d.kind,
+        DatasetKind::SharedPrefix | DatasetKind::MultiTurn | DatasetKind::Trace
+    );
     for (key, count) in [
         ("input_tokens", d.input_tokens),
         ("output_tokens", d.output_tokens),
@@ -88,6 +95,7 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
     }
 
     match (w.requests, w.duration) {
+        _ if count_from_dataset => {}
         (Some(_), Some(_)) => out.push(
             Diagnostic::error(
                 at("workload.duration"),
@@ -200,6 +208,9 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::error(
                     at(&format!("sweep.{key}")),
+        DatasetKind::SharedPrefix => "shared_prefix",
+        DatasetKind::MultiTurn => "multi_turn",
+        DatasetKind::Trace => "trace",
                     format!("`sweep.{key}` lists no values"),
                 )
                 .with_hint("list at least one value, or remove the key"),
@@ -245,6 +256,9 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                     )
                     .with_hint("e.g. `{max_concurrency: 64}`"),
                 );
+    if let Some(v) = &sw.trace_speed {
+        dupes("trace_speed", v, out);
+    }
             }
         }
     }

@@ -44,7 +44,7 @@ pub struct ServerPatch {
 
 /// Workload keys to sweep over. Each listed key multiplies the sweep points; points are
 /// ordered with `max_concurrency` outermost, then `request_rate`, `input_tokens`,
-/// `output_tokens`.
+/// `output_tokens`, `trace_speed`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
@@ -60,6 +60,10 @@ pub struct Sweep {
     /// Fixed values of `workload.dataset.output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<Vec<u32>>,
+    /// Values of `workload.dataset.trace.speed` (a `trace` dataset): e.g. `[1, 2, 4]`
+    /// replays the trace at its own pace, twice and four times as fast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_speed: Option<Vec<f64>>,
     /// Extra points added after the matrix (keys not given take the workload's value). With
     /// no matrix key above, the sweep is exactly these points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -85,6 +89,9 @@ pub struct SweepPointSpec {
     /// `workload.dataset.output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u32>,
+    /// `workload.dataset.trace.speed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_speed: Option<f64>,
     /// `workload.requests` for this point (`include` only): e.g. more requests at high
     /// concurrency, fewer at concurrency 1, so each point runs for a similar time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

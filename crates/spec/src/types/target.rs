@@ -1,5 +1,7 @@
 //! `spec.target`: where the load goes.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,27 @@ pub struct Target {
     /// Name of the environment variable holding the API key (never the key itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// Extra request headers sent with every request (generation, `/tokenize`, readiness
+    /// and verify probes), e.g. `{X-Tenant: bench}`. A value may read the environment with
+    /// `${env.NAME}`; resolved values are never written anywhere. A header whose name holds
+    /// a secret (`Authorization`, `Cookie`, `*key*`, `*token*`…) must take its value from
+    /// `${env.NAME}`, so the spec and result never hold it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// TLS settings of `https://` targets (the system's roots are trusted without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Tls>,
+}
+
+/// How an `https://` target's certificate is checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// A PEM file of CA certificates to trust besides the system's roots (relative to the
+    /// spec file): for an endpoint whose certificate a private CA signed. Host-specific: not
+    /// part of the hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
 }
 
 /// Which OpenAI-compatible API is used.

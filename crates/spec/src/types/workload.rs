@@ -97,18 +97,31 @@ pub enum ArrivalProcess {
 #[serde(deny_unknown_fields)]
 pub struct Dataset {
     /// `random` (generated prompts of exact token length), `jsonl` (one `{"prompt"}` or
-    /// `{"messages"}` object a line) or `sharegpt` (ShareGPT conversations).
+    /// `{"messages"}` object a line), `sharegpt` (ShareGPT conversations), `shared_prefix`
+    /// (groups of prompts sharing a prefix), `multi_turn` (chat conversations) or `trace`
+    /// (a timed request trace replayed on its own clock). docs/workloads.md says more.
     pub kind: DatasetKind,
     /// Input length in tokens (`random` only): a number, or `{min, max}` drawn uniformly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<TokenCount>,
     /// Output length in tokens (`max_tokens`): a number, or `{min, max}` drawn uniformly.
-    /// Required for `random`; for files it overrides the lengths they carry.
+    /// Required for `random`, `shared_prefix` and `multi_turn` (every turn); for files it
+    /// overrides the lengths they carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<TokenCount>,
-    /// Path of the prompt file (`jsonl`, `sharegpt`), relative to the spec file.
+    /// Path of the prompt file (`jsonl`, `sharegpt`) or of the trace (`trace`), relative to
+    /// the spec file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The groups of a `shared_prefix` dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_prefix: Option<SharedPrefix>,
+    /// The conversations of a `multi_turn` dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_turn: Option<MultiTurn>,
+    /// How a `trace` is read and replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
 }
 
 /// Kinds of dataset.
@@ -121,6 +134,123 @@ pub enum DatasetKind {
     Jsonl,
     /// A ShareGPT-format JSON file.
     Sharegpt,
+    /// Groups of random prompts that share a prefix within a group (`shared_prefix`).
+    SharedPrefix,
+    /// Chat conversations of several turns, each turn sent after the previous answer with
+    /// the history carried (`multi_turn`; needs `target.api: openai-chat`).
+    MultiTurn,
+    /// A JSONL trace of timed requests (`trace`), replayed open loop on its own clock.
+    Trace,
+}
+
+/// `dataset.shared_prefix`: a trial sends `groups × prompts_per_group` prompts; the prompts
+/// of a group start with the same prefix, then a suffix of their own. Prefixes and suffixes
+/// are drawn from the trial's prompt seed, so no trial or sweep point reuses another's
+/// prefixes. The trial's requests go out in a seeded shuffled order, groups interleaved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SharedPrefix {
+    /// Number of distinct prefixes.
+    #[schemars(range(min = 1))]
+    pub groups: u32,
+    /// Prompts sharing each prefix.
+    #[schemars(range(min = 1))]
+    pub prompts_per_group: u32,
+    /// Length of each group's prefix in tokens: a number, or `{min, max}` drawn per group.
+    pub prefix_tokens: TokenCount,
+    /// Length of each prompt's own suffix in tokens: a number, or `{min, max}` per prompt.
+    pub suffix_tokens: TokenCount,
+    /// Warm the cache for the measured prompts: the warm-up requests carry the measured
+    /// groups' prefixes (with suffixes of their own). Off by default: warm-up prompts have
+    /// prefixes of their own, so every measured group starts cold.
+    #[serde(default)]
+    pub prime: bool,
+}
+
+/// `dataset.multi_turn`: `conversations` chat conversations per trial; every turn sends
+/// the whole history (earlier user messages and the answers the server gave) plus a new
+/// user message, after the previous answer has arrived and `think_time` has passed.
+/// `max_concurrency` counts conversations (docs/workloads.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiTurn {
+    /// Conversations per trial; their first turns start on the arrival schedule
+    /// (`request_rate`, `arrival`).
+    #[schemars(range(min = 1))]
+    pub conversations: u32,
+    /// Turns per conversation: a number, or `{min, max}` drawn per conversation.
+    pub turns: TokenCount,
+    /// Length of each new user message in tokens: a number, or `{min, max}` per turn.
+    pub user_tokens: TokenCount,
+    /// Pause between an answer's end and the next turn's send.
+    #[serde(default = "zero_duration")]
+    pub think_time: HumanDuration,
+}
+
+fn zero_duration() -> HumanDuration {
+    HumanDuration::from_secs(0)
+}
+
+/// `dataset.trace`: how a trace file is read and replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    /// `plain` (`{"timestamp", "input_tokens", "output_tokens"}` a line) or `mooncake`
+    /// (`{"timestamp", "input_length", "output_length", "hash_ids"}`).
+    #[serde(default)]
+    pub format: TraceFormat,
+    /// Unit of `timestamp`: `ms` (default; Mooncake's traces are in milliseconds) or `s`.
+    #[serde(default)]
+    pub timestamp_unit: TimestampUnit,
+    /// Replay speed: 2 sends the trace twice as fast (gaps halved). `sweep.trace_speed`
+    /// sweeps it.
+    #[serde(default = "one")]
+    pub speed: f64,
+    /// Skip the trace's first part: replay from this far into it (trace time).
+    #[serde(default = "zero_duration")]
+    pub start: HumanDuration,
+    /// Replay at most this much of the trace from `start` (trace time, before `speed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<HumanDuration>,
+    /// Replay at most this many requests from `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub requests: Option<u32>,
+    /// Tokens per `hash_ids` block of a Mooncake trace (512 in Mooncake's published traces):
+    /// equal ids are equal token blocks.
+    #[serde(default = "default_block_tokens")]
+    #[schemars(range(min = 1))]
+    pub block_tokens: u32,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn default_block_tokens() -> u32 {
+    512
+}
+
+/// Layout of a trace line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// `{"timestamp": 0, "input_tokens": 512, "output_tokens": 64}`.
+    #[default]
+    Plain,
+    /// Mooncake's `{"timestamp": 0, "input_length": 1024, "output_length": 64, "hash_ids":
+    /// [0, 1]}`.
+    Mooncake,
+}
+
+/// Unit of trace timestamps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimestampUnit {
+    /// Milliseconds.
+    #[default]
+    Ms,
+    /// Seconds.
+    S,
 }
 
 /// A token count: fixed, or drawn uniformly from an inclusive range.
