@@ -1,5 +1,6 @@
-//! `${…}` references: `${port}`, `${servebench}`, `${variant.NAME}`, `${env.NAME}`.
-//! `$$` writes a literal `$`.
+//! `${…}` references: `${port}`, `${servebench}`, `${variant.NAME}`, `${env.NAME}`, and
+//! for servers that span nodes `${node.rank}`, `${node.count}`, `${head.host}` and
+//! `${head.port}`. `$$` writes a literal `$`.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +15,16 @@ pub enum Reference {
     Variant(String),
     /// `${env.NAME}`: an environment variable (never recorded unredacted).
     Env(String),
+    /// `${node.rank}`: the index of the node a rank runs on (0 for the head's node, and on
+    /// a single host).
+    NodeRank,
+    /// `${node.count}`: the number of nodes the server spans (1 on a single host).
+    NodeCount,
+    /// `${head.host}`: the address of the head's node (`127.0.0.1` on a single host).
+    HeadHost,
+    /// `${head.port}`: a second free port on the head's node, for the engine's own
+    /// rendezvous (`--dist-init-addr`, `--master-port`), distinct from `${port}`.
+    HeadPort,
     /// Anything else: an error.
     Unknown(String),
 }
@@ -33,7 +44,7 @@ pub enum SubstError {
     /// `${` without its `}`.
     #[error("`${{` at byte {0} is never closed with `}}`")]
     Unclosed(usize),
-    /// A reference that is not one of the four kinds.
+    /// A reference that is not one of the known kinds.
     #[error("unknown reference `${{{0}}}`")]
     Unknown(String),
     /// A `${variant.NAME}` the variant's `vars` do not define.
@@ -80,6 +91,10 @@ fn classify(name: &str) -> Reference {
     match name {
         "port" => Reference::Port,
         "servebench" => Reference::Servebench,
+        "node.rank" => Reference::NodeRank,
+        "node.count" => Reference::NodeCount,
+        "head.host" => Reference::HeadHost,
+        "head.port" => Reference::HeadPort,
         _ => {
             if let Some(v) = name.strip_prefix("variant.").filter(|v| !v.is_empty()) {
                 Reference::Variant(v.to_owned())
@@ -115,6 +130,14 @@ pub struct Context<'a> {
     pub vars: Option<&'a BTreeMap<String, String>>,
     /// Read environment variables for `${env.*}`.
     pub env: bool,
+    /// Value of `${node.rank}` (each rank of a multi-node server resolves its own).
+    pub node_rank: Option<u32>,
+    /// Value of `${node.count}`.
+    pub node_count: Option<u32>,
+    /// Value of `${head.host}`.
+    pub head_host: Option<&'a str>,
+    /// Value of `${head.port}`.
+    pub head_port: Option<u16>,
 }
 
 /// Substitute references in `s`.
@@ -147,6 +170,39 @@ pub fn substitute(s: &str, ctx: &Context<'_>) -> Result<String, SubstError> {
                     let val = std::env::var(e).map_err(|_| SubstError::MissingEnv(e.clone()))?;
                     out.push_str(&val.replace('$', "$$"));
                 }
+                (
+                    Reference::NodeRank,
+                    Context {
+                        node_rank: Some(r), ..
+                    },
+                ) => {
+                    out.push_str(&r.to_string());
+                }
+                (
+                    Reference::NodeCount,
+                    Context {
+                        node_count: Some(n),
+                        ..
+                    },
+                ) => {
+                    out.push_str(&n.to_string());
+                }
+                (
+                    Reference::HeadHost,
+                    Context {
+                        head_host: Some(h), ..
+                    },
+                ) => {
+                    out.push_str(&h.replace('$', "$$"));
+                }
+                (
+                    Reference::HeadPort,
+                    Context {
+                        head_port: Some(p), ..
+                    },
+                ) => {
+                    out.push_str(&p.to_string());
+                }
                 (Reference::Unknown(u), _) => return Err(SubstError::Unknown(u.clone())),
                 (other, _) => out.push_str(&write_ref(other)),
             },
@@ -174,6 +230,10 @@ fn write_ref(r: &Reference) -> String {
         Reference::Servebench => "${servebench}".into(),
         Reference::Variant(v) => format!("${{variant.{v}}}"),
         Reference::Env(e) => format!("${{env.{e}}}"),
+        Reference::NodeRank => "${node.rank}".into(),
+        Reference::NodeCount => "${node.count}".into(),
+        Reference::HeadHost => "${head.host}".into(),
+        Reference::HeadPort => "${head.port}".into(),
         Reference::Unknown(u) => format!("${{{u}}}"),
     }
 }
@@ -190,6 +250,7 @@ mod tests {
             servebench: Some("/bin/sb"),
             vars: Some(&vars),
             env: false,
+            ..Context::default()
         };
         assert_eq!(
             resolve("--port=${port}", &ctx).as_deref(),
@@ -220,6 +281,41 @@ mod tests {
         assert_eq!(
             substitute("${port}/${variant.backend}", &partial).as_deref(),
             Ok("${port}/cutlass")
+        );
+    }
+
+    #[test]
+    fn node_references_resolve_per_rank_and_stay_in_place_until_known() {
+        let partial = Context {
+            port: Some(30000),
+            node_count: Some(2),
+            head_host: Some("10.0.0.1"),
+            head_port: Some(20000),
+            ..Context::default()
+        };
+        let args = "--nnodes=${node.count} --node-rank=${node.rank} --dist-init-addr=${head.host}:${head.port} --port=${port} $$HOME";
+        let kept = substitute(args, &partial).expect("partial");
+        assert_eq!(
+            kept,
+            "--nnodes=2 --node-rank=${node.rank} --dist-init-addr=10.0.0.1:20000 --port=30000 $$HOME"
+        );
+        let rank1 = Context {
+            node_rank: Some(1),
+            ..Context::default()
+        };
+        assert_eq!(
+            resolve(&kept, &rank1).as_deref(),
+            Ok("--nnodes=2 --node-rank=1 --dist-init-addr=10.0.0.1:20000 --port=30000 $HOME")
+        );
+        assert_eq!(
+            references("${node.rank}${node.count}${head.host}${head.port}${node.name}"),
+            Ok(vec![
+                Reference::NodeRank,
+                Reference::NodeCount,
+                Reference::HeadHost,
+                Reference::HeadPort,
+                Reference::Unknown("node.name".into())
+            ])
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
 mod datasets;
+mod launcher;
 mod refs;
 mod trials;
 pub(crate) mod variants;
@@ -15,6 +16,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     variants::check(spec, &mut out);
     refs::check(spec, &mut out);
+    launcher::check(spec, &mut out);
     workload::check(spec, index, &mut out);
     trials::check(spec, &mut out);
     out

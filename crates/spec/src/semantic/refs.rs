@@ -9,8 +9,11 @@ use crate::types::SpecFile;
 /// Where a string sits, for which references it may hold.
 #[derive(Clone, Copy, PartialEq)]
 enum Scope {
-    /// Server launch and verify rules: all four kinds.
+    /// Server launch and verify rules: every kind.
     Server,
+    /// `server.worker` (ranks other than the head): every kind, but a `${port}` here does
+    /// not tell the head its port.
+    Worker,
     /// Target URL: `${port}`, `${variant.*}` and `${env.*}`.
     Target,
     /// Provenance commands and files: no variant, no port.
@@ -31,6 +34,14 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
         }
         for (k, v) in &server.env {
             strings.push((at(&format!("server.env.{k}")), v, Scope::Server));
+        }
+        if let Some(w) = &server.worker {
+            for (i, a) in w.args.iter().enumerate() {
+                strings.push((at(&format!("server.worker.args[{i}]")), a, Scope::Worker));
+            }
+            for (k, v) in &w.env {
+                strings.push((at(&format!("server.worker.env.{k}")), v, Scope::Worker));
+            }
         }
         if let Some(w) = &server.working_dir {
             strings.push((at("server.working_dir"), w, Scope::Server));
@@ -131,13 +142,22 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             }
             match r {
                 Reference::Unknown(name) => {
-                    let mut known: Vec<String> = vec!["port".into(), "servebench".into()];
+                    let mut known: Vec<String> = [
+                        "port",
+                        "servebench",
+                        "node.rank",
+                        "node.count",
+                        "head.host",
+                        "head.port",
+                    ]
+                    .map(String::from)
+                    .to_vec();
                     known.extend(var_names.iter().cloned());
                     let d =
                         Diagnostic::error(path.clone(), format!("unknown reference `${{{name}}}`"));
                     let hint = match did_you_mean(&name, known.iter().map(String::as_str)) {
                         Some(s) => format!("did you mean `${{{s}}}`?"),
-                        None => "references are `${port}`, `${servebench}`, `${variant.NAME}` and `${env.NAME}`; `$$` is a literal `$`".into(),
+                        None => "references are `${port}`, `${servebench}`, `${variant.NAME}`, `${env.NAME}`, and `${node.rank}`, `${node.count}`, `${head.host}`, `${head.port}` in the server block; `$$` is a literal `$`".into(),
                     };
                     out.push(d.with_hint(hint));
                 }
@@ -159,8 +179,25 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                         port_used = true;
                     }
                 }
+                Reference::NodeRank
+                | Reference::NodeCount
+                | Reference::HeadHost
+                | Reference::HeadPort => {
+                    if !matches!(scope, Scope::Server | Scope::Worker) {
+                        out.push(
+                            Diagnostic::error(
+                                path.clone(),
+                                format!(
+                                    "`{}` is only defined in the server block (each rank of the server gets its own value)",
+                                    node_ref_name(&r)
+                                ),
+                            )
+                            .with_hint("use it in `server.command`, `server.args`, `server.env` or `server.worker`"),
+                        );
+                    }
+                }
                 Reference::Servebench => {
-                    if scope != Scope::Server {
+                    if !matches!(scope, Scope::Server | Scope::Worker) {
                         out.push(Diagnostic::error(
                             path.clone(),
                             "`${servebench}` is only defined in the server block",
@@ -200,11 +237,37 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    if s.server.is_some() && !port_used && s.target.base_url.is_none() && out.len() == errors_before
+    let spans_nodes = s
+        .server
+        .as_ref()
+        .and_then(|sv| sv.launcher.as_ref())
+        .is_some_and(|l| l.slurm.is_some());
+    if spans_nodes && !port_used && out.len() == errors_before {
+        out.push(
+            Diagnostic::error(
+                at("server.args"),
+                "the head of a server launched through Slurm must serve HTTP on `${port}`, which appears nowhere in the command, args or env of the head",
+            )
+            .with_hint("servebench picks the port on the head's node, checks it is free there and probes it: add e.g. `--port, ${port}` to `server.args` (not only to `server.worker.args`)"),
+        );
+    } else if s.server.is_some()
+        && !port_used
+        && s.target.base_url.is_none()
+        && out.len() == errors_before
     {
         out.push(
                 Diagnostic::error(at("server.args"), "the server is never told its port: `${port}` appears nowhere in the command, args or env")
                     .with_hint("servebench picks a free port and probes it: add e.g. `--port, ${port}` to `server.args`"),
             );
+    }
+}
+
+/// How a node reference is written in a spec.
+fn node_ref_name(r: &Reference) -> &'static str {
+    match r {
+        Reference::NodeRank => "${node.rank}",
+        Reference::NodeCount => "${node.count}",
+        Reference::HeadHost => "${head.host}",
+        _ => "${head.port}",
     }
 }

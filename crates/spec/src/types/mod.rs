@@ -4,11 +4,13 @@
 //! `docs/spec.md` (a test keeps the two in step).
 
 mod experiment;
+mod launcher;
 mod server;
 mod target;
 mod workload;
 
 pub use experiment::*;
+pub use launcher::*;
 pub use server::*;
 pub use target::*;
 pub use workload::*;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::HumanDuration;
+use crate::types::{Launcher, WorkerRanks};
 
 /// How to launch and stop the server under test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -33,6 +34,13 @@ pub struct Server {
     /// How to stop the server.
     #[serde(default)]
     pub stop: StopPolicy,
+    /// Where the server runs: leave out to start it on this host; `{slurm: {nodes: 2}}` to
+    /// start it across the nodes of a Slurm allocation (docs/slurm.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<Launcher>,
+    /// What ranks other than the head run differently, for servers that span nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerRanks>,
 }
 
 /// Readiness probe: poll until the response has the expected status.
