@@ -49,6 +49,16 @@ pub struct SimArgs {
     /// Most tokens the prefix cache holds; the least recently used blocks are evicted.
     #[arg(long, default_value_t = 1 << 20, value_name = "TOKENS")]
     pub prefix_cache_capacity: u64,
+    /// Run as a worker rank of a multi-node server (servebench's Slurm tests): bind nothing,
+    /// print a start line with the label, and stay alive until SIGTERM or SIGINT (exit 0), or
+    /// until the head at --head-url, having answered once, stops answering (exit 1). Every
+    /// other flag is accepted and ignored, so head and workers can share a command line.
+    #[arg(long)]
+    pub worker: bool,
+    /// The head a worker watches: its base URL, e.g. `http://127.0.0.1:8000` (`GET /health`
+    /// every half second).
+    #[arg(long, value_name = "URL", requires = "worker")]
+    pub head_url: Option<String>,
     /// Engine model parameters.
     #[command(flatten)]
     pub engine: EngineArgs,

@@ -26,6 +26,15 @@ pub enum SimError {
     /// The open-file limit could not be read or raised.
     #[error("cannot raise the open-file limit: {0}")]
     Rlimit(#[source] nix::Error),
+    /// A worker rank (`--worker`) lost its head: the head answered at `--head-url` once and
+    /// then stopped answering, as an engine's follower fails when its head dies.
+    #[error("the head at {url} went away ({detail}); a worker rank ends with it")]
+    HeadGone {
+        /// The head's URL.
+        url: String,
+        /// The last probe's failure.
+        detail: String,
+    },
     /// The `--exit-after-requests` fault fired: the server stopped on purpose, as a crash
     /// would. A CLI should exit non-zero on it.
     #[error("exited on purpose after {requests} requests (--exit-after-requests fault)")]

@@ -5,7 +5,8 @@
 //! It depends on no other servebench crate: the runner reaches it over HTTP only (and uses
 //! it in tests).
 //!
-//! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT.
+//! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT (with `--worker`, it
+//!   plays a worker rank of a multi-node server instead: no HTTP, alive while its head is).
 //! * [`spawn`] starts an in-process server for tests and returns a [`SimHandle`].
 //! * The engine's step function ([`engine::Engine::advance`]) is pure and runs on virtual
 //!   time; a tokio loop (the `driver` module) runs it in real time.
@@ -23,6 +24,7 @@ mod rlimit;
 mod rng;
 mod server;
 pub mod tokenizer;
+mod worker;
 
 pub use args::{EngineArgs, FaultArgs, SimArgs};
 pub use config::{ApiKey, EngineParams, FaultParams, Preset, RequestRange, SimConfig};

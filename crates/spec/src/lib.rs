@@ -6,7 +6,7 @@
 //!
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
-//! [`metrics::catalogue`] lists every metric.
+//! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure.
 
 pub mod diagnostics;
 pub mod duration;
@@ -18,6 +18,7 @@ pub mod position;
 pub mod rate;
 pub mod reference;
 pub mod schema;
+pub mod search;
 mod semantic;
 pub mod substitute;
 pub mod types;

@@ -265,6 +265,10 @@ pub struct Plan {
     /// With `trials.until_decided`: the rounds that may follow the blocks above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialPlan>,
+    /// With `search`: the capacity search, whose loads are chosen as it goes (no blocks are
+    /// planned ahead; docs/search.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchPlan>,
 }
 
 /// What may follow the first stage of a sequential run: rounds `count + 1 ..= max`, each one
@@ -359,6 +363,18 @@ pub fn round_blocks(
 /// Expand a spec into its run order.
 pub fn plan(spec: &SpecFile) -> Plan {
     let s = &spec.spec;
+    if let Some(search) = crate::search::search_plan(spec) {
+        return Plan {
+            name: spec.metadata.name.clone(),
+            spec_hash: spec_hash(spec),
+            points: Vec::new(),
+            blocks: Vec::new(),
+            trial_count: 0,
+            server_starts: 0,
+            sequential: None,
+            search: Some(search),
+        };
+    }
     let points = sweep_points(spec);
     let count = s.trials.count;
     let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
@@ -464,6 +480,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
         server_starts: if has_server { blocks.len() } else { 0 },
         blocks,
         sequential,
+        search: None,
     }
 }
 
@@ -471,6 +488,9 @@ impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "plan for {}", self.name)?;
         writeln!(f, "spec hash: {}", self.spec_hash)?;
+        if let Some(q) = &self.search {
+            return crate::search::fmt_plan(q, f);
+        }
         writeln!(f, "sweep points:")?;
         for (i, p) in self.points.iter().enumerate() {
             writeln!(f, "  [{i}] {p}")?;

@@ -261,6 +261,9 @@ fn expected_words(field: &str) -> Option<String> {
         "input_tokens" | "output_tokens" => {
             "a token count is a whole number ≥ 1, or a range `{min: 128, max: 512}`".into()
         }
+        "precision" => "a precision is `{relative: 0.05}` (±5%) or `{absolute: 2}` (in the \
+                        axis's unit)"
+            .into(),
         "name" => "names use letters, digits, `.`, `_` and `-` (metadata.name: lower case only), starting with a letter or digit".into(),
         _ => return None,
     })

@@ -141,6 +141,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             },
             compare: CompareSettings::default(),
             slo: None,
+            search: None,
             provenance: Provenance::default(),
         },
     }

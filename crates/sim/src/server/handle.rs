@@ -212,5 +212,8 @@ pub async fn run(args: SimArgs) -> Result<(), SimError> {
             _ = int.recv() => {}
         }
     };
+    if args.worker {
+        return crate::worker::run_worker(&args, &mut io::stdout(), shutdown).await;
+    }
     run_until(config, &mut io::stdout(), shutdown).await
 }

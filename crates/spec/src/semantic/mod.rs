@@ -3,6 +3,7 @@
 mod datasets;
 mod launcher;
 mod refs;
+mod search;
 mod trials;
 pub(crate) mod variants;
 mod workload;
@@ -19,6 +20,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     launcher::check(spec, &mut out);
     workload::check(spec, index, &mut out);
     trials::check(spec, &mut out);
+    search::check(spec, index, &mut out);
     out
 }
 

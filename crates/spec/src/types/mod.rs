@@ -5,12 +5,14 @@
 
 mod experiment;
 mod launcher;
+mod search;
 mod server;
 mod target;
 mod workload;
 
 pub use experiment::*;
 pub use launcher::*;
+pub use search::*;
 pub use server::*;
 pub use target::*;
 pub use workload::*;
@@ -95,6 +97,10 @@ pub struct ExperimentSpec {
     /// Service-level objectives that define goodput.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// Find each variant's capacity under `slo` instead of measuring `sweep` points
+    /// (docs/search.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Search>,
     /// Commands whose output and files whose hashes are recorded with each result.
     #[serde(default)]
     pub provenance: Provenance,
