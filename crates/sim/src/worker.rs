@@ -22,7 +22,11 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Runs a worker until `shutdown` resolves (`Ok`) or the head goes away
 /// (`Err(SimError::HeadGone)`). Writes its start line to `out`.
-pub(crate) async fn run_worker<W, F>(args: &SimArgs, out: &mut W, shutdown: F) -> Result<(), SimError>
+pub(crate) async fn run_worker<W, F>(
+    args: &SimArgs,
+    out: &mut W,
+    shutdown: F,
+) -> Result<(), SimError>
 where
     W: Write,
     F: Future<Output = ()>,
@@ -87,10 +91,7 @@ async fn health(url: &str) -> Result<(), String> {
             .await
             .map_err(|e| format!("write: {e}"))?;
         let mut head = [0u8; 16];
-        let n = s
-            .read(&mut head)
-            .await
-            .map_err(|e| format!("read: {e}"))?;
+        let n = s.read(&mut head).await.map_err(|e| format!("read: {e}"))?;
         let line = String::from_utf8_lossy(&head[..n]).into_owned();
         match line.split_whitespace().nth(1) {
             Some(code) if code.starts_with('2') => Ok(()),
@@ -131,7 +132,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_worker_ends_when_its_head_goes_away() {
-        let head = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let head = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let url = format!("http://{}", head.local_addr().expect("addr"));
         // The head answers two looks, then closes its socket.
         let server = tokio::spawn(async move {
