@@ -323,7 +323,7 @@ fn short(v: &Value) -> String {
 }
 
 /// Keys the schema allows at `path` (following `$ref`s and unions).
-fn allowed_keys(schema: &Value, path: &KeyPath) -> Vec<String> {
+pub(crate) fn allowed_keys(schema: &Value, path: &KeyPath) -> Vec<String> {
     let mut nodes = vec![schema];
     for seg in &path.0 {
         let mut next = Vec::new();

@@ -6,6 +6,15 @@ use super::at;
 use crate::diagnostics::Diagnostic;
 use crate::types::{HttpMethod, SpecFile, StopSignal, TokenizerSource};
 
+/// Whether the spec is a plain load measurement: one variant, one trial per point, no
+/// sequential rounds. Nothing is compared and no interval is given, by design, so the
+/// warnings about a lone variant and too few trials are not raised; `run` says once what
+/// the run is instead.
+pub fn is_plain_load(spec: &SpecFile) -> bool {
+    let s = &spec.spec;
+    s.variants.len() == 1 && s.trials.count == 1 && s.trials.until_decided.is_none()
+}
+
 pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     let s = &spec.spec;
     let baselines: Vec<usize> = s
@@ -52,7 +61,7 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-    if s.variants.len() == 1 {
+    if s.variants.len() == 1 && !is_plain_load(spec) {
         out.push(Diagnostic::warning(
             at("variants"),
             "only one variant: the run measures it, but there is nothing to compare it with",

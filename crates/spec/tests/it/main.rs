@@ -4,6 +4,7 @@ mod docs_drift;
 mod hash;
 mod invalid_corpus;
 mod metrics_doc;
+mod overrides;
 mod plan;
 mod schema_drift;
 mod specs_dir;
