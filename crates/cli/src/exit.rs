@@ -2,7 +2,7 @@
 
 /// The process exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Success; warnings may have been printed.
     Ok = 0,
     /// What was checked failed: an invalid spec, a failed run, a tripped `--fail-on` gate.

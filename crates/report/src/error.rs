@@ -44,12 +44,12 @@ pub enum ReportError {
         message: String,
     },
     /// The output folder or a file in it could not be written.
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}: {error}")]
     Write {
         /// The path.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 

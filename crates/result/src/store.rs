@@ -14,23 +14,23 @@ use super::types::{RequestLine, RunResult};
 pub enum StoreError {
     /// Writing failed; what was measured before this write is still in `path` (the previous
     /// version of the file), and the new data is in memory.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {error}")]
     Write {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Writing failed, and every trial measured so far was written to `rescue` instead.
     #[error(
-        "cannot write {path}: {source}. Every trial measured so far was saved to {rescue}; \
+        "cannot write {path}: {error}. Every trial measured so far was saved to {rescue}; \
          free space or fix permissions, copy it back to {path}, and continue with `servebench run --resume {path}`"
     )]
     Rescued {
         /// The result file that could not be written.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
         /// Where the result was written instead.
         rescue: PathBuf,
     },
@@ -42,17 +42,17 @@ pub enum StoreError {
         /// The sidecar.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
         /// What happened to the data, in words, with paths.
         message: String,
     },
     /// Reading failed.
-    #[error("cannot read result {path}: {source}")]
+    #[error("cannot read result {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not a servebench result.
     #[error("{path} is not a servebench result file: {message}")]
@@ -68,7 +68,7 @@ pub enum StoreError {
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     let err = |source| StoreError::Write {
         path: path.to_owned(),
-        source,
+        error: source,
     };
     let bytes = serde_json::to_vec_pretty(value).map_err(|e| err(std::io::Error::other(e)))?;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -131,7 +131,7 @@ fn append_lines(path: &Path, lines: &[RequestLine]) -> std::io::Result<()> {
 pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
     let text = fs::read_to_string(path).map_err(|source| StoreError::Read {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     serde_json::from_str(&text).map_err(|e| StoreError::Parse {
         path: path.to_owned(),
@@ -177,15 +177,21 @@ impl ResultStore {
     pub fn save(&self, result: &RunResult) -> Result<(), StoreError> {
         match write_json_atomic(&self.result_path, result) {
             Ok(()) => Ok(()),
-            Err(StoreError::Write { path, source }) => {
+            Err(StoreError::Write {
+                path,
+                error: source,
+            }) => {
                 let rescue = rescue_path(&result.run_id, "json");
                 match write_json_atomic(&rescue, result) {
                     Ok(()) => Err(StoreError::Rescued {
                         path,
-                        source,
+                        error: source,
                         rescue,
                     }),
-                    Err(_) => Err(StoreError::Write { path, source }),
+                    Err(_) => Err(StoreError::Write {
+                        path,
+                        error: source,
+                    }),
                 }
             }
             Err(e) => Err(e),
@@ -198,7 +204,7 @@ impl ResultStore {
     pub fn append_requests(&self, lines: &[RequestLine]) -> Result<(), StoreError> {
         append_lines(&self.requests_path, lines).map_err(|source| StoreError::Write {
             path: self.requests_path.clone(),
-            source,
+            error: source,
         })
     }
 
@@ -215,7 +221,7 @@ impl ResultStore {
         let saved = self.save(result);
         let source = match sidecar {
             Ok(()) => return saved,
-            Err(StoreError::Write { source, .. }) => source,
+            Err(StoreError::Write { error, .. }) => error,
             Err(e) => return Err(e),
         };
         let rescue = rescue_path(&result.run_id, "requests.jsonl");
@@ -254,7 +260,7 @@ impl ResultStore {
         );
         Err(StoreError::Sidecar {
             path: self.requests_path.clone(),
-            source,
+            error: source,
             message,
         })
     }
@@ -281,7 +287,7 @@ impl ResultStore {
         let tmp = self.requests_path.with_extension("jsonl.tmp");
         let err = |source| StoreError::Write {
             path: self.requests_path.clone(),
-            source,
+            error: source,
         };
         let mut out = File::create(&tmp).map_err(err)?;
         out.write_all(&kept).map_err(err)?;

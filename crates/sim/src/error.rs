@@ -10,22 +10,22 @@ pub enum SimError {
     #[error("invalid simulator configuration: {0}")]
     InvalidConfig(String),
     /// The listening socket could not be bound.
-    #[error("cannot bind {addr}: {source}")]
+    #[error("cannot bind {addr}: {error}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
         /// The underlying error.
-        source: io::Error,
+        error: io::Error,
     },
     /// The HTTP server or a signal handler failed while running.
     #[error("simulator server failed: {0}")]
-    Serve(#[source] io::Error),
+    Serve(io::Error),
     /// The ready line could not be written to stdout.
     #[error("cannot write the listening line: {0}")]
-    Stdout(#[source] io::Error),
+    Stdout(io::Error),
     /// The open-file limit could not be read or raised.
     #[error("cannot raise the open-file limit: {0}")]
-    Rlimit(#[source] nix::Error),
+    Rlimit(nix::Error),
     /// A worker rank (`--worker`) lost its head: the head answered at `--head-url` once and
     /// then stopped answering, as an engine's follower fails when its head dies.
     #[error("the head at {url} went away ({detail}); a worker rank ends with it")]

@@ -21,18 +21,21 @@ pub struct Spec {
     pub source: String,
     /// Warnings (the spec is usable).
     pub warnings: Vec<Diagnostic>,
+    /// The `--set` overrides applied to the file, in order (`file` is the spec with them
+    /// applied; see [`crate::overrides`]).
+    pub overrides: Vec<crate::overrides::Override>,
 }
 
 /// Why a spec file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("cannot read spec file {path}: {source}")]
+    #[error("cannot read spec file {path}: {error}")]
     Io {
         /// The path given.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The spec has errors.
     #[error("{0}")]
@@ -43,7 +46,7 @@ pub enum LoadError {
 pub fn load(path: &Path) -> Result<Spec, LoadError> {
     let source = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     let mut spec = parse_str(&source, &path.display().to_string()).map_err(LoadError::Invalid)?;
     spec.path = Some(path.to_owned());
@@ -124,6 +127,7 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
         path: None,
         source: source.to_owned(),
         warnings: found,
+        overrides: Vec::new(),
     })
 }
 

@@ -12,7 +12,7 @@ use crate::exit::Exit;
 
 /// Which tool wrote the file.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Tool {
+pub(crate) enum Tool {
     /// `python -m sglang.bench_serving --output-file FILE` (JSON lines).
     Sglang,
     /// `vllm bench serve --save-result` (JSON; JSON lines with --append-result).
@@ -28,7 +28,7 @@ pub enum Tool {
                   too-few-trials (one trial), stale-baseline and not-comparable against a \
                   servebench run.\n\nExit codes: 0 imported; 2 unreadable file, not the \
                   tool's format, or bad option.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The tool that wrote FILE.
     #[arg(value_enum)]
     tool: Tool,
@@ -84,7 +84,7 @@ fn parse_tokens(s: &str) -> Result<TokenCount, String> {
 }
 
 /// Import and write.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     let tool = match args.tool {
         Tool::Sglang => ImportTool::Sglang,
         Tool::Vllm => ImportTool::Vllm,

@@ -1,14 +1,14 @@
 //! One module per subcommand.
 
-pub mod compare;
-pub mod import;
-pub mod plan;
-pub mod report;
-pub mod rerun;
-pub mod run;
-pub mod schema;
-pub mod sim;
-pub mod validate;
+pub(crate) mod compare;
+pub(crate) mod import;
+pub(crate) mod plan;
+pub(crate) mod report;
+pub(crate) mod rerun;
+pub(crate) mod run;
+pub(crate) mod schema;
+pub(crate) mod sim;
+pub(crate) mod validate;
 
 use std::path::Path;
 
@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use servebench_spec::{LoadError, Spec};
 
 /// Load a spec; `Ok(None)` after printing its problems when it is invalid.
-pub fn load_spec(path: &Path) -> Result<Option<Spec>> {
+pub(crate) fn load_spec(path: &Path) -> Result<Option<Spec>> {
     match servebench_spec::load(path) {
         Ok(spec) => Ok(Some(spec)),
         Err(LoadError::Invalid(errors)) => {
@@ -28,14 +28,14 @@ pub fn load_spec(path: &Path) -> Result<Option<Spec>> {
 }
 
 /// Print a spec's warnings to stderr.
-pub fn print_warnings(spec: &Spec, file: &str) {
+pub(crate) fn print_warnings(spec: &Spec, file: &str) {
     for w in &spec.warnings {
         eprintln!("{}", w.render(file));
     }
 }
 
 /// Read a result file for comparison (`compare`, `report`, `rerun`).
-pub fn load_result(path: &Path) -> Result<servebench_compare::LoadedResult> {
+pub(crate) fn load_result(path: &Path) -> Result<servebench_compare::LoadedResult> {
     let result = servebench_result::load_result(path)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(servebench_compare::LoadedResult {
@@ -46,7 +46,7 @@ pub fn load_result(path: &Path) -> Result<servebench_compare::LoadedResult> {
 
 /// Variant, metric and threshold choices shared by `compare` and `report`.
 #[derive(Debug, clap::Args)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// The baseline variant (default: the `baseline: true` variant of the first file).
     #[arg(long, value_name = "NAME")]
     pub baseline_variant: Option<String>,
@@ -61,7 +61,7 @@ pub struct Selection {
 
 /// Metric and threshold choices (`rerun` takes these alone: it checks every variant).
 #[derive(Debug, clap::Args)]
-pub struct Measures {
+pub(crate) struct Measures {
     /// Metrics to compare, overriding the spec's `compare.metrics` (repeatable or a comma
     /// list).
     #[arg(long = "metric", value_name = "NAME", value_delimiter = ',')]
@@ -76,7 +76,7 @@ pub struct Measures {
 
 impl Measures {
     /// As the comparison's options, variants left to their defaults.
-    pub fn options(&self) -> servebench_compare::CompareOptions {
+    pub(crate) fn options(&self) -> servebench_compare::CompareOptions {
         servebench_compare::CompareOptions {
             metrics: (!self.metrics.is_empty()).then(|| self.metrics.clone()),
             threshold: self.threshold,
@@ -91,7 +91,7 @@ impl Measures {
 
 impl Selection {
     /// As the comparison's options.
-    pub fn options(&self) -> servebench_compare::CompareOptions {
+    pub(crate) fn options(&self) -> servebench_compare::CompareOptions {
         servebench_compare::CompareOptions {
             baseline_variant: self.baseline_variant.clone(),
             candidate_variant: self.candidate_variant.clone(),

@@ -8,7 +8,7 @@ use crate::exit::Exit;
 
 /// Arguments of `plan`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The spec file.
     spec: PathBuf,
     /// Print the plan as JSON.
@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 /// Print the ordered plan.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     let Some(spec) = super::load_spec(&args.spec)? else {
         return Ok(Exit::Failed);
     };

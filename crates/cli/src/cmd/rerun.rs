@@ -25,7 +25,7 @@ use crate::exit::Exit;
                   A/B claim not reproduced, or a trial of the re-run failed; 2 usage or I/O \
                   error; 130 interrupted."
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// The published result file (`results/<spec>/<run id>.json`).
     result: PathBuf,
     /// Override a host-specific field, KEY=VALUE (repeatable): `server.working_dir`,
@@ -58,7 +58,7 @@ pub struct Args {
 }
 
 /// Re-run, judge, print.
-pub fn run_cmd(args: Args) -> Result<Exit> {
+pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     let published = super::load_result(&args.result)?;
     let new = match &args.with {
         Some(p) => {

@@ -6,7 +6,7 @@ use crate::exit::Exit;
 
 /// Arguments of `schema`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Which schema: the spec (default), a result file, or a requests sidecar.
     #[arg(value_enum, default_value_t = Which::Spec)]
     which: Which,
@@ -23,7 +23,7 @@ enum Which {
 }
 
 /// Print the schema.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     match args.which {
         Which::Spec => print!("{}", servebench_spec::schema::spec_schema_json()),
         Which::Result => print!("{}", servebench_result::result_schema_json()),

@@ -5,7 +5,7 @@ use anyhow::Result;
 use crate::exit::Exit;
 
 /// Serve until SIGTERM/SIGINT (or the exit-after-N fault).
-pub fn run(args: servebench_sim::SimArgs) -> Result<Exit> {
+pub(crate) fn run(args: servebench_sim::SimArgs) -> Result<Exit> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

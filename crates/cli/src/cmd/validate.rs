@@ -9,7 +9,7 @@ use crate::exit::Exit;
 
 /// Arguments of `validate`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Spec files to check.
     #[arg(required = true)]
     specs: Vec<PathBuf>,
@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 /// Check every file; exit 1 when any is invalid, 2 when any cannot be read.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     let mut worst = Exit::Ok;
     let mut reports = Vec::new();
     for path in &args.specs {

@@ -65,12 +65,12 @@ pub struct ImportOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line or document is not JSON even when read leniently.
     #[error("{path}:{line}: not JSON ({message}); a {tool} result is {shape}")]
@@ -255,7 +255,7 @@ pub fn import_file(
     build::check_names(opts)?;
     let bytes = std::fs::read(path).map_err(|source| ImportError::Read {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let digest = sha256(&bytes);

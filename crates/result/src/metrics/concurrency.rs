@@ -21,9 +21,13 @@ use crate::record::RequestRecord;
 /// Where each request sits relative to the steady window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// Never sent (the trial deadline came first).
     NotSent,
+    /// Sent before the in-flight count first reached the steady level.
     Ramp,
+    /// Sent and finished while the load was steady.
     Steady,
+    /// Still running while the load drained at the end of the trial.
     Tail,
 }
 

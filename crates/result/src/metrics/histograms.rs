@@ -15,10 +15,15 @@ pub const SIGNIFICANT_FIGURES: u8 = 3;
 pub struct LatencyHistograms {
     /// Always `"us"`.
     pub unit: String,
+    /// Precision of the histograms (HdrHistogram significant figures).
     pub significant_figures: u8,
+    /// Time to first token, encoded.
     pub ttft: String,
+    /// Time per output token, encoded.
     pub tpot: String,
+    /// Inter-token latency (one value per gap between events), encoded.
     pub itl: String,
+    /// End-to-end latency, encoded.
     pub e2e: String,
 }
 
@@ -42,9 +47,13 @@ impl LatencyHistograms {
 /// Accumulates latencies in milliseconds.
 #[derive(Debug)]
 pub struct HistogramSet {
+    /// Time to first token.
     pub ttft: Histogram<u64>,
+    /// Time per output token.
     pub tpot: Histogram<u64>,
+    /// Inter-token latency.
     pub itl: Histogram<u64>,
+    /// End-to-end latency.
     pub e2e: Histogram<u64>,
 }
 

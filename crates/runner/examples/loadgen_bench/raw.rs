@@ -17,7 +17,7 @@ type BoxError = Box<dyn std::error::Error>;
 
 /// Per request: client TTFT (send → first token bytes read) minus the simulator's
 /// `timings.ttft_ms`, in ms.
-pub async fn run(
+pub(crate) async fn run(
     addr: SocketAddr,
     bodies: Vec<Bytes>,
     concurrency: usize,

@@ -26,6 +26,7 @@ use super::tokenize::TokenCounter;
 /// One usable entry of a prompt file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
+    /// What the request sends.
     pub body: PromptBody,
     /// `max_tokens`/`output_tokens` given by the file.
     pub output_tokens: Option<u32>,
@@ -137,6 +138,7 @@ pub struct FileDataset<C> {
 }
 
 impl<C: TokenCounter> FileDataset<C> {
+    /// A dataset over `entries`; `fixed_output` overrides every entry's output length.
     pub fn new(
         entries: Vec<FileEntry>,
         fixed_output: Option<u32>,
@@ -158,10 +160,12 @@ impl<C: TokenCounter> FileDataset<C> {
         })
     }
 
+    /// Entries in the file.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether the file has no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

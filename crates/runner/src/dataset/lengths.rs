@@ -11,20 +11,33 @@ use super::DatasetError;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LengthDist {
     /// Every request the same length.
-    Fixed { tokens: u32 },
+    Fixed {
+        /// The length.
+        tokens: u32,
+    },
     /// Uniform over the integers `min..=max`.
-    Uniform { min: u32, max: u32 },
+    Uniform {
+        /// Shortest length.
+        min: u32,
+        /// Longest length.
+        max: u32,
+    },
     /// Normal with `mean` and `std`, rounded to the nearest integer, then clipped to
     /// `min..=max` (clipping, not rejection: the mass beyond a bound lands on it).
     Normal {
+        /// Mean of the normal.
         mean: f64,
+        /// Standard deviation of the normal.
         std: f64,
+        /// Shortest length after clipping.
         min: u32,
+        /// Longest length after clipping.
         max: u32,
     },
 }
 
 impl LengthDist {
+    /// Refuses a distribution that cannot be drawn from (zero lengths, `min > max`, a negative or non-finite spread).
     pub fn validate(&self) -> Result<(), DatasetError> {
         let bad = |why: &str| Err(DatasetError::InvalidLength(format!("{self:?}: {why}")));
         match *self {

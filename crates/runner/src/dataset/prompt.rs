@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
     pub role: String,
+    /// The message text.
     pub content: String,
 }
 
@@ -22,6 +24,7 @@ pub enum PromptBody {
 /// One prompt of a trial.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prompt {
+    /// What the request sends.
     pub body: PromptBody,
     /// The input length in tokens, when known.
     pub expected_input_tokens: Option<u32>,
@@ -48,7 +51,9 @@ impl Prompt {
 /// not pre-fill a prefix cache with the measured prompts).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialPrompts {
+    /// Prompts of the measured requests, in order.
     pub measured: Vec<Prompt>,
+    /// Prompts of the warm-up requests.
     pub warmup: Vec<Prompt>,
 }
 

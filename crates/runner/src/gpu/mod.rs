@@ -44,12 +44,12 @@ pub struct ComputeApp {
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     /// It could not be started.
-    #[error("cannot run {program}: {source}")]
+    #[error("cannot run {program}: {error}")]
     Run {
         /// The program.
         program: PathBuf,
         /// The cause.
-        source: io::Error,
+        error: io::Error,
     },
     /// It ran past [`NVIDIA_SMI_TIMEOUT`] and was killed.
     #[error("{program} did not answer within {} s (is the driver hung?)", .after.as_secs())]
@@ -142,7 +142,7 @@ pub async fn compute_apps(program: PathBuf) -> Result<Vec<ComputeApp>, GpuError>
         .unwrap_or_else(|e| {
             Err(GpuError::Run {
                 program,
-                source: io::Error::other(e.to_string()),
+                error: io::Error::other(e.to_string()),
             })
         })
 }
@@ -151,7 +151,7 @@ pub async fn compute_apps(program: PathBuf) -> Result<Vec<ComputeApp>, GpuError>
 fn run_nvidia_smi(program: &Path, args: &[&str]) -> Result<String, GpuError> {
     let run_err = |source| GpuError::Run {
         program: program.to_owned(),
-        source,
+        error: source,
     };
     let child = Command::new(program)
         .args(args)

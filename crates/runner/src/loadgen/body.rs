@@ -52,12 +52,26 @@ struct Body<'a> {
 /// A prompt the target's API cannot send.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BodyError {
+    /// A chat prompt for the completions API.
     #[error("prompt {index} has chat messages but the target API is `completions`")]
-    MessagesToCompletions { index: usize },
+    MessagesToCompletions {
+        /// The prompt, 0-based.
+        index: usize,
+    },
+    /// A prompt asking for no output.
     #[error("prompt {index} asks for max_tokens = 0")]
-    ZeroMaxTokens { index: usize },
+    ZeroMaxTokens {
+        /// The prompt, 0-based.
+        index: usize,
+    },
+    /// A body that could not be serialised.
     #[error("serialising request {index}: {message}")]
-    Serialise { index: usize, message: String },
+    Serialise {
+        /// The request, 0-based.
+        index: usize,
+        /// What serde said.
+        message: String,
+    },
 }
 
 /// The JSON body for `prompt` (position `index`, for error messages).

@@ -51,6 +51,7 @@ impl Clock {
 /// request, `headers_ns`, the token events, `end_ns`, and `error` on failure. The caller
 /// enforces timeouts by dropping the future.
 pub trait Executor: Send + Sync + 'static {
+    /// Sends `body` and fills `rec` as the response streams in (times from `clock`).
     fn execute(
         &self,
         body: Bytes,
@@ -67,10 +68,18 @@ pub trait Executor: Send + Sync + 'static {
 /// Failure to set up the HTTP client.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The base URL does not parse.
     #[error("invalid target URL `{url}`: {message}")]
-    InvalidUrl { url: String, message: String },
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        message: String,
+    },
+    /// The API key cannot be sent as a header.
     #[error("the API key is not a valid HTTP header value")]
     InvalidApiKey,
+    /// The HTTP client could not be built.
     #[error("building the HTTP client: {0}")]
     Build(String),
 }
@@ -87,6 +96,7 @@ pub struct HttpClient {
 const MAX_ERROR_BODY: usize = 4096;
 
 impl HttpClient {
+    /// A client for `target`'s generation endpoint.
     pub fn new(target: &Target) -> Result<Self, ClientError> {
         let joined = format!(
             "{}{}",

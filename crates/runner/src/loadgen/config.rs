@@ -34,6 +34,7 @@ impl ApiKind {
 pub struct Target {
     /// `http://host:port`, optionally with a path prefix (no trailing `/v1`).
     pub base_url: String,
+    /// Which endpoint and body shape.
     pub api: ApiKind,
     /// The `model` field sent with every request.
     pub model: String,
@@ -60,13 +61,24 @@ pub enum Arrival {
     /// Every request is due at once; only the concurrency limit paces them.
     Inf,
     /// Evenly spaced, `rate` requests per second.
-    Constant { rate: f64 },
+    Constant {
+        /// Requests per second.
+        rate: f64,
+    },
     /// Exponential gaps with mean `1/rate` seconds.
-    Poisson { rate: f64 },
+    Poisson {
+        /// Requests per second.
+        rate: f64,
+    },
     /// Gamma gaps: shape `burstiness`, scale `1/(rate·burstiness)`, so the mean gap is
     /// `1/rate` for every burstiness; `burstiness = 1` is Poisson, `< 1` burstier, `> 1`
     /// more regular.
-    Gamma { rate: f64, burstiness: f64 },
+    Gamma {
+        /// Requests per second.
+        rate: f64,
+        /// Shape of the gaps.
+        burstiness: f64,
+    },
 }
 
 impl Arrival {
@@ -127,6 +139,7 @@ pub struct LoadConfig {
     pub requests: usize,
     /// Hard limit on requests in flight (warm-up included); `None` = unlimited.
     pub max_concurrency: Option<usize>,
+    /// When requests are due.
     pub arrival: Arrival,
     /// Seed of the arrival schedule (prompts have their own, see
     /// [`crate::dataset::prompt_seed`]).
@@ -143,12 +156,15 @@ pub struct LoadConfig {
     /// Sent as `ignore_eos: true` when set (omitted otherwise). When set, each request's
     /// output length is checked against its `max_tokens` (90–110%).
     pub ignore_eos: bool,
+    /// Sampling temperature sent with every request.
     pub temperature: f64,
+    /// Whether and how `min_tokens` is sent.
     pub min_tokens: MinTokens,
     /// Extra fields merged into every request body (backend-specific knobs).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Service-level objectives for goodput; `None`: goodput is not reported.
     pub slo: Option<Slo>,
+    /// Which HTTP client sends the requests.
     pub transport: Transport,
     /// With the lean transport, date each read by the kernel's receive stamp
     /// (`SO_TIMESTAMPNS`) rather than by when the client got to it, so a busy client does
@@ -217,15 +233,29 @@ pub enum ConfigError {
         "{field} must be a finite number > 0, got {value}; for no pacing use arrival `inf` \
          (not -1 or 0)"
     )]
-    NonPositive { field: &'static str, value: f64 },
+    /// A rate or time that must be positive is not.
+    NonPositive {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// No measured request.
     #[error("requests must be at least 1")]
     NoRequests,
+    /// A concurrency limit of zero.
     #[error("max_concurrency must be at least 1 (leave it unset for no limit)")]
     ZeroConcurrency,
     #[error("{field} must be longer than zero")]
-    ZeroDuration { field: &'static str },
+    /// A duration of zero.
+    ZeroDuration {
+        /// The field.
+        field: &'static str,
+    },
+    /// A temperature that is negative or not finite.
     #[error("temperature must be finite and >= 0, got {0}")]
     Temperature(f64),
+    /// A trial by time without a request rate.
     #[error("a trial by time needs a request rate: at arrival `inf` every request is due at once")]
     WindowAtInf,
 }

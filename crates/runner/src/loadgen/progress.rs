@@ -18,6 +18,7 @@ pub fn tokens_received() -> u64 {
 pub struct Counting(());
 
 impl Counting {
+    /// Turns counting on until the value is dropped.
     pub fn start() -> Self {
         COUNTING.store(true, Ordering::Relaxed);
         Counting(())

@@ -26,7 +26,9 @@ pub enum EventType {
 /// One dispatched event; `data` borrows the parser's buffer until the callback returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEvent<'a> {
+    /// The event's type.
     pub kind: EventType,
+    /// The event's data, lines joined by `\n`.
     pub data: &'a [u8],
 }
 
@@ -50,6 +52,7 @@ impl Default for SseParser {
 }
 
 impl SseParser {
+    /// A parser with an empty buffer.
     pub fn new() -> Self {
         SseParser {
             line: Vec::with_capacity(256),

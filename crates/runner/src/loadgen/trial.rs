@@ -33,9 +33,11 @@ pub struct TrialOutcome {
     pub records: Vec<RequestRecord>,
     /// Warm-up requests, instants relative to the warm-up's start; excluded from metrics.
     pub warmup_records: Vec<RequestRecord>,
+    /// The trial's metrics, from `records`.
     pub summary: TrialSummary,
     /// Wall-clock start and end of the measured phase (UTC).
     pub started_at: OffsetDateTime,
+    /// End of the measured phase (UTC).
     pub ended_at: OffsetDateTime,
     /// How the measured phase's reads were dated, where the executor says.
     pub receive_stamps: Option<ReceiveStamps>,
@@ -45,16 +47,29 @@ pub struct TrialOutcome {
 /// records).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The load configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A prompt cannot be sent to this API.
     #[error(transparent)]
     Body(#[from] BodyError),
+    /// The HTTP client could not be set up.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// Fewer prompts than measured requests.
     #[error("the trial needs {needed} prompts but was given {got}")]
-    NotEnoughPrompts { needed: usize, got: usize },
+    NotEnoughPrompts {
+        /// Prompts the trial needs.
+        needed: usize,
+        /// Prompts given.
+        got: usize,
+    },
+    /// Warm-up requests without warm-up prompts.
     #[error("{needed} warm-up requests were asked for but no warm-up prompt was given")]
-    NoWarmupPrompts { needed: usize },
+    NoWarmupPrompts {
+        /// Warm-up requests asked for.
+        needed: usize,
+    },
 }
 
 /// Runs one trial against `target` over HTTP (client per `cfg.transport`) and summarises it.

@@ -25,26 +25,30 @@ pub enum ServerError {
         port: u16,
     },
     /// The log file could not be created.
-    #[error("cannot create the server log {path}: {source}")]
+    #[error("cannot create the server log {path}: {error}")]
     Log {
         /// The log path.
         path: PathBuf,
         /// The cause.
-        source: io::Error,
+        error: io::Error,
     },
     /// The probe client could not be built.
     #[error("cannot set up the HTTP client for readiness probes: {0}")]
     HttpClient(String),
     /// The program could not be started at all (not found, not executable…).
-    #[error("cannot start the server program `{program}`: {source} (log: {})", .log_path.display())]
+    #[error("cannot start the server program `{program}`: {error} (log: {})", .log_path.display())]
     SpawnFailed {
         /// The program (`argv[0]`).
         program: String,
         /// The log, which holds the header of this attempt.
         log_path: PathBuf,
         /// The cause.
-        source: io::Error,
+        error: io::Error,
     },
+    /// A server started through Slurm could not be set up (the step's script, or the ranks'
+    /// markers that prove the results directory is shared); the message says what to do.
+    #[error("{0}")]
+    Slurm(String),
     /// The server's main process exited before the readiness probe succeeded.
     #[error(
         "the server exited ({status}) {:.1} s after it was started, before it was ready; \

@@ -51,7 +51,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
     let (log, out, err) =
         ServerLog::create(&launch.log_path, &header).map_err(|source| ServerError::Log {
             path: launch.log_path.clone(),
-            source,
+            error: source,
         })?;
 
     let mut cmd = Command::new(program);
@@ -79,7 +79,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
             return Err(ServerError::SpawnFailed {
                 program: program.clone(),
                 log_path: launch.log_path.clone(),
-                source,
+                error: source,
             });
         }
     };

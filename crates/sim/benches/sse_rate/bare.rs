@@ -64,7 +64,7 @@ async fn completions(body: Bytes) -> Response {
 }
 
 /// Serves forever on 127.0.0.1:0, printing the bound address first.
-pub async fn serve() -> std::io::Result<()> {
+pub(crate) async fn serve() -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("{}", listener.local_addr()?);
     let listener = listener.tap_io(|tcp| {

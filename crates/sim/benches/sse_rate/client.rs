@@ -20,7 +20,7 @@ const READ_INTERVAL: Duration = Duration::from_millis(1);
 
 /// Streams `tokens`-token completions on `conns` connections; counts events between the
 /// end of `warmup` and `warmup + secs`. Returns (events, seconds).
-pub async fn run(
+pub(crate) async fn run(
     addr: SocketAddr,
     conns: usize,
     tokens: u32,

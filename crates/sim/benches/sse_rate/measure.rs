@@ -5,7 +5,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
-pub struct Opts {
+pub(crate) struct Opts {
     pub secs: f64,
     pub warmup: f64,
     pub conns: usize,
@@ -16,7 +16,7 @@ pub struct Opts {
 }
 
 impl Opts {
-    pub fn parse(args: &[String]) -> Opts {
+    pub(crate) fn parse(args: &[String]) -> Opts {
         let mut o = Opts {
             secs: 3.0,
             warmup: 0.5,
@@ -141,7 +141,7 @@ fn sched_ns(pid: u32) -> (u64, u64) {
 
 /// One measurement of one server.
 #[derive(Debug, Clone, Copy)]
-pub struct Rate {
+pub(crate) struct Rate {
     pub events_per_s: f64,
     /// Share of the measurement the server spent on a CPU.
     pub on_cpu: f64,
@@ -150,7 +150,7 @@ pub struct Rate {
 }
 
 /// One server alone on the server CPU.
-pub fn one_core(mode: &str, o: &Opts) -> Rate {
+pub(crate) fn one_core(mode: &str, o: &Opts) -> Rate {
     let (s, addr) = server(mode, o);
     let (t0, before) = (Instant::now(), sched_ns(s.id()));
     let mut c = client(&addr, o);
@@ -166,7 +166,7 @@ pub fn one_core(mode: &str, o: &Opts) -> Rate {
 }
 
 /// Both servers at once on the server CPU; (bare, sim) events per second.
-pub fn head_to_head(o: &Opts) -> (f64, f64) {
+pub(crate) fn head_to_head(o: &Opts) -> (f64, f64) {
     let (bs, baddr) = server("serve-bare", o);
     let (ss, saddr) = server("serve-sim", o);
     let (mut bc, mut sc) = (client(&baddr, o), client(&saddr, o));
@@ -177,12 +177,12 @@ pub fn head_to_head(o: &Opts) -> (f64, f64) {
     (b, s)
 }
 
-pub fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-pub fn best(v: &[f64]) -> f64 {
+pub(crate) fn best(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }

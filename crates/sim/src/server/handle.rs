@@ -39,7 +39,10 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     let addr = SocketAddr::new(config.host, config.port);
     let listener = TcpListener::bind(addr)
         .await
-        .map_err(|source| SimError::Bind { addr, source })?;
+        .map_err(|source| SimError::Bind {
+            addr,
+            error: source,
+        })?;
     let local = listener.local_addr().map_err(SimError::Serve)?;
     let kill = CancellationToken::new();
     let stop = CancellationToken::new();

@@ -7,10 +7,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::read_json;
-pub use crate::common::{result_file, sb, write_spec};
+pub(crate) use crate::common::{result_file, sb, write_spec};
 
 /// The sidecar's lines, each parsed.
-pub fn sidecar(result: &Path) -> Vec<Value> {
+pub(crate) fn sidecar(result: &Path) -> Vec<Value> {
     let r = read_json(result);
     let path = result.with_file_name(r["requests_file"].as_str().expect("sidecar name"));
     std::fs::read_to_string(path)
@@ -22,7 +22,7 @@ pub fn sidecar(result: &Path) -> Vec<Value> {
 
 /// A one-variant, one-point spec on the simulator (fast preset, fixed seed) with `extra`
 /// simulator flags, `requests` measured requests at concurrency `c`.
-pub fn sim_spec(extra: &str, requests: u32, c: u32, timeout: &str) -> String {
+pub(crate) fn sim_spec(extra: &str, requests: u32, c: u32, timeout: &str) -> String {
     format!(
         r#"apiVersion: servebench/v1alpha1
 kind: Experiment
@@ -49,7 +49,7 @@ spec:
 }
 
 /// Runs `spec` in a fresh folder; returns the folder, the exit code and stderr.
-pub fn run_spec(spec: &str) -> (tempfile::TempDir, i32, String) {
+pub(crate) fn run_spec(spec: &str) -> (tempfile::TempDir, i32, String) {
     let dir = tempfile::tempdir().expect("tmp");
     let path = write_spec(dir.path(), spec);
     let out = sb(dir.path())
@@ -65,7 +65,7 @@ pub fn run_spec(spec: &str) -> (tempfile::TempDir, i32, String) {
 /// The single trial of a one-trial run, checked for the invariant of every row: the trial
 /// is recorded, every request is in its denominators (completed + failed = requests), and
 /// the sidecar holds one record per request with the same failures.
-pub fn the_trial(dir: &Path, requests: u64) -> Value {
+pub(crate) fn the_trial(dir: &Path, requests: u64) -> Value {
     let path = result_file(dir);
     let r = read_json(&path);
     let trials = r["trials"].as_array().expect("trials");
@@ -98,7 +98,7 @@ pub fn the_trial(dir: &Path, requests: u64) -> Value {
     t
 }
 
-pub fn errors_of(t: &Value) -> Vec<(String, u64)> {
+pub(crate) fn errors_of(t: &Value) -> Vec<(String, u64)> {
     t["errors"]
         .as_object()
         .map(|m| {

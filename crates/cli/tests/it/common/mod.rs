@@ -1,7 +1,7 @@
 //! Helpers shared by the end-to-end tests (each test binary uses a subset).
 #![allow(dead_code)]
 
-pub mod faults;
+pub(crate) mod faults;
 
 use std::path::{Path, PathBuf};
 
@@ -9,12 +9,12 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 /// The repository's root.
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 /// A fresh folder `target/tmp/<test>/<name>` (not /tmp: shared machines clean it).
-pub fn scratch(test: &str, name: &str) -> PathBuf {
+pub(crate) fn scratch(test: &str, name: &str) -> PathBuf {
     let d = repo().join("target/tmp").join(test).join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
@@ -22,7 +22,7 @@ pub fn scratch(test: &str, name: &str) -> PathBuf {
 }
 
 /// Every file below `dir`, depth first (nothing when `dir` is missing).
-pub fn walk(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
@@ -38,25 +38,25 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// A JSON file, parsed.
-pub fn read_json(p: &Path) -> Value {
+pub(crate) fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
 }
 
 /// `servebench` run in `dir`.
-pub fn sb(dir: &Path) -> Command {
+pub(crate) fn sb(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("servebench").expect("binary");
     c.current_dir(dir);
     c
 }
 
-pub fn write_spec(dir: &Path, text: &str) -> PathBuf {
+pub(crate) fn write_spec(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("spec.yaml");
     std::fs::write(&p, text).expect("write spec");
     p
 }
 
 /// The only result file under `dir/results`.
-pub fn result_file(dir: &Path) -> PathBuf {
+pub(crate) fn result_file(dir: &Path) -> PathBuf {
     let found: Vec<PathBuf> = walk(&dir.join("results"))
         .into_iter()
         .filter(|p| {

@@ -8,8 +8,11 @@
 /// The parts of a response head the client acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
+    /// The status code.
     pub status: u16,
+    /// The `Content-Type` header, if any.
     pub content_type: Option<String>,
+    /// How the body ends.
     pub framing: Framing,
     /// The connection may carry another request after this response.
     pub keep_alive: bool,
@@ -18,7 +21,9 @@ pub struct Head {
 /// How the body's end is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
+    /// `Transfer-Encoding: chunked`.
     Chunked,
+    /// `Content-Length`: this many bytes.
     Length(u64),
     /// Until the server closes the connection.
     Close,

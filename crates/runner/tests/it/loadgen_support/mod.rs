@@ -19,7 +19,7 @@ use servebench_runner::loadgen::{ApiKind, LoadConfig, Target};
 
 /// One step of a scripted response body.
 #[derive(Debug, Clone)]
-pub enum Step {
+pub(crate) enum Step {
     /// Wait, then write these bytes as one chunk.
     Send(Duration, Vec<u8>),
     /// Wait, then break the connection (the chunked body ends without its terminator).
@@ -28,7 +28,7 @@ pub enum Step {
 
 /// How the server answers every request.
 #[derive(Debug, Clone)]
-pub enum Script {
+pub(crate) enum Script {
     /// `200 text/event-stream` with these steps.
     Stream(Vec<Step>),
     /// A whole response with this status, content type and body.
@@ -40,7 +40,7 @@ pub enum Script {
 
 /// Server-side counters.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub in_flight: AtomicUsize,
     pub max_in_flight: AtomicUsize,
     pub requests: AtomicUsize,
@@ -69,17 +69,17 @@ struct Shared {
 }
 
 /// A running test server.
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub addr: SocketAddr,
     pub counters: Arc<Counters>,
 }
 
 impl TestServer {
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    pub fn target(&self, api: ApiKind) -> Target {
+    pub(crate) fn target(&self, api: ApiKind) -> Target {
         Target {
             base_url: self.base_url(),
             api,
@@ -90,7 +90,7 @@ impl TestServer {
 }
 
 /// Starts a server on the current runtime.
-pub async fn serve(script: Script) -> TestServer {
+pub(crate) async fn serve(script: Script) -> TestServer {
     let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
         script,
@@ -153,7 +153,7 @@ async fn handler(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
 }
 
 /// A completions stream: `n` one-token events, a finish, usage, `[DONE]`.
-pub fn token_steps(n: u64, ttft: Duration, gap: Duration) -> Vec<Step> {
+pub(crate) fn token_steps(n: u64, ttft: Duration, gap: Duration) -> Vec<Step> {
     let mut v = Vec::new();
     for k in 0..n {
         let fr = if k + 1 == n { "\"length\"" } else { "null" };
@@ -169,15 +169,15 @@ pub fn token_steps(n: u64, ttft: Duration, gap: Duration) -> Vec<Step> {
     v
 }
 
-pub fn now(b: &[u8]) -> Step {
+pub(crate) fn now(b: &[u8]) -> Step {
     Step::Send(Duration::ZERO, b.to_vec())
 }
 
-pub fn after(ms: u64, b: &[u8]) -> Step {
+pub(crate) fn after(ms: u64, b: &[u8]) -> Step {
     Step::Send(Duration::from_millis(ms), b.to_vec())
 }
 
-pub fn prompts(n: usize, max_tokens: u32) -> TrialPrompts {
+pub(crate) fn prompts(n: usize, max_tokens: u32) -> TrialPrompts {
     TrialPrompts {
         measured: (0..n)
             .map(|i| Prompt::text(format!("prompt {i}"), max_tokens))
@@ -188,7 +188,7 @@ pub fn prompts(n: usize, max_tokens: u32) -> TrialPrompts {
     }
 }
 
-pub fn config(n: usize) -> LoadConfig {
+pub(crate) fn config(n: usize) -> LoadConfig {
     let mut c = LoadConfig::new(n);
     c.request_timeout = Duration::from_secs(20);
     c
@@ -197,7 +197,7 @@ pub fn config(n: usize) -> LoadConfig {
 /// Reads one HTTP request (head, then `content-length` bytes) from a raw socket, keeping
 /// what follows it in `buf`; false when the peer closed first. For servers that write their
 /// answers byte by byte on a plain `TcpStream`.
-pub async fn read_request(sock: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> bool {
+pub(crate) async fn read_request(sock: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> bool {
     use tokio::io::AsyncReadExt;
     let mut chunk = [0u8; 4096];
     let (head_end, len) = loop {

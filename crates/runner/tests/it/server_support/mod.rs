@@ -10,24 +10,24 @@ use servebench_runner::server::{ServerLaunch, pick_free_port};
 use servebench_spec::{HttpProbe, HumanDuration, Readiness, StopPolicy, StopSignal};
 
 /// `tests/support/fake_server.py`.
-pub fn fake_server() -> PathBuf {
+pub(crate) fn fake_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake_server.py")
 }
 
 /// `tests/fixtures/…`.
-pub fn fixture(rel: &str) -> PathBuf {
+pub(crate) fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(rel)
 }
 
-pub fn strings(s: &[&str]) -> Vec<String> {
+pub(crate) fn strings(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| (*x).to_owned()).collect()
 }
 
 /// A launch of the fake server on a free port with `extra` flags, polling `/health` every
 /// 50 ms for up to `timeout`, stopped by SIGTERM with a 5 s grace.
-pub fn fake_launch(dir: &Path, extra: &[&str], timeout: Duration) -> ServerLaunch {
+pub(crate) fn fake_launch(dir: &Path, extra: &[&str], timeout: Duration) -> ServerLaunch {
     let port = pick_free_port().expect("a free port on 127.0.0.1");
     let mut argv = strings(&["python3", "-u"]);
     argv.push(fake_server().display().to_string());
@@ -37,7 +37,7 @@ pub fn fake_launch(dir: &Path, extra: &[&str], timeout: Duration) -> ServerLaunc
 }
 
 /// A launch of an arbitrary argv with the same test settings.
-pub fn shell_launch_argv(
+pub(crate) fn shell_launch_argv(
     dir: &Path,
     argv: Vec<String>,
     port: u16,
@@ -60,7 +60,7 @@ pub fn shell_launch_argv(
 }
 
 /// Whether `pid` is a live (not zombie) process.
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => {
             let state = s
@@ -74,7 +74,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Waits up to 10 s for a file to appear and holds a pid.
-pub async fn read_pid_file(path: &Path) -> i32 {
+pub(crate) async fn read_pid_file(path: &Path) -> i32 {
     for _ in 0..200 {
         if let Ok(s) = std::fs::read_to_string(path)
             && let Ok(pid) = s.trim().parse()

@@ -7,21 +7,21 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use servebench_sim::{Preset, SimConfig, SimHandle};
 
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .build()
         .unwrap_or_else(|e| panic!("client: {e}"))
 }
 
-pub async fn start(config: SimConfig) -> SimHandle {
+pub(crate) async fn start(config: SimConfig) -> SimHandle {
     servebench_sim::spawn(config)
         .await
         .unwrap_or_else(|e| panic!("spawn: {e}"))
 }
 
 /// A fast engine (1 ms steps) with no jitter.
-pub fn fast() -> SimConfig {
+pub(crate) fn fast() -> SimConfig {
     let mut c = SimConfig::from_preset(Preset::Fast);
     c.label = "test".into();
     c
@@ -29,7 +29,7 @@ pub fn fast() -> SimConfig {
 
 /// One SSE event as the client saw it.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(crate) struct Event {
     /// Since the request was sent.
     pub at: Duration,
     /// The text after `data: `.
@@ -37,12 +37,12 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn json(&self) -> Option<Value> {
+    pub(crate) fn json(&self) -> Option<Value> {
         serde_json::from_str(&self.data).ok()
     }
 
     /// Text carried by a completion or chat chunk (empty for role-only and usage chunks).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let Some(v) = self.json() else {
             return String::new();
         };
@@ -57,7 +57,7 @@ impl Event {
 
 /// The result of one streamed request.
 #[derive(Debug)]
-pub struct Streamed {
+pub(crate) struct Streamed {
     pub status: u16,
     pub events: Vec<Event>,
     /// Set when the body broke off with an error.
@@ -67,36 +67,36 @@ pub struct Streamed {
 
 impl Streamed {
     /// Events that carry generated text.
-    pub fn token_events(&self) -> Vec<&Event> {
+    pub(crate) fn token_events(&self) -> Vec<&Event> {
         self.events
             .iter()
             .filter(|e| !e.text().is_empty())
             .collect()
     }
 
-    pub fn ttft(&self) -> Option<Duration> {
+    pub(crate) fn ttft(&self) -> Option<Duration> {
         self.token_events().first().map(|e| e.at)
     }
 
     /// (last token − first token) / (tokens − 1).
-    pub fn tpot(&self) -> Option<Duration> {
+    pub(crate) fn tpot(&self) -> Option<Duration> {
         let t = self.token_events();
         let n = u32::try_from(t.len()).ok()?;
         (n >= 2).then(|| (t[t.len() - 1].at - t[0].at) / (n - 1))
     }
 
     /// The last event that parses as JSON.
-    pub fn last_json(&self) -> Option<Value> {
+    pub(crate) fn last_json(&self) -> Option<Value> {
         self.events.iter().rev().find_map(Event::json)
     }
 
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.events.last().is_some_and(|e| e.data == "[DONE]")
     }
 }
 
 /// POSTs `body` to `url` and reads the SSE stream to its end, timing every event.
-pub async fn stream(client: &reqwest::Client, url: &str, body: &Value) -> Streamed {
+pub(crate) async fn stream(client: &reqwest::Client, url: &str, body: &Value) -> Streamed {
     let t0 = Instant::now();
     let resp = client
         .post(url)
@@ -135,7 +135,7 @@ pub async fn stream(client: &reqwest::Client, url: &str, body: &Value) -> Stream
 }
 
 /// POSTs `body` and returns (status, parsed JSON body or Null).
-pub async fn post_json(client: &reqwest::Client, url: &str, body: &Value) -> (u16, Value) {
+pub(crate) async fn post_json(client: &reqwest::Client, url: &str, body: &Value) -> (u16, Value) {
     let resp = client
         .post(url)
         .json(body)
@@ -148,7 +148,7 @@ pub async fn post_json(client: &reqwest::Client, url: &str, body: &Value) -> (u1
 }
 
 /// GETs `url` and returns (status, parsed JSON body or Null).
-pub async fn get_json(client: &reqwest::Client, url: &str) -> (u16, Value) {
+pub(crate) async fn get_json(client: &reqwest::Client, url: &str) -> (u16, Value) {
     let resp = client
         .get(url)
         .send()
@@ -160,10 +160,10 @@ pub async fn get_json(client: &reqwest::Client, url: &str) -> (u16, Value) {
 }
 
 /// A prompt of exactly `n` tokens.
-pub fn prompt(n: usize) -> String {
+pub(crate) fn prompt(n: usize) -> String {
     vec!["hello"; n].join(" ")
 }
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }

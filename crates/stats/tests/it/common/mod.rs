@@ -8,14 +8,14 @@ use servebench_stats::flags::{
 use servebench_stats::verdict::Direction;
 
 /// Deterministic trial-to-trial noise: ~0.4% CV, no trend, no outlier.
-pub const NOISE_A: [f64; 5] = [1.004, 0.997, 1.001, 0.995, 1.003];
-pub const NOISE_B: [f64; 5] = [0.996, 1.002, 1.005, 0.998, 0.999];
+pub(crate) const NOISE_A: [f64; 5] = [1.004, 0.997, 1.001, 0.995, 1.003];
+pub(crate) const NOISE_B: [f64; 5] = [0.996, 1.002, 1.005, 0.998, 0.999];
 
-pub fn arm(center: f64, noise: &[f64]) -> ArmEvidence {
+pub(crate) fn arm(center: f64, noise: &[f64]) -> ArmEvidence {
     ArmEvidence::from_values(noise.iter().map(|f| center * f).collect())
 }
 
-pub fn throughput() -> MetricSettings {
+pub(crate) fn throughput() -> MetricSettings {
     MetricSettings {
         name: "output_throughput".into(),
         direction: Direction::HigherIsBetter,
@@ -23,13 +23,13 @@ pub fn throughput() -> MetricSettings {
     }
 }
 
-pub fn point(label: &str, level: f64, base: ArmEvidence, cand: ArmEvidence) -> PointComparison {
+pub(crate) fn point(label: &str, level: f64, base: ArmEvidence, cand: ArmEvidence) -> PointComparison {
     PointComparison::new(label, level, base, cand, &throughput(), 0.05)
 }
 
 /// The seed's numbers (tok/s): c=1 10.36 vs 10.07, c=10 38.46 vs 64.29, c=256 718 vs 515,
 /// c=1024 1603 vs 796, with 5 trials per arm and ~0.4% CV.
-pub fn seed_points() -> Vec<PointComparison> {
+pub(crate) fn seed_points() -> Vec<PointComparison> {
     [
         ("c=1", 1.0, 10.36, 10.07),
         ("c=10", 10.0, 38.46, 64.29),
@@ -41,15 +41,15 @@ pub fn seed_points() -> Vec<PointComparison> {
     .collect()
 }
 
-pub fn assess(points: &[PointComparison], ctx: &ComparisonContext) -> SweepAssessment {
+pub(crate) fn assess(points: &[PointComparison], ctx: &ComparisonContext) -> SweepAssessment {
     assess_sweep(&throughput(), points, ctx, &RuleSettings::default())
 }
 
-pub fn ids(a: &SweepAssessment) -> Vec<(FlagId, FlagLevel)> {
+pub(crate) fn ids(a: &SweepAssessment) -> Vec<(FlagId, FlagLevel)> {
     a.flags.iter().map(|f| (f.id, f.level)).collect()
 }
 
-pub fn find(a: &SweepAssessment, id: FlagId) -> &Flag {
+pub(crate) fn find(a: &SweepAssessment, id: FlagId) -> &Flag {
     a.flags
         .iter()
         .find(|f| f.id == id)
