@@ -334,3 +334,40 @@ fn write_puts_every_file_in_the_folder() {
         assert!(std::fs::metadata(&p).expect("exists").len() > 0);
     }
 }
+
+/// `report.html` with each inline plot cut to its opening tag: the plots have their own tests
+/// (`report_svg`), and the snapshot reviews the document around them.
+fn without_svg_bodies(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find("<svg") {
+        let open_end = i + rest[i..].find('>').expect("an <svg> tag closes") + 1;
+        out.push_str(&rest[..open_end]);
+        out.push_str("[plot]");
+        let close = rest[open_end..].find("</svg>").expect("every <svg> ends");
+        rest = &rest[open_end + close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn html_of_the_example() {
+    let lr = example();
+    let raw = lr.result.clone();
+    let r = within(lr, &opts()).expect("reports");
+    let html = Html.export(&r).expect("renders");
+    insta::assert_snapshot!(
+        "example_report_html",
+        redact(&without_svg_bodies(&html), &[&raw])
+    );
+}
+
+#[test]
+fn csv_of_the_example() {
+    let lr = example();
+    let raw = lr.result.clone();
+    let r = within(lr, &opts()).expect("reports");
+    let csv = TrialsCsv.export(&r).expect("renders");
+    insta::assert_snapshot!("example_trials_csv", redact(&csv, &[&raw]));
+}

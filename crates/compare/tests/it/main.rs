@@ -1,0 +1,3 @@
+//! The integration tests of servebench-compare, in one test binary.
+
+mod renderers;
