@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A/A false-positive rate and detection rate of `servebench compare` on the simulator.
 
-Not a CI test: its outcome is random by design (STATISTICS.md, "Testing the statistics").
+Not a CI test: its outcome is random by design (docs/statistics-method.md, "Testing the statistics").
 
     python3 bench/aa-false-positives.py [--runs 200] [--detect-runs 50] [--workdir DIR]
                                         [--bin PATH] [--trials 5]

@@ -1,4 +1,4 @@
-//! Exit codes, as DESIGN.md fixes them for every command.
+//! Exit codes, as docs/architecture.md fixes them for every command.
 
 /// The process exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

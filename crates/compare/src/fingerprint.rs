@@ -1,4 +1,4 @@
-//! The fingerprint of a measurement, compared field by field (DESIGN.md, "Hashes"): the
+//! The fingerprint of a measurement, compared field by field (docs/architecture.md, "Hashes and fingerprints"): the
 //! workload (dataset, lengths, seed, rate, concurrency, request count, warm-up…), the model
 //! and API, the server launch minus the variant's own patch, the host, the accelerators,
 //! the servebench version and the recorded provenance. Each differing leaf becomes one

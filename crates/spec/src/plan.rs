@@ -1,6 +1,6 @@
 //! Plan expansion: sweep points, blocks and trials in the exact order they will run.
 //!
-//! Words (DESIGN.md): a *cell* is one (variant, sweep point); a *trial* is one measured
+//! Words (docs/architecture.md): a *cell* is one (variant, sweep point); a *trial* is one measured
 //! load run of one cell; a *block* is one server start of one variant.
 
 use std::fmt;

@@ -22,7 +22,7 @@ use crate::histogram::{add_into, histogram_percentile, merge_histograms, new_his
 use crate::percentile::percentile_sorted;
 use crate::summary::mean_var;
 
-/// STATISTICS.md: "B ≥ 2000".
+/// docs/statistics-method.md: "B ≥ 2000".
 pub const MIN_RESAMPLES: usize = 2000;
 
 /// Settings of a cluster bootstrap.
@@ -67,7 +67,7 @@ pub fn cluster_bootstrap_percentile(
         return Err(StatsError::InvalidParameter {
             name: "resamples",
             value: settings.resamples as f64,
-            why: "STATISTICS.md asks for B ≥ 2000",
+            why: "docs/statistics-method.md asks for B ≥ 2000",
         });
     }
     if let Some(i) = trials.iter().position(|h| h.is_empty()) {

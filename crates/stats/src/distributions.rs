@@ -22,7 +22,7 @@ fn students_t(df: f64) -> Result<StudentsT, StatsError> {
 }
 
 /// The `p`-quantile of Student's t with `df` degrees of freedom (fractional allowed), i.e.
-/// `t(p, ν)` in STATISTICS.md. Method: statrs' inverse regularized incomplete beta, then up to
+/// `t(p, ν)` in docs/statistics-method.md. Method: statrs' inverse regularized incomplete beta, then up to
 /// eight Newton steps on `F(x) − p` (lower half) or `S(x) − (1 − p)` (upper half).
 /// Reference: scipy `stats.t.ppf`; Hill (1970), CACM algorithm 396.
 pub fn t_quantile(p: f64, df: f64) -> Result<f64, StatsError> {
@@ -61,7 +61,7 @@ pub fn t_sf(t: f64, df: f64) -> Result<f64, StatsError> {
     Ok(students_t(df)?.sf(t))
 }
 
-/// Two-sided p-value `2·(1 − F_ν(|t|))` of a t statistic, as in STATISTICS.md's Welch test.
+/// Two-sided p-value `2·(1 − F_ν(|t|))` of a t statistic, as in docs/statistics-method.md's Welch test.
 /// Method: regularized incomplete beta (statrs). Reference: Welch (1947).
 pub fn t_two_sided_p(t: f64, df: f64) -> Result<f64, StatsError> {
     Ok((2.0 * t_sf(t.abs(), df)?).min(1.0))

@@ -7,7 +7,7 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum StatsError {
     /// Fewer samples than the method needs (for example a t interval from fewer than 3 trials:
-    /// STATISTICS.md gives no interval below 3).
+    /// docs/statistics-method.md gives no interval below 3).
     #[error("{what}: {n} sample(s), at least {required} needed")]
     TooFewSamples {
         /// What was being computed.

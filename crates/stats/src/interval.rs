@@ -1,7 +1,7 @@
 //! Student-t confidence intervals for the mean of per-trial values, on the log scale (geometric
 //! mean) and on the raw scale (arithmetic mean).
 //!
-//! Method (STATISTICS.md, "Confidence intervals"): with `lᵢ = ln yᵢ`,
+//! Method (docs/statistics-method.md, "Intervals"): with `lᵢ = ln yᵢ`,
 //! `CI = exp(l̄ ± t(1 − α/2, n − 1) · s_l/√n)`; the arithmetic form is `ȳ ± t · s/√n`.
 //! Fewer than [`MIN_TRIALS_FOR_INTERVAL`] trials give no interval: the functions return
 //! [`StatsError::TooFewSamples`].
@@ -14,7 +14,7 @@ use crate::error::{StatsError, check_finite, check_len, check_positive, check_pr
 use crate::estimate::{ConfidenceInterval, Estimate};
 use crate::summary::mean_var;
 
-/// STATISTICS.md: "n < 3: no interval, say so".
+/// docs/statistics-method.md: "n < 3: no interval, say so".
 pub const MIN_TRIALS_FOR_INTERVAL: usize = 3;
 
 /// t interval for the mean of `values` on the raw scale: `ȳ ± t(1 − α/2, n − 1)·s/√n`,
@@ -49,7 +49,7 @@ fn raw_t_interval(values: &[f64], level: f64) -> Result<Estimate, StatsError> {
 /// t interval on the log scale, returned on the original scale: point = geometric mean
 /// `exp(l̄)`, CI = `exp(l̄ ± t(1 − α/2, n − 1)·s_l/√n)`, `std_err` = `s_l/√n` (of the log).
 /// Values must be > 0. Method: Student's t on logs. Reference: Limpert et al. (2001);
-/// STATISTICS.md.
+/// docs/statistics-method.md.
 pub fn geometric_mean_ci(values: &[f64], level: f64) -> Result<Estimate, StatsError> {
     check_probability("level", level)?;
     check_len(

@@ -8,7 +8,7 @@
 //! The minimum request count is the `n` for which the sample maximum exceeds the
 //! `q`-quantile with probability at least `c`: `1 − qⁿ ≥ c`, i.e. `n ≥ ln(1 − c)/ln q`.
 //!
-//! Diagnostic only: requests within a trial are correlated (STATISTICS.md, "Unit of analysis").
+//! Diagnostic only: requests within a trial are correlated (docs/statistics-method.md, "Unit of analysis").
 //! Reference: H. A. David and H. N. Nagaraja, *Order Statistics*, 3rd ed., §7.1 (2003);
 //! asv's `quantile_ci`; MLPerf LoadGen minimum query counts.
 
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::distributions::binomial_cdf;
 use crate::error::{StatsError, check_finite, check_probability};
 
-/// The confidence STATISTICS.md uses for "a trial's q-quantile is reportable": 0.99.
+/// The confidence docs/statistics-method.md uses for "a trial's q-quantile is reportable": 0.99.
 pub const REPORTABLE_CONFIDENCE: f64 = 0.99;
 
 /// An order-statistic confidence interval for one quantile of one trial.
@@ -43,7 +43,7 @@ pub struct QuantileInterval {
 
 /// Minimum number of requests a trial needs for its `q`-quantile to be reportable at
 /// confidence `c`: `⌈ln(1 − c)/ln q⌉` (44 for p90, 459 for p99, 4603 for p99.9 at c = 0.99).
-/// Method: `P(max of n < ξ_q) = qⁿ ≤ 1 − c`. Reference: MLPerf LoadGen; STATISTICS.md.
+/// Method: `P(max of n < ξ_q) = qⁿ ≤ 1 − c`. Reference: MLPerf LoadGen; docs/statistics-method.md.
 /// `None` when `q` or `c` is not strictly inside (0, 1).
 pub fn min_requests_for_quantile(q: f64, c: f64) -> Option<u64> {
     if !(q.is_finite() && q > 0.0 && q < 1.0 && c.is_finite() && c > 0.0 && c < 1.0) {

@@ -1,10 +1,10 @@
 //! How many trials: sample size per arm and the minimum detectable effect.
 //!
-//! Method (STATISTICS.md, "How many trials"): two-sample t-test with equal arms,
+//! Method (docs/statistics-method.md, "How many trials"): two-sample t-test with equal arms,
 //! `n = ⌈2(t(1 − α/2, ν) + t(1 − β, ν))²·CV²/δ²⌉` with `ν = 2n − 2`. Because the right side
 //! falls as n grows, we return the smallest `n ≥ 2` with `n ≥ f(n)`; this is the fixed point
 //! the iteration `n ← ⌈f(n)⌉` settles on (checked: α = 0.05, power 0.8, δ = 5%: CV 2% → 4,
-//! CV 5% → 17, CV 10% → 64, as STATISTICS.md says). `MDE(n) = (t(1 − α/2, ν) + t(1 − β, ν))·
+//! CV 5% → 17, CV 10% → 64, as docs/statistics-method.md says). `MDE(n) = (t(1 − α/2, ν) + t(1 − β, ν))·
 //! CV·√(2/n)`; for unequal arms `√(1/n_A + 1/n_B)` replaces `√(2/n)` and `ν = n_A + n_B − 2`.
 //! On the log scale, pass the SD of the logs as CV and `ln(1 + θ)` as δ.
 //! Reference: Cohen, *Statistical Power Analysis for the Behavioral Sciences* (1988) ch. 2;

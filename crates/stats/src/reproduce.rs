@@ -1,6 +1,6 @@
 //! Reproduced or not: does a re-run confirm a published value or a published A/B claim?
 //!
-//! Method (STATISTICS.md, "Reproduced or not"):
+//! Method (docs/statistics-method.md, "Reproduced or not"):
 //! * A published **value** is *reproduced* when the re-run's ratio new/published has a CI
 //!   inside ±θ — the equivalence half of the verdict rule ([`crate::verdict`]), with the
 //!   published trials as the baseline arm and the new trials as the candidate. It is *not
@@ -12,7 +12,7 @@
 //!   *reproduced* when the re-run gives the same verdict direction ([`claim_outcome`]).
 //!
 //! The margins are the verdict module's: `ln(1 + θ)` on the log scale, `M` on the arithmetic
-//! scale. Reference: STATISTICS.md; Lakens 2017 (equivalence by CI inside bounds).
+//! scale. Reference: docs/statistics-method.md; Lakens 2017 (equivalence by CI inside bounds).
 
 use serde::{Deserialize, Serialize};
 

@@ -21,7 +21,7 @@ pub struct QuantileValue {
     /// Its value by Hyndman–Fan type 7.
     pub value: f64,
     /// Whether the trial has at least `ln(1 − c)/ln q` values at `c = 0.99`
-    /// ([`REPORTABLE_CONFIDENCE`]), the count STATISTICS.md requires to report this quantile.
+    /// ([`REPORTABLE_CONFIDENCE`]), the count docs/statistics-method.md requires to report this quantile.
     /// The extremes (q = 0 and q = 1) are always reportable as the trial's own min and max.
     pub reportable: bool,
 }
@@ -69,7 +69,7 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     mean_var(values).map(|(m, _)| m)
 }
 
-/// Geometric mean `exp(mean(ln x))` of positive values (STATISTICS.md: positive metrics are
+/// Geometric mean `exp(mean(ln x))` of positive values (docs/statistics-method.md: positive metrics are
 /// summarised as geometric means). Errors on an empty slice or a value ≤ 0.
 pub fn geometric_mean(values: &[f64]) -> Result<f64, StatsError> {
     check_len("geometric mean", values.len(), 1)?;

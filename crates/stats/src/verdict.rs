@@ -6,7 +6,7 @@
 //! * *beyond ±θ*: every point of the CI has `|ln r| > L` (`lo > L` or `hi < −L`);
 //! * *inside ±θ*: every point has `|ln r| < L` (`−L < lo` and `hi < L`).
 //!
-//! The rules are tried in the order STATISTICS.md lists them:
+//! The rules are tried in the order docs/statistics-method.md lists them:
 //! 1. `p < α` and the CI is beyond ±θ → **improved** or **regressed**, by the metric's
 //!    [`Direction`];
 //! 2. the CI is inside ±θ → **equivalent** (even when `p < α`: the difference, if real, is
@@ -22,7 +22,7 @@
 //!
 //! Metrics that can be 0 (goodput, error rate) use the arithmetic variant: the Welch CI of the
 //! difference of means against a margin `±M`, where `M` is absolute or `θ·|mean_baseline|`.
-//! Reference: STATISTICS.md; Lakens, "Equivalence tests", Soc. Psychol. Personal. Sci. 8(4),
+//! Reference: docs/statistics-method.md; Lakens, "Equivalence tests", Soc. Psychol. Personal. Sci. 8(4),
 //! 2017 (CI-inside-bounds equivalence); Chromium Pinpoint's "unknown, needs more runs".
 
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! Welch's unequal-variance t-test, with fractional degrees of freedom, on raw values and on
 //! log values (the ratio candidate/baseline).
 //!
-//! Method (STATISTICS.md, "A vs B"): `d = x̄_B − x̄_A`, `SE = √(s²_A/n_A + s²_B/n_B)`,
+//! Method (docs/statistics-method.md, "Baseline against candidate"): `d = x̄_B − x̄_A`, `SE = √(s²_A/n_A + s²_B/n_B)`,
 //! `ν = SE⁴ / Σ (s²_i/n_i)²/(n_i − 1)` (Welch–Satterthwaite), `t = d/SE`,
 //! `p = 2(1 − F_ν(|t|))`, `CI = d ± t(1 − α/2, ν)·SE`. On logs, `exp` of that CI is the CI of
 //! the ratio of geometric means. Arm `A` is the baseline, `B` the candidate.
@@ -96,7 +96,7 @@ pub fn welch(baseline: &[f64], candidate: &[f64], level: f64) -> Result<WelchTes
 }
 
 /// Welch's t-test on `ln` values and the ratio candidate/baseline of geometric means with its
-/// CI `exp(d ± t(1 − α/2, ν)·SE)` (STATISTICS.md, "A vs B"). Values must be > 0.
+/// CI `exp(d ± t(1 − α/2, ν)·SE)` (docs/statistics-method.md, "Baseline against candidate"). Values must be > 0.
 pub fn welch_log_ratio(
     baseline: &[f64],
     candidate: &[f64],

@@ -19,7 +19,7 @@ use crate::exit::Exit;
                   picked free on every server start; `${env.NAME}` values come from this \
                   environment).\n\nA value is reproduced when the CI of new/published lies \
                   inside ±θ, not reproduced when it lies wholly beyond, inconclusive \
-                  otherwise (STATISTICS.md). stale-baseline is always raised; not-comparable \
+                  otherwise (docs/statistics-method.md). stale-baseline is always raised; not-comparable \
                   lists the fields (host, accelerators, versions) that differ.\n\nExit codes: \
                   0 nothing contradicted (values reproduced or inconclusive); 1 a value or \
                   A/B claim not reproduced, or a trial of the re-run failed; 2 usage or I/O \

@@ -1,4 +1,4 @@
-//! Black-box tests of `validate`, `schema` and `plan`, with the exit codes of DESIGN.md.
+//! Black-box tests of `validate`, `schema` and `plan`, with the exit codes of docs/architecture.md.
 
 use assert_cmd::Command;
 use predicates::prelude::*;

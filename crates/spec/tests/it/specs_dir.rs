@@ -1,4 +1,4 @@
-//! Every spec under `specs/` is valid; the seed spec plans as DESIGN.md says.
+//! Every spec under `specs/` is valid; the seed spec plans as docs/architecture.md says.
 
 use std::path::PathBuf;
 

@@ -79,7 +79,7 @@ pub struct MetricSettings {
     pub analysis: Analysis,
 }
 
-/// Per-trial validity evidence (STATISTICS.md, `invalid-trial` and within-trial `drift`).
+/// Per-trial validity evidence (docs/statistics-method.md, `invalid-trial` and within-trial `drift`).
 /// `None` fields are not checked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TrialCheck {
@@ -286,7 +286,7 @@ impl NamedP {
     }
 }
 
-/// Thresholds of the rules; `Default` gives STATISTICS.md's values.
+/// Thresholds of the rules; `Default` gives docs/statistics-method.md's values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RuleSettings {
     /// Significance level α of the tests and intervals (0.05).

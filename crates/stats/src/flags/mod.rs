@@ -30,7 +30,7 @@ pub use evidence::{
 };
 pub use sweep::{Crossover, CrossoverRegion, Side, SweepAssessment, assess_sweep};
 
-/// Which rule fired (kebab-case in JSON, as in STATISTICS.md's table).
+/// Which rule fired (kebab-case in JSON, as in docs/statistics-method.md's table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FlagId {
@@ -59,7 +59,7 @@ pub enum FlagId {
 }
 
 impl FlagId {
-    /// The id as written in STATISTICS.md (`"stale-baseline"`).
+    /// The id as written in docs/statistics-method.md (`"stale-baseline"`).
     pub fn as_str(self) -> &'static str {
         match self {
             FlagId::NotComparable => "not-comparable",

@@ -1,4 +1,4 @@
-//! Property tests of the invariants STYLE.md names: a CI contains its point estimate, merging
+//! Property tests of the invariants of the statistics layer: a CI contains its point estimate, merging
 //! histograms equals recording all values, verdicts mirror when the arms are swapped. Fixed
 //! seed, no failure files: every run draws the same cases.
 

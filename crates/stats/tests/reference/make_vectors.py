@@ -2,7 +2,7 @@
 """Reference vectors for servebench-stats, computed by an independent implementation.
 
 Every expected output below comes from numpy / scipy / statsmodels (or, where no library
-function exists, from a direct transcription of the formula in STATISTICS.md using scipy's
+function exists, from a direct transcription of the formula in docs/statistics-method.md using scipy's
 distribution functions). Inputs are drawn from a fixed seed so the file is reproducible:
 
     pip install numpy scipy statsmodels
