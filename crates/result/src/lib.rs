@@ -18,10 +18,13 @@
 //! * [`metrics`]: every metric of a trial ([`metrics::summarize`] →
 //!   [`metrics::TrialSummary`]), derived in this one place.
 //! * [`server`]: what is recorded about a server start and stop (types only).
+//! * [`cluster`]: what is recorded about a server that spans nodes: the Slurm allocation,
+//!   each node's hardware, the step and its ranks (types only).
 //! * [`LookRecord`] and [`cell_is_open`]: the looks of a sequential run.
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 
+pub mod cluster;
 pub mod import;
 mod looks;
 pub mod metrics;

@@ -198,6 +198,10 @@ pub struct ProvenanceRecord {
     /// One entry per `provenance.files` item.
     #[serde(default)]
     pub files: Vec<FileHash>,
+    /// A server that spans nodes: the Slurm allocations, the batch script and each node's
+    /// hardware (absent for a server on one host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterRecord>,
 }
 
 /// A provenance command's output.
@@ -320,6 +324,9 @@ pub struct ServerStart {
     /// Why the start failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A server launched through Slurm: its step and ranks (absent for a local server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<crate::cluster::SlurmStepRecord>,
 }
 
 /// One verify rule's outcome.

@@ -207,5 +207,6 @@ pub fn collect(spec: &servebench_spec::Provenance, spec_dir: &Path) -> Provenanc
     ProvenanceRecord {
         commands: run_commands(&spec.commands, Some(spec_dir)),
         files: hash_files(&spec.files, spec_dir),
+        cluster: None,
     }
 }

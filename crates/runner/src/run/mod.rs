@@ -6,6 +6,7 @@
 //! all done starts no server.
 
 mod block;
+mod cluster;
 mod progress;
 mod rounds;
 mod setup;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use cluster::BATCH_SCRIPT_ENV;
 pub use progress::ProgressMode;
 pub use workload::{api_kind, load_config};
 
@@ -107,8 +109,14 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
+    let allocation = cluster::preflight(spec).await?;
     let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;
+    cluster::stop_orphan_steps(&result).await;
+    if let Some(a) = &allocation {
+        cluster::record(&mut result, spec, a);
+        store.save(&result)?;
+    }
     let mut ui = progress::Progress::new(opts.progress, &plan, &result);
     ui.line(&format!(
         "run {} of {} ({} trials in {} blocks); result: {}",

@@ -95,7 +95,8 @@ impl ServerError {
             ServerError::Log { path, .. } => Some(path),
             ServerError::EmptyCommand
             | ServerError::PortInUse { .. }
-            | ServerError::HttpClient(_) => None,
+            | ServerError::HttpClient(_)
+            | ServerError::Slurm(_) => None,
         }
     }
 }

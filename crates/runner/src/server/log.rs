@@ -64,6 +64,14 @@ impl ServerLog {
         }
     }
 
+    /// A whole file read from its start (a rank's log, which the rank itself writes).
+    pub(crate) fn whole(path: &Path) -> Self {
+        ServerLog {
+            path: path.to_owned(),
+            start: 0,
+        }
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

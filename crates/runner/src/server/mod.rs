@@ -8,6 +8,8 @@
 //!   and the GPU memory; a [`StopReport`] and timeline lines in the log.
 //! * [`find_orphan`] / [`stop_orphan`]: a group left alive by a killed runner.
 //! * [`redact_argv`] / [`redact_env`]: what may be recorded.
+//! * [`slurm`]: the same for a server that spans nodes, started as a Slurm step
+//!   ([`slurm::start`]); stop, verify and the safety nets dispatch on it.
 //!
 //! The caller resolves `${port}`, `${variant.*}`, `${env.*}` and `${servebench}` before
 //! building a [`ServerLaunch`] (see `servebench_spec::substitute`); [`pick_free_port`] gives
@@ -21,6 +23,7 @@ mod log;
 mod orphan;
 mod port;
 mod redact;
+pub mod slurm;
 mod start;
 mod stop;
 mod verify;
@@ -100,6 +103,8 @@ pub struct RunningServer {
     ready_after: Duration,
     exit: Option<ExitRecord>,
     stopped: bool,
+    /// The Slurm step, for a server started through [`slurm::start`].
+    slurm: Option<slurm::Step>,
 }
 
 impl RunningServer {
@@ -118,6 +123,7 @@ impl RunningServer {
             ready_after,
             exit: None,
             stopped: false,
+            slurm: None,
         }
     }
 
@@ -199,6 +205,17 @@ impl RunningServer {
         self.log.tail(n)
     }
 
+    /// What the result records about the Slurm step, for a server started through Slurm.
+    pub fn slurm_record(&self) -> Option<&servebench_result::cluster::SlurmStepRecord> {
+        self.slurm.as_ref().map(slurm::Step::record)
+    }
+
+    /// For a server that exited: which of its ranks ended it and that rank's log tail (a
+    /// server started through Slurm); `None` for a local server, whose one log says it all.
+    pub fn exit_detail(&self) -> Option<String> {
+        self.slurm.as_ref().map(|s| s.exit_detail(&self.log))
+    }
+
     /// Appends a timeline line (`[servebench <time>] msg`) to the server log, e.g. "trial 3
     /// started", so the log can be read against the run.
     pub fn log_event(&self, msg: &str) {
@@ -210,6 +227,11 @@ impl Drop for RunningServer {
     fn drop(&mut self) {
         // An unreaped leader, or any live member, keeps the pgid from being reused, so this
         // cannot hit another program's group.
+        if !self.stopped
+            && let Some(step) = &self.slurm
+        {
+            step.kill_now();
+        }
         if !self.stopped && (self.exit.is_none() || group::group_alive(self.record.pgid)) {
             let _ = group::signal_group(self.record.pgid, nix::sys::signal::Signal::SIGKILL);
         }
@@ -229,6 +251,10 @@ pub async fn stop(server: RunningServer) -> StopReport {
 pub async fn stop_with(mut server: RunningServer, opts: &StopOptions) -> StopReport {
     server.stopped = true;
     let policy = server.stop.clone();
+    if let Some(step) = server.slurm.take() {
+        step.stop(&policy, &mut server.child, &server.log, opts)
+            .await;
+    }
     let target = stop::Target {
         pgid: server.record.pgid,
         child: Some(&mut server.child),

@@ -148,6 +148,9 @@ pub async fn verify(
     server: &RunningServer,
     rules: &[VerifyRule],
 ) -> Result<Vec<VerifyOutcome>, VerifyError> {
+    if let Some(step) = &server.slurm {
+        return step.verify(server.port(), rules).await;
+    }
     verify_rules(&server.log, server.port(), rules, LOG_GRACE).await
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use servebench_spec::Variant;
 use servebench_spec::plan::Block;
-use servebench_spec::substitute::{Context, resolve};
+use servebench_spec::substitute::{Context, resolve, substitute};
 
 use super::BlockContext;
 use crate::server::{self, RunningServer, ServerLaunch};
@@ -22,13 +22,40 @@ impl BlockContext<'_> {
         result: &mut RunResult,
     ) -> Result<RunningServer, String> {
         let port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
+        let head_port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
+        let slurm_spec = server_spec.launcher.as_ref().and_then(|l| l.slurm.as_ref());
+        let allocation = match slurm_spec {
+            Some(sl) => Some(
+                server::slurm::Allocation::detect(sl.nodes)
+                    .await
+                    .map_err(|e| format!("server did not start: {e}"))?,
+            ),
+            None => None,
+        };
+        let head_host = allocation
+            .as_ref()
+            .map_or_else(|| "127.0.0.1".to_owned(), |a| a.head_addr.clone());
+        let through_slurm = allocation.is_some();
         let ctx = Context {
             port: Some(port),
             servebench: Some(&self.opts.servebench_bin),
             vars: Some(&variant.vars),
             env: true,
+            // Through Slurm each rank resolves its own `${node.rank}` (the script does).
+            node_rank: if through_slurm { None } else { Some(0) },
+            node_count: Some(slurm_spec.map_or(1, |s| s.nodes)),
+            head_host: Some(head_host.as_str()),
+            head_port: Some(head_port),
         };
-        let sub = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
+        // Through Slurm, `${node.rank}` stays in place (and `$$` escaped) for the rank script.
+        let sub = |s: &str| {
+            if through_slurm {
+                substitute(s, &ctx)
+            } else {
+                resolve(s, &ctx)
+            }
+            .map_err(|e| format!("server block: {e}"))
+        };
         let mut argv = Vec::new();
         for a in server_spec
             .command
@@ -39,8 +66,14 @@ impl BlockContext<'_> {
             argv.push(sub(a)?);
         }
         let mut env = BTreeMap::new();
+        let mut env_per_rank = BTreeMap::new();
         for (k, v) in server_spec.env.iter().chain(&variant.server.env) {
-            env.insert(k.clone(), sub(v)?);
+            let val = sub(v)?;
+            if through_slurm && (val.contains("${node.rank}") || val.contains("$$")) {
+                env_per_rank.insert(k.clone(), val);
+            } else {
+                env.insert(k.clone(), val);
+            }
         }
         let block_seed = block_seed(&result.run_id, block.index);
         env.insert("SERVEBENCH_RUN_ID".into(), result.run_id.clone());
@@ -95,8 +128,41 @@ impl BlockContext<'_> {
             info: None,
             stop: None,
             error: None,
+            slurm: None,
         };
-        let running = match server::start(&launch).await {
+        let slurm_launch = match (slurm_spec, allocation) {
+            (Some(sl), Some(allocation)) => {
+                let worker = server_spec.worker.clone().unwrap_or_default();
+                let mut worker_argv = Vec::new();
+                for a in server_spec
+                    .command
+                    .iter()
+                    .chain(&server_spec.args)
+                    .chain(&worker.args)
+                    .chain(&variant.server.args)
+                {
+                    worker_argv.push(sub(a)?);
+                }
+                let mut worker_env = BTreeMap::new();
+                for (k, v) in &worker.env {
+                    worker_env.insert(k.clone(), sub(v)?);
+                }
+                Some(server::slurm::SlurmLaunch {
+                    allocation,
+                    launcher: sl.clone(),
+                    step_name: format!("servebench-{}-b{}", result.run_id, block.index + 1),
+                    worker_argv,
+                    env_per_rank,
+                    worker_env,
+                })
+            }
+            _ => None,
+        };
+        let started = match &slurm_launch {
+            Some(sl) => server::slurm::start(&launch, sl).await,
+            None => server::start(&launch).await,
+        };
+        let running = match started {
             Ok(s) => s,
             Err(e) => {
                 record.error = Some(e.to_string());
@@ -109,6 +175,12 @@ impl BlockContext<'_> {
         record.pgid = Some(running.pgid());
         record.started_at = running.started_at().to_owned();
         record.ready_after_s = Some(running.ready_after().as_secs_f64());
+        if let Some(step) = running.slurm_record() {
+            // The step's srun and its ranks; the recorded argv is srun's (what ran locally).
+            record.argv = running.argv().to_vec();
+            record.slurm = Some(step.clone());
+            super::super::cluster::note_nodes(result, step, &log_path);
+        }
         result.servers.push(record);
         let _ = self.store.save(result);
         let outcome = server::verify(&running, &verify).await;
@@ -173,13 +245,13 @@ fn env_secret_values(server: &servebench_spec::Server, variant: &Variant) -> Vec
 /// Repetition index t (from 1) handed to each server start (`SERVEBENCH_REPETITION`): the
 /// first trial's. Under `per_block` and `per_trial` restarts every trial of a block has the
 /// same t; under `once` a block holds every repetition and this is 1.
-pub fn block_repetition(block: &Block) -> u32 {
+pub(super) fn block_repetition(block: &Block) -> u32 {
     block.trials.first().map_or(1, |t| t.trial)
 }
 
 /// Seed handed to each server start (`SERVEBENCH_BLOCK_SEED`): derived from the run id and
 /// the block, so repeated starts of one variant really differ (A/A trials are not replays).
-pub fn block_seed(run_id: &str, block: usize) -> u64 {
+pub(super) fn block_seed(run_id: &str, block: usize) -> u64 {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(format!("{run_id}/{block}").as_bytes());
     let mut b = [0u8; 8];

@@ -169,10 +169,15 @@ impl<'a> BlockContext<'a> {
             if let Some(s) = running.as_mut()
                 && let Some(status) = exited_soon_after(s, &trial).await
             {
-                let reason = format!(
-                    "the server exited during the trial ({status}); see its log {}",
-                    s.log_path().display()
-                );
+                let reason = match s.exit_detail() {
+                    Some(detail) => {
+                        format!("the server exited during the trial ({status}): {detail}")
+                    }
+                    None => format!(
+                        "the server exited during the trial ({status}); see its log {}",
+                        s.log_path().display()
+                    ),
+                };
                 server_gone = Some(reason.clone());
                 let mut trial = trial;
                 trial.status = TrialStatus::Failed;
