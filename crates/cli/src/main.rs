@@ -3,7 +3,8 @@
 //! The binary wires the crates together and is the only crate that depends on all of them:
 //! servebench-spec (`validate`, `plan`), servebench-runner (`run`, handed
 //! servebench-compare's `Sequential` as its `Sequencer`), servebench-compare (`compare`,
-//! `rerun`), servebench-report (`report`), servebench-result (`import`, `schema`, the
+//! `rerun`), servebench-report (`report`), servebench-history (`history`, and the series
+//! view `compare` adds across runs), servebench-result (`import`, `schema`, the
 //! end-of-run table) and servebench-sim (`sim`). One module per subcommand in `cmd`.
 //!
 //! Exit codes (every command): 0 success (warnings are printed, not fatal); 1 the thing
@@ -40,6 +41,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Write a report folder: Markdown, one self-contained HTML file, SVG plots, trials CSV.
     Report(cmd::report::Args),
+    /// Committed results as series of runs: change points, outlier runs, stale baselines.
+    History(cmd::history::Args),
     /// Run the spec stored in a published result again and say whether each value reproduces.
     Rerun(cmd::rerun::Args),
     /// Read an SGLang or vLLM benchmark result file as a servebench result (one trial).
@@ -85,6 +88,7 @@ fn main() {
         Command::Run(a) => cmd::run::run_cmd(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::History(a) => cmd::history::run(a),
         Command::Rerun(a) => cmd::rerun::run_cmd(a),
         Command::Import(a) => cmd::import::run(a),
         Command::Sim(a) => cmd::sim::run(*a),

@@ -12,6 +12,8 @@
 //!   report and the end-of-run table agree.
 //! * [`content`] builds the document ([`doc`]) once; [`markdown`] and [`html`] write it.
 //! * [`plots`] draws the SVGs with plotters; [`csv`] writes one row per trial.
+//! * [`history`] is the report of `servebench history`: its own document, a trend SVG per
+//!   metric and point ([`history::trend`]), the same writers and drawing layer.
 //!
 //! Every file is one [`Exporter`] (STYLE.md rule 6); [`exporters`] lists them and [`write()`]
 //! writes them all.
@@ -22,6 +24,7 @@ pub mod describe;
 pub mod doc;
 mod error;
 pub mod findings;
+pub mod history;
 pub mod html;
 pub mod markdown;
 pub mod model;

@@ -37,6 +37,14 @@ pub struct Args {
     /// raised (`suspicious`); repeatable or a comma list.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     fail_on: Vec<FailOn>,
+    /// Across runs: result files or folders holding the baseline run's series (default: the
+    /// folder of the first result file). A confirmed step of the baseline variant after the
+    /// baseline run is added to the stale-baseline flag's evidence (docs/history.md).
+    #[arg(long = "history", value_name = "PATH")]
+    history: Vec<PathBuf>,
+    /// Across runs: do not read the baseline run's series.
+    #[arg(long, conflicts_with = "history")]
+    no_history: bool,
 }
 
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
@@ -56,7 +64,13 @@ pub fn run(args: Args) -> Result<Exit> {
     let first = super::load_result(&args.result)?;
     let mut report = match &args.candidate_result {
         None => compare_within(&first, &opts)?,
-        Some(p) => compare_across(&first, &super::load_result(p)?, &opts)?,
+        Some(p) => {
+            let mut opts = opts;
+            if !args.no_history {
+                opts.baseline_series = series_of(&first, &args, &opts);
+            }
+            compare_across(&first, &super::load_result(p)?, &opts)?
+        }
     };
     if !args.fail_on.is_empty() {
         report.gate = Some(evaluate_gates(&report, &args.fail_on));
@@ -73,4 +87,32 @@ pub fn run(args: Args) -> Result<Exit> {
         Some(g) if g.tripped => Exit::Failed,
         _ => Exit::Ok,
     })
+}
+
+/// The baseline run's series (`--history`, else the folder of the first file).
+fn series_of(
+    first: &servebench_compare::LoadedResult,
+    args: &Args,
+    opts: &servebench_compare::CompareOptions,
+) -> Option<servebench_compare::BaselineSeries> {
+    let sources = if args.history.is_empty() {
+        let dir = args.result.parent().filter(|d| !d.as_os_str().is_empty());
+        vec![dir.map_or_else(|| PathBuf::from("."), PathBuf::from)]
+    } else {
+        args.history.clone()
+    };
+    let variants = &first.result.spec.spec.variants;
+    let variant = opts.baseline_variant.clone().or_else(|| {
+        variants
+            .iter()
+            .find(|v| v.baseline)
+            .or(variants.first())
+            .map(|v| v.name.clone())
+    })?;
+    super::history::baseline_series(
+        &sources,
+        &first.result.run_id,
+        &variant,
+        opts.metrics.clone(),
+    )
 }

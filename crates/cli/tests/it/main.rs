@@ -9,6 +9,7 @@ mod error_chains;
 mod fault_host;
 mod fault_matrix;
 mod fault_wire;
+mod history_cli;
 mod import_e2e;
 mod llamacpp_e2e;
 mod published_results;
