@@ -18,5 +18,6 @@ mod rerun_e2e;
 mod run_e2e;
 mod secrets_e2e;
 mod sequential_e2e;
+mod slurm_e2e;
 mod spec_commands;
 mod workloads_e2e;
