@@ -68,6 +68,10 @@ pub struct RunResult {
     /// Path of the spec file as given to `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_path: Option<String>,
+    /// The `--set KEY=VALUE` overrides given to `run`, in order: `spec` and `spec_hash` are
+    /// the spec file's with them applied, and `run --resume` applies them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// The servebench that measured.
     pub tool: ToolInfo,
     /// The git state of the repository holding the spec.

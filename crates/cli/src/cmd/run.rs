@@ -9,6 +9,7 @@ use servebench_compare::Sequential;
 use servebench_result::table;
 use servebench_result::{LookRecord, RunResult, ToolInfo, load_result};
 use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, Sequencer, run};
+use servebench_spec::overrides::{self, Override, OverrideError};
 
 use crate::exit::Exit;
 
@@ -23,6 +24,21 @@ pub struct Args {
     /// Folder that receives `<spec name>/<run id>.json`.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
+    /// Override a spec field by its dotted path below `spec:`, KEY=VALUE, the value read
+    /// as YAML (repeatable, applied in order): `workload.requests=200`,
+    /// `sweep.max_concurrency=[64,256]`, `target.base_url=http://host:8000`. The resolved
+    /// spec is validated like the file; the result stores it and the overrides.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Short for `--set workload.requests=N`.
+    #[arg(long, value_name = "N")]
+    requests: Option<u32>,
+    /// Short for `--set sweep.max_concurrency=[N,…]` (comma-separated levels).
+    #[arg(long, short = 'c', value_name = "N,…", value_delimiter = ',')]
+    concurrency: Vec<u32>,
+    /// Short for `--set trials.count=N`.
+    #[arg(long, value_name = "N")]
+    trials: Option<u32>,
     /// Print nothing but errors and the final table.
     #[arg(long, short)]
     quiet: bool,
@@ -32,26 +48,70 @@ pub struct Args {
 }
 
 /// Carry out the spec.
-pub fn run_cmd(args: Args) -> Result<Exit> {
-    let spec_path = match (&args.spec, &args.resume) {
-        (Some(p), _) => p.clone(),
-        (None, Some(r)) => {
-            let stored = load_result(r)?;
-            match stored.spec_path {
-                Some(p) => PathBuf::from(p),
-                None => bail!(
-                    "{} does not record its spec file: give it, `servebench run SPEC --resume {}`",
-                    r.display(),
+pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
+    let overrides = args.overrides()?;
+    let stored = match &args.resume {
+        Some(r) => {
+            if !overrides.is_empty() {
+                bail!(
+                    "`--resume` continues {} as it was measured (its spec file with the \
+                     overrides stored in it); it takes no `--set`, `--requests`, \
+                     `--concurrency` or `--trials`. To measure other values, start a new run: \
+                     `servebench run SPEC --set KEY=VALUE`",
                     r.display()
-                ),
+                );
             }
+            Some(load_result(r)?)
         }
+        None => None,
+    };
+    let spec_path = match (&args.spec, &stored) {
+        (Some(p), _) => p.clone(),
+        (None, Some(stored)) => match &stored.spec_path {
+            Some(p) => PathBuf::from(p),
+            None => {
+                let r = args
+                    .resume
+                    .as_deref()
+                    .unwrap_or(Path::new("RESULT"))
+                    .display();
+                bail!(
+                    "{r} does not record its spec file: give it, `servebench run SPEC --resume {r}`"
+                )
+            }
+        },
         (None, None) => bail!("give a spec file: `servebench run specs/sim-ab.yaml`"),
     };
     let Some(spec) = super::load_spec(&spec_path)? else {
         return Ok(Exit::Failed);
     };
-    super::print_warnings(&spec, &spec_path.display().to_string());
+    // A resumed run applies the overrides it was started with, so its hash matches.
+    let overrides = match &stored {
+        Some(r) => r
+            .overrides
+            .iter()
+            .map(|s| Override::parse(s))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => overrides,
+    };
+    let file = spec_path.display().to_string();
+    let spec = match overrides::apply(&spec, &overrides, &file) {
+        Ok(s) => s,
+        Err(OverrideError::Invalid(errors)) => {
+            eprintln!("{errors}");
+            return Ok(Exit::Failed);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !args.quiet {
+        super::print_warnings(&spec, &file);
+        if servebench_spec::is_plain_load(&spec.file) {
+            eprintln!(
+                "servebench: one variant, one trial per point: a plain load measurement (no \
+                 comparison, no intervals)"
+            );
+        }
+    }
     let outcome = execute(
         &spec,
         &args.results_dir,
@@ -82,6 +142,36 @@ pub fn run_cmd(args: Args) -> Result<Exit> {
         return Ok(Exit::Failed);
     }
     Ok(Exit::Ok)
+}
+
+impl Args {
+    /// `--set` and the short forms, in that order (a short form wins over a `--set` of the
+    /// same key).
+    fn overrides(&self) -> Result<Vec<Override>> {
+        let mut out = self
+            .set
+            .iter()
+            .map(|s| Override::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let short = |key: &str, value: String| Override {
+            key: key.to_owned(),
+            value,
+        };
+        if let Some(n) = self.requests {
+            out.push(short("workload.requests", n.to_string()));
+        }
+        if !self.concurrency.is_empty() {
+            let levels: Vec<String> = self.concurrency.iter().map(u32::to_string).collect();
+            out.push(short(
+                "sweep.max_concurrency",
+                format!("[{}]", levels.join(", ")),
+            ));
+        }
+        if let Some(n) = self.trials {
+            out.push(short("trials.count", n.to_string()));
+        }
+        Ok(out)
+    }
 }
 
 /// How `run` and `rerun` show progress.

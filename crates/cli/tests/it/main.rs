@@ -15,6 +15,7 @@ mod llamacpp_e2e;
 mod published_results;
 mod report_cli;
 mod rerun_e2e;
+mod run_overrides;
 mod run_e2e;
 mod secrets_e2e;
 mod sequential_e2e;

@@ -322,6 +322,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         points: point_info(&plan),
         spec,
         spec_path: None,
+        overrides: Vec::new(),
         tool: ToolInfo {
             version: format!(
                 "{} (imported by servebench {})",
