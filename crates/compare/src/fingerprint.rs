@@ -1,7 +1,8 @@
 //! The fingerprint of a measurement, compared field by field (docs/architecture.md, "Hashes and fingerprints"): the
 //! workload (dataset, lengths, seed, rate, concurrency, request count, warm-up…), the model
-//! and API, the server launch minus the variant's own patch, the host, the accelerators,
-//! the servebench version and the recorded provenance. Each differing leaf becomes one
+//! and API, the server launch minus the variant's own patch (its launcher included), the
+//! host, the accelerators, the node count and each node's machine and GPUs (`nodes[1].host.cpu`;
+//! a one-host run counts one node), the servebench version and the recorded provenance. Each differing leaf becomes one
 //! [`FingerprintDifference`] named by its dotted path (`workload.seed`, `host.cpu`,
 //! `accelerators[0].driver_version`).
 //!
@@ -91,6 +92,29 @@ fn leaves(r: &RunResult) -> BTreeMap<String, String> {
         for (i, a) in r.accelerators.iter().enumerate() {
             flatten(
                 &format!("accelerators[{i}]"),
+                &section(a, &["index", "uuid", "pci_bus_id"]),
+                &mut out,
+            );
+        }
+    }
+    // A server over several nodes: their number and each node's machine and GPUs (the head's
+    // node is also `host`); a one-host run counts one node, so old results compare as before.
+    let nodes = r
+        .provenance
+        .cluster
+        .as_ref()
+        .map_or(&[][..], servebench_result::cluster::ClusterRecord::nodes);
+    out.insert("nodes.count".into(), nodes.len().max(1).to_string());
+    for n in nodes {
+        let p = format!("nodes[{}]", n.node_rank);
+        flatten(&format!("{p}.host"), &section(&n.host, &[]), &mut out);
+        out.insert(
+            format!("{p}.accelerators.count"),
+            n.accelerators.len().to_string(),
+        );
+        for (i, a) in n.accelerators.iter().enumerate() {
+            flatten(
+                &format!("{p}.accelerators[{i}]"),
                 &section(a, &["index", "uuid", "pci_bus_id"]),
                 &mut out,
             );
@@ -234,6 +258,57 @@ mod tests {
         assert_eq!(out["w.args"], "[--a, 1]");
         assert_eq!(out["w.gpus[0].name"], "H200");
         assert_eq!(out["w.rate"], "none");
+    }
+
+    #[test]
+    fn node_count_and_each_nodes_hardware_are_compared() {
+        use servebench_result::cluster::{AllocationRecord, ClusterRecord, NodeRecord};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/gpu-llamacpp-aa/20261130T153438Z-3469.json"
+        );
+        let one: RunResult =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("result");
+        let host = one.host.clone().expect("host");
+        let node = |rank: u32, cores: u32| NodeRecord {
+            node: format!("n{}", rank + 1),
+            node_rank: rank,
+            host: servebench_result::HostInfo {
+                cores,
+                ..host.clone()
+            },
+            accelerators: one.accelerators.clone(),
+        };
+        let with_nodes = |nodes: Vec<NodeRecord>| {
+            let mut r = one.clone();
+            r.provenance.cluster = Some(ClusterRecord {
+                scheduler: "slurm".into(),
+                allocations: vec![AllocationRecord {
+                    job_id: "1".into(),
+                    job_name: None,
+                    partition: None,
+                    nodes: nodes.iter().map(|n| n.node.clone()).collect(),
+                    server_nodes: nodes.iter().map(|n| n.node.clone()).collect(),
+                    batch_script: None,
+                    node_info: nodes,
+                    recorded_at: String::new(),
+                }],
+            });
+            r
+        };
+        let two = with_nodes(vec![node(0, 64), node(1, 64)]);
+        let (d, _) = compare(&one, &two);
+        assert!(
+            d.iter()
+                .any(|x| x.field == "nodes.count" && x.baseline == "1" && x.candidate == "2"),
+            "{d:?}"
+        );
+        assert!(compare(&one, &one).0.is_empty());
+        assert!(compare(&two, &two.clone()).0.is_empty());
+        let other = with_nodes(vec![node(0, 64), node(1, 32)]);
+        let (d, _) = compare(&two, &other);
+        let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(fields, ["nodes[1].host.cores"], "{d:?}");
     }
 
     #[test]
