@@ -20,6 +20,9 @@
 //! * [`Sequential`]: the group-sequential design of `trials.until_decided`. Its
 //!   [`Sequential::look`] is what the `servebench` binary hands the runner as its
 //!   `Sequencer`; `compare` reads each cell at the look it stopped at.
+//! * [`capacity`]: a capacity search's result (`spec.search`): each variant's capacity under
+//!   the SLOs with its repeated interval, the ratios to the baseline with verdicts, and
+//!   [`capacity::search_look`], the look the binary hands the runner as its `SearchJudge`.
 //! * [`rerun`]: re-run the spec stored in a published result and judge, per variant, point
 //!   and metric, whether each value reproduces.
 //! * [`text`] and [`words`]: numbers, percentages, aligned columns and findings in words,
@@ -33,6 +36,7 @@
 //! `--fail-on` gates ([`gate`]).
 
 mod analyze;
+pub mod capacity;
 mod error;
 mod evidence;
 pub mod fingerprint;

@@ -14,10 +14,13 @@
 //! * [`plots`] draws the SVGs with plotters; [`csv`] writes one row per trial.
 //! * [`history`] is the report of `servebench history`: its own document, a trend SVG per
 //!   metric and point ([`history::trend`]), the same writers and drawing layer.
+//! * [`capacity`] is the report of a capacity search (`spec.search`): its own document,
+//!   `capacity.svg` and `capacity.csv`.
 //!
 //! Every file is one [`Exporter`] (STYLE.md rule 6); [`exporters`] lists them and [`write()`]
 //! writes them all.
 
+pub mod capacity;
 pub mod content;
 pub mod csv;
 pub mod describe;

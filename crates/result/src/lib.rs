@@ -21,6 +21,7 @@
 //! * [`cluster`]: what is recorded about a server that spans nodes: the Slurm allocation,
 //!   each node's hardware, the step and its ranks (types only).
 //! * [`LookRecord`] and [`cell_is_open`]: the looks of a sequential run.
+//! * [`SearchLog`]: a capacity search's steps and looks (`spec.search`).
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 
@@ -29,11 +30,15 @@ pub mod import;
 mod looks;
 pub mod metrics;
 pub mod record;
+mod search;
 pub mod server;
 mod store;
 pub mod table;
 mod types;
 
+pub use search::{
+    CapacityLook, RatioLook, SearchBlock, SearchLog, SearchLook, SearchOutcome, SearchStep,
+};
 pub use looks::{
     CellLook, LookRecord, MetricLook, StopReason, cell_is_open, cell_looks, cell_stop_reason,
 };

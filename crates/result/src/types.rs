@@ -104,6 +104,10 @@ pub struct RunResult {
     /// Sequential runs (`trials.until_decided`): every look, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub looks: Vec<crate::LookRecord>,
+    /// Capacity searches (`spec.search`): every server start's steps and every look. The
+    /// trials are in `trials` as usual, each at its own point of `points`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::SearchLog>,
 }
 
 /// The source of an imported result (`servebench import`).

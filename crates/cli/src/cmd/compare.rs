@@ -62,6 +62,9 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 pub fn run(args: Args) -> Result<Exit> {
     let opts = args.selection.options();
     let first = super::load_result(&args.result)?;
+    if first.result.spec.spec.search.is_some() {
+        return capacity(&first, &args);
+    }
     let mut report = match &args.candidate_result {
         None => compare_within(&first, &opts)?,
         Some(p) => {
@@ -87,6 +90,39 @@ pub fn run(args: Args) -> Result<Exit> {
         Some(g) if g.tripped => Exit::Failed,
         _ => Exit::Ok,
     })
+}
+
+/// A capacity search's result: each variant's capacity and the ratios (docs/search.md).
+fn capacity(first: &servebench_compare::LoadedResult, args: &Args) -> Result<Exit> {
+    use servebench_compare::capacity::{capacity_report, render_capacity};
+    if args.candidate_result.is_some() {
+        anyhow::bail!(
+            "{} is a capacity search: comparing capacities across two result files is not \
+             supported; compare the variants of one search (`servebench compare {}`), or \
+             measure both in one spec's `variants`",
+            first.file,
+            first.file
+        );
+    }
+    let Some(report) = capacity_report(&first.result) else {
+        anyhow::bail!("{} has no search", first.file);
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("serialising the report")?
+        );
+    } else {
+        print!("{}", render_capacity(&report));
+    }
+    let tripped = report.comparisons.iter().any(|c| {
+        args.fail_on.iter().any(|g| match g {
+            FailOn::Regressed => c.verdict == "regressed",
+            FailOn::LikelyRegressed => matches!(c.verdict.as_str(), "regressed" | "likely-regressed"),
+            FailOn::Suspicious => false,
+        })
+    });
+    Ok(if tripped { Exit::Failed } else { Exit::Ok })
 }
 
 /// The baseline run's series (`--history`, else the folder of the first file).

@@ -52,6 +52,27 @@ pub fn run(args: Args) -> Result<Exit> {
         compare: args.selection.options(),
     };
     let first = super::load_result(&args.result)?;
+    if first.result.spec.spec.search.is_some() {
+        if args.candidate_result.is_some() {
+            anyhow::bail!(
+                "{} is a capacity search: a report across two result files is not supported; \
+                 report it alone (`servebench report {}`)",
+                first.file,
+                first.file
+            );
+        }
+        let dir = args
+            .output
+            .clone()
+            .unwrap_or_else(|| default_dir(&args.result));
+        let Some(c) = report::capacity::capacity(first) else {
+            anyhow::bail!("the result has no search");
+        };
+        for path in report::capacity::write(&c, &dir)? {
+            println!("{}", path.display());
+        }
+        return Ok(Exit::Ok);
+    }
     let built = match &args.candidate_result {
         None => report::within(first, &opts)?,
         Some(p) => report::across(first, super::load_result(p)?, &opts)?,

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, anyhow, bail};
 use servebench_compare::Sequential;
+use servebench_result::SearchLook;
 use servebench_result::table;
 use servebench_result::{LookRecord, RunResult, ToolInfo, load_result};
-use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, Sequencer, run};
+use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, SearchJudge, Sequencer, run};
 use servebench_spec::overrides::{self, Override, OverrideError};
 
 use crate::exit::Exit;
@@ -119,7 +120,10 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         Progress::of(args.quiet, args.no_bars),
     )
     .context("the run could not continue")?;
-    print!("{}", table::render(&outcome.result));
+    match servebench_compare::capacity::capacity_report(&outcome.result) {
+        Some(c) => print!("{}", servebench_compare::capacity::render_capacity(&c)),
+        None => print!("{}", table::render(&outcome.result)),
+    }
     println!("\nresult: {}", outcome.result_path.display());
     if outcome.interrupted {
         eprintln!(
@@ -201,6 +205,17 @@ impl Sequencer for Looks {
     }
 }
 
+/// compare's capacity analysis as the runner's [`SearchJudge`]: the runner measures, compare
+/// reads each round of a capacity search.
+#[derive(Debug)]
+struct Capacity;
+
+impl SearchJudge for Capacity {
+    fn look(&self, result: &RunResult, after_round: u32) -> SearchLook {
+        servebench_compare::capacity::search_look(result, after_round)
+    }
+}
+
 /// Measures `spec` (or the trials missing from `resume`) into `results_dir`. Ctrl-C and
 /// SIGTERM stop it cleanly: the server is stopped and finished trials are kept
 /// (`RunOutcome::interrupted`).
@@ -228,6 +243,12 @@ pub(crate) fn execute(
         progress: progress.0,
         cancel: cancel.clone(),
         sequencer,
+        search_judge: spec
+            .file
+            .spec
+            .search
+            .is_some()
+            .then(|| Arc::new(Capacity) as Arc<dyn SearchJudge>),
     };
     // Thousands of concurrent streams need as many sockets: soft limit up to the hard one.
     let _ = servebench_runner::loadgen::raise_open_file_limit();

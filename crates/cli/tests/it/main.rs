@@ -16,6 +16,7 @@ mod published_results;
 mod report_cli;
 mod rerun_e2e;
 mod run_overrides;
+mod search_e2e;
 mod run_e2e;
 mod secrets_e2e;
 mod sequential_e2e;

@@ -231,6 +231,7 @@ fn summary(im: &Imported) -> TrialSummary {
         max_concurrency: im.max_concurrency.map(|c| c as usize),
         // Not known from another tool's file: load-not-sustained is not checked.
         limit_held_fraction: None,
+        rate_held_fraction: None,
         concurrency_limit_exceeded: false,
         errors: BTreeMap::new(),
         flags: BTreeMap::new(),
@@ -352,6 +353,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
             notes,
         }),
         looks: Vec::new(),
+        search: None,
     }
 }
 

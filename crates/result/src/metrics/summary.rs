@@ -54,6 +54,11 @@ pub struct WindowSummary {
     pub total_throughput: Option<f64>,
     pub request_throughput: Option<f64>,
     pub goodput: Option<f64>,
+    /// Requests of the window that succeeded and met every SLO (the requests goodput
+    /// counts, wherever they ended); `None` without SLOs and in results written before it was
+    /// recorded. Over `requests` it is the window's SLO attainment (docs/search.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_met: Option<usize>,
     pub error_rate: Option<f64>,
     pub peak_concurrency: usize,
     pub mean_concurrency: Option<f64>,
@@ -98,6 +103,14 @@ pub struct TrialSummary {
     /// files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_held_fraction: Option<f64>,
+    /// Open-loop trials (a numeric request rate): the rate the client achieved over the rate
+    /// its schedule asked, `(last − first intended send) / (last − first actual send)` over
+    /// the requests sent. Below 1 when the client fell behind its schedule (a busy load
+    /// generator, or a concurrency limit holding requests back); a capacity search counts a
+    /// trial under 0.98 as invalid (docs/search.md). Absent for closed-loop trials and in
+    /// files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_held_fraction: Option<f64>,
     /// Peak in-flight above the limit. Always false unless the load generator has a bug.
     pub concurrency_limit_exceeded: bool,
     /// Failed requests by kind.
@@ -256,6 +269,11 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         } else {
             None
         },
+        rate_held_fraction: if opts.closed_loop {
+            None
+        } else {
+            rate_held_fraction(records)
+        },
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
         flags,
@@ -288,6 +306,7 @@ impl Ctx<'_> {
             .zip(self.metrics)
             .enumerate()
             .filter(|(i, _)| member(*i));
+        let mut met = 0;
         for (_, (r, m)) in members {
             s.requests += 1;
             queue.extend(m.queue_ms);
@@ -296,6 +315,7 @@ impl Ctx<'_> {
                 continue;
             }
             s.completed += 1;
+            met += usize::from(self.slo.is_some_and(|slo| meets(m, &slo)));
             ttft.extend(m.ttft_ms);
             tpot.extend(m.tpot_ms);
             e2e.extend(m.e2e_ms);
@@ -311,6 +331,7 @@ impl Ctx<'_> {
         s.itl = LatencyStats::from_values(itl);
         s.itl_per_token = LatencyStats::from_values(itl_tok);
         s.error_rate = (s.requests > 0).then(|| s.failed as f64 / s.requests as f64);
+        s.slo_met = self.slo.map(|_| met);
 
         let Some((a, b)) = bounds else { return s };
         let dur = (b - a) as f64 / 1e9;
@@ -355,6 +376,38 @@ fn meets(m: &RequestMetrics, slo: &Slo) -> bool {
         && ok(m.ttft_ms, slo.ttft_ms)
         && ok(m.tpot_ms, slo.tpot_ms)
         && ok(m.e2e_ms, slo.e2e_ms)
+}
+
+/// The achieved over the scheduled send rate of an open-loop trial (`TrialSummary::
+/// rate_held_fraction`): the span of intended send times over the span of actual ones, over
+/// the requests sent; `None` with fewer than two sent.
+fn rate_held_fraction(records: &[RequestRecord]) -> Option<f64> {
+    let sent: Vec<(u64, u64)> = records
+        .iter()
+        .filter_map(|r| r.send_ns.map(|s| (r.intended_ns, s)))
+        .collect();
+    if sent.len() < 2 {
+        return None;
+    }
+    let span = |f: fn(&(u64, u64)) -> u64| {
+        let (lo, hi) = sent
+            .iter()
+            .map(f)
+            .fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        hi.saturating_sub(lo) as f64
+    };
+    let (intended, actual) = (span(|p| p.0), span(|p| p.1));
+    (actual > 0.0).then(|| (intended / actual).min(1.0))
+}
+
+impl TrialSummary {
+    /// SLO attainment over all measured requests: the share that succeeded and met every
+    /// SLO (failed requests count as missing). `None` without SLOs, without requests, or in
+    /// results written before `slo_met` was recorded.
+    pub fn attainment(&self) -> Option<f64> {
+        let met = self.all.slo_met?;
+        (self.all.requests > 0).then(|| met as f64 / self.all.requests as f64)
+    }
 }
 
 /// Largest in-flight count inside `[a, b)`.

@@ -9,6 +9,7 @@ mod block;
 mod cluster;
 mod progress;
 mod rounds;
+mod search;
 mod setup;
 mod workload;
 
@@ -23,7 +24,9 @@ pub use workload::{api_kind, load_config};
 use servebench_spec::Spec;
 use servebench_spec::plan::{Plan, plan};
 
-use servebench_result::{LookRecord, RunResult, RunStatus, StoreError, ToolInfo};
+use servebench_result::{LookRecord, RunResult, RunStatus, SearchLook, StoreError, ToolInfo};
+
+pub use search::MIN_RATE_HELD;
 
 /// Decides, in a sequential run (`trials.until_decided`), which cells stay open: after the
 /// first stage and after every round the runner records a look from it and measures only the
@@ -34,6 +37,14 @@ pub trait Sequencer: Send + Sync + std::fmt::Debug {
     /// The look after repetition `after_trial`: every open cell with new trials since its last
     /// look, examined on `result`'s trials so far, each marked stopped or not.
     fn look(&self, result: &RunResult, after_trial: u32) -> LookRecord;
+}
+
+/// Judges a capacity search (`spec.search`) after each round: every variant's capacity so
+/// far, with its interval, and whether the search stops. The runner measures and does not
+/// judge: the `servebench` binary passes servebench-compare's (docs/search.md).
+pub trait SearchJudge: Send + Sync + std::fmt::Debug {
+    /// The look after round `after_round`, on `result`'s search log and trials so far.
+    fn look(&self, result: &RunResult, after_round: u32) -> SearchLook;
 }
 
 /// How a run is carried out.
@@ -55,6 +66,8 @@ pub struct RunOptions {
     /// What decides after each round of a sequential run which cells stay open; required
     /// when the spec has `trials.until_decided`.
     pub sequencer: Option<Arc<dyn Sequencer>>,
+    /// What judges a capacity search after each round; required when the spec has `search`.
+    pub search_judge: Option<Arc<dyn SearchJudge>>,
 }
 
 /// Why a run could not be carried out (a trial's own failure is data, not an error).
@@ -100,6 +113,13 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
             "the spec has `trials.until_decided` (sequential trials), but no sequencer was \
              given to decide after each round which cells stay open: set `RunOptions::sequencer` \
              (`servebench run` passes servebench-compare's)"
+                .into(),
+        ));
+    }
+    if plan.search.is_some() && opts.search_judge.is_none() {
+        return Err(RunError::Setup(
+            "the spec has `search` (a capacity search), but no judge was given to read each \
+             round: set `RunOptions::search_judge` (`servebench run` passes servebench-compare's)"
                 .into(),
         ));
     }
@@ -152,10 +172,19 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
             rounds::RoundsEnd::Finished
         );
     }
+    let mut search_finished = true;
+    if let Some(judge) = opts.search_judge.as_deref().filter(|_| plan.search.is_some())
+        && !opts.cancel.load(Ordering::SeqCst)
+    {
+        search_finished = matches!(
+            search::run_search(&mut ctx, &spec.file, judge, &mut result, &store, &mut ui).await?,
+            search::SearchEnd::Finished
+        );
+    }
     let interrupted = opts.cancel.load(Ordering::SeqCst);
     result.status = if interrupted {
         RunStatus::Interrupted
-    } else if first_stage_done && rounds_finished {
+    } else if first_stage_done && rounds_finished && search_finished {
         RunStatus::Complete
     } else {
         RunStatus::Failed

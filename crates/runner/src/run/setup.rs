@@ -84,6 +84,7 @@ pub fn open(
             .map(str::to_owned),
         import: None,
         looks: Vec::new(),
+        search: None,
     };
     store.save(&result)?;
     Ok((result, store))

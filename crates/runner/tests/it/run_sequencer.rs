@@ -44,6 +44,7 @@ async fn a_sequential_spec_without_a_sequencer_is_refused_before_anything_starts
         progress: ProgressMode::Quiet,
         cancel: Arc::new(AtomicBool::new(false)),
         sequencer: None,
+        search_judge: None,
     };
     match run(&spec, &opts).await {
         Err(RunError::Setup(msg)) => assert!(msg.contains("trials.until_decided"), "{msg}"),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use servebench_spec::plan::{Block, Plan, PlannedTrial};
+use servebench_spec::plan::{Block, Plan, PlannedTrial, SweepPoint};
 use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{Spec, SpecFile, Variant};
 
@@ -21,7 +21,7 @@ use servebench_result::{RequestLine, ResultStore, RunResult, TrialResult, TrialS
 use servebench_result::{now_rfc3339, rfc3339};
 
 /// What stays the same across blocks.
-pub struct BlockContext<'a> {
+pub(super) struct BlockContext<'a> {
     spec: &'a SpecFile,
     plan: &'a Plan,
     opts: &'a RunOptions,
@@ -34,7 +34,7 @@ pub struct BlockContext<'a> {
 
 impl<'a> BlockContext<'a> {
     /// Check what is needed before the first block (the API key).
-    pub fn new(
+    pub(super) fn new(
         spec: &'a Spec,
         plan: &'a Plan,
         opts: &'a RunOptions,
@@ -60,8 +60,18 @@ impl<'a> BlockContext<'a> {
         })
     }
 
-    fn variant(&self, name: &str) -> Option<&'a Variant> {
+    pub(super) fn variant(&self, name: &str) -> Option<&'a Variant> {
         self.spec.spec.variants.iter().find(|v| v.name == name)
+    }
+
+    /// Why `variant` is not measured again in this run (its verify failed), if it is not.
+    pub(super) fn refused(&self, variant: &str) -> Option<&str> {
+        self.refused.get(variant).map(String::as_str)
+    }
+
+    /// The folder relative paths of the spec are read from.
+    pub(super) fn spec_dir(&self) -> &Path {
+        &self.spec_dir
     }
 
     pub(super) fn cancelled(&self) -> bool {
@@ -69,7 +79,7 @@ impl<'a> BlockContext<'a> {
     }
 
     /// Run one block's missing trials.
-    pub async fn run_block(
+    pub(super) async fn run_block(
         &mut self,
         block: &Block,
         result: &mut RunResult,
@@ -90,56 +100,10 @@ impl<'a> BlockContext<'a> {
         let Some(variant) = self.variant(&block.variant) else {
             return self.fail_all(&todo, block, result, "variant missing from the spec");
         };
-        let mut running: Option<RunningServer> = None;
-        let base_url = if let Some(server_spec) = &self.spec.spec.server {
-            ui.line(&format!(
-                "block {}: starting server for `{}`",
-                block.index + 1,
-                variant.name
-            ));
-            match self.start_server(block, variant, server_spec, result).await {
-                Ok(s) => {
-                    let url = self
-                        .spec
-                        .spec
-                        .target
-                        .base_url
-                        .clone()
-                        .unwrap_or_else(|| s.base_url());
-                    running = Some(s);
-                    url
-                }
-                Err(reason) => {
-                    if self.cancelled() {
-                        return Ok(());
-                    }
-                    ui.line(&format!("block {}: {reason}", block.index + 1));
-                    return self.fail_all(&todo, block, result, &reason);
-                }
-            }
-        } else {
-            let raw = variant
-                .base_url
-                .clone()
-                .or_else(|| self.spec.spec.target.base_url.clone())
-                .unwrap_or_default();
-            match resolve(
-                &raw,
-                &Context {
-                    vars: Some(&variant.vars),
-                    env: true,
-                    ..Context::default()
-                },
-            ) {
-                Ok(u) => u,
-                Err(e) => return self.fail_all(&todo, block, result, &format!("target URL: {e}")),
-            }
-        };
-        let target = Target {
-            base_url: base_url.trim_end_matches('/').to_owned(),
-            api: api_kind(self.spec.spec.target.api),
-            model: self.spec.spec.target.model.clone(),
-            api_key: self.api_key.clone(),
+        let (mut running, target) = match self.open(block, variant, result, ui).await {
+            Ok(o) => o,
+            Err(Opening::Cancelled) => return Ok(()),
+            Err(Opening::Failed(reason)) => return self.fail_all(&todo, block, result, &reason),
         };
         let cooldown = self.spec.spec.trials.cooldown.get();
         sleep_unless_cancelled(cooldown, self).await;
@@ -160,7 +124,10 @@ impl<'a> BlockContext<'a> {
             ui.trial_start(t, &self.plan.points[t.point].to_string());
             let (trial, lines) = match &mut source {
                 Err(e) => (failed(t, block, &format!("prompts: {e}")), Vec::new()),
-                Ok(src) => match self.measure(t, block, src, &target, ui.trial_bar()).await {
+                Ok(src) => match self
+                    .measure(t, block, &self.plan.points[t.point], src, &target, ui.trial_bar())
+                    .await
+                {
                     Some(m) => m,
                     // Interrupted: not recorded, so `--resume` measures it again.
                     None => break,
@@ -189,6 +156,17 @@ impl<'a> BlockContext<'a> {
             ui.trial_end(&trial);
             self.record(result, trial, &lines)?;
         }
+        self.close(running, block, result, ui).await
+    }
+
+    /// Stop the block's server, if it started one, and record how it stopped.
+    pub(super) async fn close(
+        &self,
+        running: Option<RunningServer>,
+        block: &Block,
+        result: &mut RunResult,
+        ui: &mut Progress,
+    ) -> Result<(), RunError> {
         if let Some(s) = running {
             ui.line(&format!("block {}: stopping server", block.index + 1));
             let report = server::stop(s).await;
@@ -206,18 +184,100 @@ impl<'a> BlockContext<'a> {
         Ok(())
     }
 
-    async fn measure(
+
+    /// Start the block's server (when the spec launches one), or resolve the variant's
+    /// endpoint, and the target the trials are sent to.
+    pub(super) async fn open(
+        &mut self,
+        block: &Block,
+        variant: &'a Variant,
+        result: &mut RunResult,
+        ui: &mut Progress,
+    ) -> Result<(Option<RunningServer>, Target), Opening> {
+        let mut running: Option<RunningServer> = None;
+        let base_url = if let Some(server_spec) = &self.spec.spec.server {
+            ui.line(&format!(
+                "block {}: starting server for `{}`",
+                block.index + 1,
+                variant.name
+            ));
+            match self.start_server(block, variant, server_spec, result).await {
+                Ok(s) => {
+                    let url = self
+                        .spec
+                        .spec
+                        .target
+                        .base_url
+                        .clone()
+                        .unwrap_or_else(|| s.base_url());
+                    running = Some(s);
+                    url
+                }
+                Err(reason) => {
+                    if self.cancelled() {
+                        return Err(Opening::Cancelled);
+                    }
+                    ui.line(&format!("block {}: {reason}", block.index + 1));
+                    return Err(Opening::Failed(reason));
+                }
+            }
+        } else {
+            let raw = variant
+                .base_url
+                .clone()
+                .or_else(|| self.spec.spec.target.base_url.clone())
+                .unwrap_or_default();
+            match resolve(
+                &raw,
+                &Context {
+                    vars: Some(&variant.vars),
+                    env: true,
+                    ..Context::default()
+                },
+            ) {
+                Ok(u) => u,
+                Err(e) => return Err(Opening::Failed(format!("target URL: {e}"))),
+            }
+        };
+        let target = Target {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api: api_kind(self.spec.spec.target.api),
+            model: self.spec.spec.target.model.clone(),
+            api_key: self.api_key.clone(),
+        };
+        Ok((running, target))
+    }
+
+    /// Measure trial `t` at `point`; `None` when interrupted (then nothing is recorded).
+    pub(super) async fn measure(
         &self,
         t: &PlannedTrial,
         block: &Block,
+        point: &SweepPoint,
         source: &mut PromptSource,
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let point = &self.plan.points[t.point];
+        self.measure_with_prompts(t, block, point, (t.trial, t.point), source, target, live)
+            .await
+    }
+
+    /// [`BlockContext::measure`] with the prompts of `prompts = (trial, point)` of the
+    /// source (a search draws them per round and step, its points being loads).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn measure_with_prompts(
+        &self,
+        t: &PlannedTrial,
+        block: &Block,
+        point: &SweepPoint,
+        prompts: (u32, usize),
+        source: &mut PromptSource,
+        target: &Target,
+        live: Option<indicatif::ProgressBar>,
+    ) -> Option<(TrialResult, Vec<RequestLine>)> {
         let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
         let prompts = tokio::select! {
-            p = source.trial_prompts(self.spec, t.trial, t.point, cfg.requests) => p,
+            p = source.trial_prompts(self.spec, prompts.0, prompts.1, cfg.requests) => p,
             _ = wait_cancel(self) => return None,
         };
         let prompts = match prompts {
@@ -245,13 +305,8 @@ impl<'a> BlockContext<'a> {
                 // largest allocation).
                 let mut lines = Vec::with_capacity(o.records.len() + o.warmup_records.len());
                 for (warmup, recs) in [(true, o.warmup_records), (false, o.records)] {
-                    lines.extend(recs.into_iter().map(|record| RequestLine {
-                        seq: t.seq,
-                        variant: t.variant.clone(),
-                        trial: t.trial,
-                        point: t.point,
-                        warmup,
-                        record,
+                    lines.extend(recs.into_iter().map(|record| {
+                        RequestLine::new(t.seq, t.variant.clone(), t.trial, t.point, warmup, record)
                     }));
                 }
                 let trial = TrialResult {
@@ -274,7 +329,7 @@ impl<'a> BlockContext<'a> {
         })
     }
 
-    fn record(
+    pub(super) fn record(
         &self,
         result: &mut RunResult,
         trial: TrialResult,
@@ -302,9 +357,17 @@ impl<'a> BlockContext<'a> {
     }
 }
 
+/// Why a block's server or endpoint is not there to measure.
+pub(super) enum Opening {
+    /// Stopped by `cancel` while starting.
+    Cancelled,
+    /// Could not start, pass verify, or resolve the endpoint.
+    Failed(String),
+}
+
 /// The server's exit status if it has exited, or exits within 2 s of a trial that saw
 /// connection failures (a dying server closes its socket before its process ends).
-async fn exited_soon_after(
+pub(super) async fn exited_soon_after(
     s: &mut RunningServer,
     trial: &TrialResult,
 ) -> Option<crate::server::ExitRecord> {
@@ -333,7 +396,7 @@ async fn exited_soon_after(
     None
 }
 
-fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResult {
+pub(super) fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResult {
     let now = now_rfc3339();
     TrialResult {
         seq: t.seq,
@@ -358,7 +421,7 @@ async fn wait_cancel(ctx: &BlockContext<'_>) {
     }
 }
 
-async fn sleep_unless_cancelled(d: Duration, ctx: &BlockContext<'_>) {
+pub(super) async fn sleep_unless_cancelled(d: Duration, ctx: &BlockContext<'_>) {
     if d.is_zero() {
         return;
     }

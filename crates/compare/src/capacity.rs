@@ -1,0 +1,775 @@
+//! Capacity under SLOs (`spec.search`): each variant's capacity with its repeated confidence
+//! interval, and each candidate's capacity ratio to the baseline with a verdict — at every
+//! look of the search (what the `servebench` binary hands the runner as its search judge)
+//! and at the end (what `compare` and `report` show). docs/search.md is the method.
+//!
+//! * **The sample.** One server start (block) of a variant bisects the load axis on a grid
+//!   shifted by a seeded offset each round (`servebench_spec::search`) and ends with a bracket
+//!   — a load that passed next to one that failed. The midpoint on the grid's scale (log for
+//!   a relative precision) is that start's capacity estimate; the offset makes its rounding
+//!   error uniform with mean zero (subtractive dither), so the estimates of the starts are
+//!   independent, unbiased samples of the start-to-start distribution of capacity, rounding
+//!   included. Trials are not the unit here; server starts are.
+//! * **A variant's capacity** is the mean of its starts' estimates on the grid's scale (a
+//!   geometric mean on a relative grid), with a repeated confidence interval: `mean ± t·SE`
+//!   with `SE = s/√n`, `n − 1` degrees of freedom and the t quantile at the nominal level of
+//!   the look's boundary in a Lan–DeMets design with O'Brien–Fleming-type spending over
+//!   `search.max_rounds` starts (`servebench_stats::sequential`; Jennison & Turnbull 2000,
+//!   ch. 9). The search stops once every interval is as narrow as `search.precision`: a
+//!   data-dependent stop, which the repeated intervals allow — they cover the truth at every
+//!   look at once with probability ≥ 1 − α.
+//! * **The ratio** candidate/baseline is Welch's test on the logs of the starts' estimates
+//!   read on the repeated interval at the look's boundary
+//!   (`servebench_stats::sequential::compare_arms_sequential`), with the verdict rule of every
+//!   other metric against `compare.threshold`.
+//! * **Looks** are the rounds from `search.min_rounds` on at which a variant (or a pair) had
+//!   new estimates and at least 3 in all; earlier rounds cannot stop the search, so they
+//!   spend no error (their estimates only choose where the next round starts).
+//! * **At a bound.** A start that fails even at `lower` or passes even at `upper` brackets
+//!   nothing: a variant with such a start gets no number, only what was seen ("capacity below
+//!   the lower bound 2 req/s: at 2 req/s 71% of requests met the SLOs").
+
+use serde::Serialize;
+use servebench_result::{
+    CapacityLook, RatioLook, RunResult, SearchBlock, SearchLook, SearchOutcome,
+};
+use servebench_spec::search::{GridScale, scale_and_step};
+use servebench_spec::{Search, SearchAxis, Slo};
+use servebench_stats::Direction;
+use servebench_stats::estimate::ConfidenceInterval;
+use servebench_stats::sequential::{
+    Look, SequentialDesign, SpendingFunction, compare_arms_sequential, repeated_ci,
+};
+use servebench_stats::verdict::classify;
+
+use crate::text::{num, pct, signed_pct};
+
+/// A load or level as printed: [`num`]'s digits without trailing zeros (`7`, `41.7`,
+/// `2.125`), so a bound reads as the spec wrote it.
+pub fn load(x: f64) -> String {
+    let s = num(x);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// The fewest server starts that give an interval.
+const MIN_STARTS: usize = 3;
+
+/// What a search found for one variant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CapacityOutcome {
+    /// Every start bracketed its capacity, and there are enough for an interval.
+    Estimated,
+    /// Every start that ended failed even at the lower bound.
+    BelowLower {
+        /// Mean attainment over the trials at the lower bound.
+        attainment: Option<f64>,
+    },
+    /// Every start that ended passed even at the upper bound.
+    AboveUpper {
+        /// Mean attainment over the trials at the upper bound.
+        attainment: Option<f64>,
+    },
+    /// Some starts bracketed, others ended at a bound: the capacity is near it.
+    AtABound,
+    /// Fewer than 3 starts bracketed.
+    TooFewStarts,
+}
+
+/// One variant's capacity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariantCapacity {
+    /// Variant name.
+    pub variant: String,
+    /// The spec's baseline.
+    pub baseline: bool,
+    /// What was found.
+    pub outcome: CapacityOutcome,
+    /// Each bracketing start's estimate, in run order.
+    pub start_estimates: Vec<f64>,
+    /// Starts that failed at `lower`, passed at `upper`, or gave no estimate.
+    pub below_lower: u64,
+    /// Starts that passed at `upper`.
+    pub above_upper: u64,
+    /// Starts with an invalid trial.
+    pub invalid: u64,
+    /// Trials measured for this variant (all starts).
+    pub trials: u64,
+    /// The capacity (mean of the starts' estimates on the grid's scale).
+    pub estimate: Option<f64>,
+    /// Lower end of the repeated confidence interval.
+    pub lower: Option<f64>,
+    /// Upper end.
+    pub upper: Option<f64>,
+    /// The interval's half-width relative to the estimate (log scale) or in load units
+    /// (absolute precision), whichever the precision is written in.
+    pub half_width: Option<f64>,
+    /// The interval is as narrow as the precision asks.
+    pub precise: bool,
+    /// The look the interval was read at.
+    pub look: Option<Look>,
+    /// The outcome in words.
+    pub note: String,
+}
+
+/// A candidate's capacity against the baseline's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityComparison {
+    /// The candidate.
+    pub candidate: String,
+    /// The baseline.
+    pub baseline: String,
+    /// Ratio of geometric means candidate/baseline.
+    pub ratio: Option<f64>,
+    /// Its repeated confidence interval.
+    pub lower: Option<f64>,
+    /// Upper end.
+    pub upper: Option<f64>,
+    /// Verdict (`improved`, … `inconclusive`), or `not-computed`.
+    pub verdict: String,
+    /// The look it was read at.
+    pub look: Option<Look>,
+    /// Why it could not be computed, when it could not.
+    pub note: Option<String>,
+}
+
+/// The capacity analysis of a search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityReport {
+    /// `servebench-capacity/1`.
+    pub format: String,
+    /// The result's run id.
+    pub run_id: String,
+    /// The axis searched.
+    pub axis: SearchAxis,
+    /// Its unit in words.
+    pub unit: String,
+    /// Lowest and highest load.
+    pub lower_bound: f64,
+    /// Highest load.
+    pub upper_bound: f64,
+    /// The attainment target.
+    pub attainment: f64,
+    /// The SLOs in words (`TTFT ≤ 2s, TPOT ≤ 50ms`).
+    pub slo: String,
+    /// The precision asked, in words (`±5%`).
+    pub precision: String,
+    /// Significance level α (simultaneous over the looks).
+    pub alpha: f64,
+    /// The ratio verdicts' threshold θ.
+    pub threshold: f64,
+    /// Rounds measured.
+    pub rounds: u32,
+    /// Why the search stopped (absent: it did not finish).
+    pub stopped: Option<String>,
+    /// Every variant, in spec order.
+    pub variants: Vec<VariantCapacity>,
+    /// Every candidate against the baseline.
+    pub comparisons: Vec<CapacityComparison>,
+}
+
+/// The SLOs in words, e.g. `TTFT ≤ 2s and TPOT ≤ 50ms`.
+pub fn slo_words(slo: Option<&Slo>) -> String {
+    let Some(slo) = slo else {
+        return "no SLO".into();
+    };
+    let mut parts = Vec::new();
+    for (name, v) in [("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e)] {
+        if let Some(v) = v {
+            parts.push(format!("{name} ≤ {v}"));
+        }
+    }
+    parts.join(" and ")
+}
+
+fn precision_words(q: &Search) -> String {
+    match q.precision {
+        servebench_spec::Precision::Relative(p) => format!("±{}", pct(p)),
+        servebench_spec::Precision::Absolute(p) => format!("±{} {}", load(p), q.axis.unit()),
+    }
+}
+
+/// One variant's starts up to a round, on the grid's scale.
+struct Starts {
+    on_scale: Vec<f64>,
+    below: u64,
+    above: u64,
+    invalid: u64,
+    /// Bracketing starts counted at each round `1..=round`.
+    per_round: Vec<usize>,
+}
+
+fn starts(blocks: &[&SearchBlock], scale: GridScale, integer: bool, round: u32) -> Starts {
+    let mut s = Starts {
+        on_scale: Vec::new(),
+        below: 0,
+        above: 0,
+        invalid: 0,
+        per_round: Vec::new(),
+    };
+    for r in 1..=round {
+        for b in blocks.iter().filter(|b| b.round == r) {
+            match &b.outcome {
+                Some(SearchOutcome::Bracketed { estimate, .. }) => s.on_scale.push(if integer {
+                    *estimate
+                } else {
+                    scale.to_scale(*estimate)
+                }),
+                Some(SearchOutcome::BelowLower { .. }) => s.below += 1,
+                Some(SearchOutcome::AboveUpper { .. }) => s.above += 1,
+                Some(SearchOutcome::Invalid { .. }) => s.invalid += 1,
+                None => {}
+            }
+        }
+        s.per_round.push(s.on_scale.len());
+    }
+    s
+}
+
+/// The counts at the looks that could stop the search: rounds from `min_rounds` on, with at
+/// least 3 estimates and more than at the previous look.
+fn look_history(per_round: &[(usize, usize)], min_rounds: u32) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (i, &(a, b)) in per_round.iter().enumerate() {
+        if (i as u32 + 1) < min_rounds || a < MIN_STARTS || b < MIN_STARTS {
+            continue;
+        }
+        let (a, b) = (a as u64, b as u64);
+        if out.last().is_none_or(|&(pa, pb)| a + b > pa + pb) {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+fn design(result: &RunResult, q: &Search) -> Option<SequentialDesign> {
+    SequentialDesign::new(
+        SpendingFunction::OBrienFleming,
+        result.spec.spec.compare.alpha,
+        u64::from(q.max_rounds.max(MIN_STARTS as u32)),
+    )
+    .ok()
+}
+
+/// Mean attainment of `variant`'s trials at `load`.
+fn attainment_at(result: &RunResult, variant: &str, load: f64) -> Option<f64> {
+    let log = result.search.as_ref()?;
+    let vals: Vec<f64> = log
+        .blocks
+        .iter()
+        .filter(|b| b.variant == variant)
+        .flat_map(|b| &b.steps)
+        .filter(|s| (s.load - load).abs() <= 1e-9 * load.abs().max(1.0))
+        .filter_map(|s| s.attainment)
+        .collect();
+    (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+}
+
+fn variant_capacity(result: &RunResult, q: &Search, name: &str, round: u32) -> VariantCapacity {
+    let log = result.search.clone().unwrap_or_default();
+    let blocks: Vec<&SearchBlock> = log.blocks.iter().filter(|b| b.variant == name).collect();
+    let integer = q.axis == SearchAxis::MaxConcurrency;
+    let (scale, step) = scale_and_step(q);
+    let st = starts(&blocks, scale, integer, round);
+    let trials = result
+        .trials
+        .iter()
+        .filter(|t| t.variant == name)
+        .filter(|t| {
+            blocks
+                .iter()
+                .filter(|b| b.round <= round)
+                .any(|b| b.block == t.block)
+        })
+        .count() as u64;
+    let unit = q.axis.unit();
+    let from = |g: f64| if integer { g } else { scale.from_scale(g) };
+    let mut out = VariantCapacity {
+        variant: name.to_owned(),
+        baseline: result
+            .spec
+            .spec
+            .variants
+            .iter()
+            .any(|v| v.name == name && v.baseline),
+        outcome: CapacityOutcome::TooFewStarts,
+        start_estimates: st.on_scale.iter().map(|g| from(*g)).collect(),
+        below_lower: st.below,
+        above_upper: st.above,
+        invalid: st.invalid,
+        trials,
+        estimate: None,
+        lower: None,
+        upper: None,
+        half_width: None,
+        precise: false,
+        look: None,
+        note: String::new(),
+    };
+    let n = st.on_scale.len();
+    let ended = n as u64 + st.below + st.above;
+    if st.below > 0 && n == 0 && st.above == 0 {
+        let a = attainment_at(result, name, q.lower);
+        out.outcome = CapacityOutcome::BelowLower { attainment: a };
+        out.note = format!(
+            "capacity below the lower bound {} {unit}: {}",
+            load(q.lower),
+            match a {
+                Some(a) => format!(
+                    "at {} {unit} {} of requests met the SLOs (target {})",
+                    load(q.lower),
+                    pct_floor(a),
+                    pct(q.attainment)
+                ),
+                None => format!("every start failed at {} {unit}", load(q.lower)),
+            }
+        );
+        return out;
+    }
+    if st.above > 0 && n == 0 && st.below == 0 {
+        let a = attainment_at(result, name, q.upper);
+        out.outcome = CapacityOutcome::AboveUpper { attainment: a };
+        out.note = format!(
+            "capacity above the upper bound {} {unit}: {}",
+            load(q.upper),
+            match a {
+                Some(a) => format!(
+                    "at {} {unit} {} of requests met the SLOs (target {})",
+                    load(q.upper),
+                    pct_floor(a),
+                    pct(q.attainment)
+                ),
+                None => format!("every start passed at {} {unit}", load(q.upper)),
+            }
+        );
+        return out;
+    }
+    if st.below + st.above > 0 {
+        out.outcome = CapacityOutcome::AtABound;
+        out.note = format!(
+            "capacity at a bound: of {ended} server starts, {} failed even at {} {unit}, {} \
+             passed even at {} {unit} and {n} bracketed it: widen `search.lower`..`upper`",
+            st.below,
+            load(q.lower),
+            st.above,
+            load(q.upper)
+        );
+        return out;
+    }
+    let (mean, var) = mean_var(&st.on_scale);
+    out.estimate = mean.map(from);
+    if n < MIN_STARTS {
+        out.note =
+            format!("{n} server start(s) bracketed the capacity: an interval needs {MIN_STARTS}");
+        return out;
+    }
+    let (Some(mean), Some(var)) = (mean, var) else {
+        return out;
+    };
+    out.outcome = CapacityOutcome::Estimated;
+    let history = look_history(
+        &st.per_round.iter().map(|&c| (c, c)).collect::<Vec<_>>(),
+        q.min_rounds,
+    );
+    let look = design(result, q).and_then(|d| d.look(&history).ok());
+    let se = (var / n as f64).sqrt();
+    let ci =
+        look.and_then(|l| repeated_ci(mean, se, (n - 1) as f64, l.z_boundary, 1.0 - l.alpha).ok());
+    out.look = look;
+    if let Some(ci) = ci {
+        out.lower = Some(from(ci.lower));
+        out.upper = Some(from(ci.upper));
+        let half = (ci.upper - ci.lower) / 2.0;
+        out.half_width = Some(if integer || scale == GridScale::Linear {
+            half
+        } else {
+            half.exp() - 1.0
+        });
+        out.precise = half <= step * (1.0 + 1e-9);
+        out.note = format!(
+            "{} {unit} [{}, {}]: {} (wanted {})",
+            load(from(mean)),
+            load(from(ci.lower)),
+            load(from(ci.upper)),
+            match out.half_width {
+                Some(h) if scale == GridScale::Log && !integer => format!("±{}", pct(h)),
+                Some(h) => format!("±{} {unit}", load(h)),
+                None => String::new(),
+            },
+            precision_words(q)
+        );
+    } else {
+        out.note = format!(
+            "{} starts bracketed the capacity, but no look can be read yet (the first look is \
+             after round {})",
+            n, q.min_rounds
+        );
+    }
+    out
+}
+
+/// A share rounded down to the percent shown (so 98.6% is not printed as a 99% that met a
+/// 99% target).
+fn pct_floor(a: f64) -> String {
+    let v = (a * 1000.0).floor() / 10.0;
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}%")
+    } else {
+        format!("{v:.1}%")
+    }
+}
+
+fn mean_var(xs: &[f64]) -> (Option<f64>, Option<f64>) {
+    match servebench_stats::summary::mean_var(xs) {
+        Some((m, v)) => (Some(m), Some(v)),
+        None => (servebench_stats::summary::mean(xs), None),
+    }
+}
+
+fn comparison(
+    result: &RunResult,
+    q: &Search,
+    baseline: &str,
+    candidate: &str,
+    round: u32,
+) -> CapacityComparison {
+    let mut out = CapacityComparison {
+        candidate: candidate.to_owned(),
+        baseline: baseline.to_owned(),
+        ratio: None,
+        lower: None,
+        upper: None,
+        verdict: "not-computed".into(),
+        look: None,
+        note: None,
+    };
+    let log = result.search.clone().unwrap_or_default();
+    let integer = q.axis == SearchAxis::MaxConcurrency;
+    let (scale, _) = scale_and_step(q);
+    let of = |name: &str| {
+        let blocks: Vec<&SearchBlock> = log.blocks.iter().filter(|b| b.variant == name).collect();
+        starts(&blocks, scale, integer, round)
+    };
+    let (b, c) = (of(baseline), of(candidate));
+    if b.below + b.above + c.below + c.above > 0 {
+        out.note = Some("a capacity at a bound has no number to compare".into());
+        return out;
+    }
+    let loads = |s: &Starts| -> Vec<f64> {
+        s.on_scale
+            .iter()
+            .map(|g| if integer { *g } else { scale.from_scale(*g) })
+            .collect()
+    };
+    let (bv, cv) = (loads(&b), loads(&c));
+    if bv.len() < MIN_STARTS || cv.len() < MIN_STARTS {
+        out.note = Some(format!(
+            "{} and {} server starts bracketed the capacity: a comparison needs {MIN_STARTS} each",
+            bv.len(),
+            cv.len()
+        ));
+        return out;
+    }
+    let per_round: Vec<(usize, usize)> = b
+        .per_round
+        .iter()
+        .zip(&c.per_round)
+        .map(|(x, y)| (*x, *y))
+        .collect();
+    let history = look_history(&per_round, q.min_rounds);
+    let Some(look) = design(result, q).and_then(|d| d.look(&history).ok()) else {
+        out.note = Some(format!(
+            "no look can be read yet (the first look is after round {})",
+            q.min_rounds
+        ));
+        return out;
+    };
+    out.look = Some(look);
+    let threshold = result.spec.spec.compare.threshold.max(f64::MIN_POSITIVE);
+    if constant(&bv) && constant(&cv) {
+        // No start-to-start variation in either arm (a noiseless simulator): Welch's
+        // statistic is undefined, and the ratio is known exactly from the starts measured.
+        let d = cv[0].ln() - bv[0].ln();
+        let ci = ConfidenceInterval {
+            level: 1.0 - look.alpha,
+            lower: d,
+            upper: d,
+        };
+        let v = classify(
+            d,
+            &ci,
+            d != 0.0,
+            threshold.ln_1p(),
+            Direction::HigherIsBetter,
+        );
+        out.ratio = Some(d.exp());
+        out.lower = Some(d.exp());
+        out.upper = Some(d.exp());
+        out.verdict = v.as_str().to_owned();
+        out.note = Some("every server start of both variants gave the same capacity".into());
+        return out;
+    }
+    match compare_arms_sequential(&bv, &cv, Direction::HigherIsBetter, threshold, &look) {
+        Ok(s) => {
+            out.ratio = Some(s.effect.point);
+            out.lower = Some(s.effect.ci.lower);
+            out.upper = Some(s.effect.ci.upper);
+            out.verdict = s.verdict.as_str().to_owned();
+        }
+        Err(e) => out.note = Some(format!("not computed: {e}")),
+    }
+    out
+}
+
+/// Every value the same (within a part in 10¹²).
+fn constant(xs: &[f64]) -> bool {
+    xs.iter()
+        .all(|x| (x - xs[0]).abs() <= 1e-12 * xs[0].abs().max(1.0))
+}
+
+fn variant_names(result: &RunResult) -> (String, Vec<String>) {
+    let vs = &result.spec.spec.variants;
+    let baseline = vs
+        .iter()
+        .find(|v| v.baseline)
+        .map(|v| v.name.clone())
+        .unwrap_or_default();
+    (baseline, vs.iter().map(|v| v.name.clone()).collect())
+}
+
+/// The look after round `after_round` of a search: every variant's capacity and interval on
+/// the starts so far, the ratios, and whether the search stops (every variant precise or at a
+/// bound, or `max_rounds` spent; never before `min_rounds`).
+pub fn search_look(result: &RunResult, after_round: u32) -> SearchLook {
+    let Some(q) = result.spec.spec.search.as_ref() else {
+        return SearchLook {
+            after_round,
+            variants: Vec::new(),
+            comparisons: Vec::new(),
+            stop: true,
+            why: "the spec has no search".into(),
+        };
+    };
+    let (baseline, names) = variant_names(result);
+    let caps: Vec<VariantCapacity> = names
+        .iter()
+        .map(|n| variant_capacity(result, q, n, after_round))
+        .collect();
+    let variants: Vec<CapacityLook> = caps
+        .iter()
+        .map(|c| {
+            let at_bound = matches!(
+                c.outcome,
+                CapacityOutcome::BelowLower { .. }
+                    | CapacityOutcome::AboveUpper { .. }
+                    | CapacityOutcome::AtABound
+            );
+            CapacityLook {
+                variant: c.variant.clone(),
+                starts: c.start_estimates.len() as u64,
+                below_lower: c.below_lower,
+                above_upper: c.above_upper,
+                invalid: c.invalid,
+                estimate: c.estimate,
+                lower: c.lower,
+                upper: c.upper,
+                fraction: c.look.map(|l| l.fraction),
+                nominal_alpha: c.look.map(|l| l.nominal_alpha),
+                precise: c.precise,
+                settled: c.precise || at_bound,
+                note: c.note.clone(),
+            }
+        })
+        .collect();
+    let comparisons: Vec<RatioLook> = names
+        .iter()
+        .filter(|n| **n != baseline)
+        .map(|n| {
+            let c = comparison(result, q, &baseline, n, after_round);
+            RatioLook {
+                candidate: c.candidate,
+                ratio: c.ratio,
+                lower: c.lower,
+                upper: c.upper,
+                verdict: c.verdict,
+            }
+        })
+        .collect();
+    let open: Vec<String> = variants
+        .iter()
+        .filter(|v| !v.settled)
+        .map(|v| format!("{}: {}", v.variant, v.note))
+        .collect();
+    let (stop, why) = if after_round < q.min_rounds {
+        (
+            false,
+            format!("round {after_round} of at least {}", q.min_rounds),
+        )
+    } else if open.is_empty() {
+        (
+            true,
+            format!(
+                "every variant's capacity is within {} or outside the bounds",
+                precision_words(q)
+            ),
+        )
+    } else if after_round >= q.max_rounds {
+        (
+            true,
+            format!(
+                "`max_rounds` ({}) spent; not as precise as asked: {}",
+                q.max_rounds,
+                open.join("; ")
+            ),
+        )
+    } else {
+        (false, format!("not yet precise: {}", open.join("; ")))
+    };
+    SearchLook {
+        after_round,
+        variants,
+        comparisons,
+        stop,
+        why,
+    }
+}
+
+/// The capacity analysis of `result`, at its last round; `None` when it is not a search.
+pub fn capacity_report(result: &RunResult) -> Option<CapacityReport> {
+    let q = result.spec.spec.search.as_ref()?;
+    let log = result.search.clone().unwrap_or_default();
+    let rounds = log.blocks.iter().map(|b| b.round).max().unwrap_or(0);
+    let (baseline, names) = variant_names(result);
+    Some(CapacityReport {
+        format: "servebench-capacity/1".into(),
+        run_id: result.run_id.clone(),
+        axis: q.axis,
+        unit: q.axis.unit().into(),
+        lower_bound: q.lower,
+        upper_bound: q.upper,
+        attainment: q.attainment,
+        slo: slo_words(result.spec.spec.slo.as_ref()),
+        precision: precision_words(q),
+        alpha: result.spec.spec.compare.alpha,
+        threshold: result.spec.spec.compare.threshold,
+        rounds,
+        stopped: log.stopped.clone(),
+        variants: names
+            .iter()
+            .map(|n| variant_capacity(result, q, n, rounds))
+            .collect(),
+        comparisons: names
+            .iter()
+            .filter(|n| **n != baseline)
+            .map(|n| comparison(result, q, &baseline, n, rounds))
+            .collect(),
+    })
+}
+
+/// The report as text: the question, one line per variant, one per comparison.
+pub fn render_capacity(r: &CapacityReport) -> String {
+    let mut s = format!(
+        "capacity under SLOs ({}): the highest {} at which at least {} of a trial's requests \
+         meet {}\n",
+        r.run_id,
+        match r.axis {
+            SearchAxis::RequestRate => "request rate",
+            SearchAxis::MaxConcurrency => "concurrency",
+        },
+        pct(r.attainment),
+        r.slo
+    );
+    s.push_str(&format!(
+        "searched {}..{} {}, precision {}, {} round(s); intervals are {}% repeated confidence \
+         intervals over server starts\n",
+        load(r.lower_bound),
+        load(r.upper_bound),
+        r.unit,
+        r.precision,
+        r.rounds,
+        load((1.0 - r.alpha) * 100.0)
+    ));
+    if let Some(w) = &r.stopped {
+        s.push_str(&format!("stopped: {w}\n"));
+    } else {
+        s.push_str("the search did not finish (interrupted or failed): the numbers below are from the rounds measured\n");
+    }
+    s.push('\n');
+    let mut rows = vec![[
+        "variant".to_owned(),
+        "capacity".to_owned(),
+        "interval".to_owned(),
+        "starts".to_owned(),
+        "trials".to_owned(),
+        "".to_owned(),
+    ]];
+    for v in &r.variants {
+        let name = if v.baseline {
+            format!("{} (baseline)", v.variant)
+        } else {
+            v.variant.clone()
+        };
+        let (cap, ci) = match (v.estimate, v.lower, v.upper, &v.outcome) {
+            (Some(e), Some(l), Some(u), CapacityOutcome::Estimated) => (
+                format!("{} {}", load(e), r.unit),
+                format!("[{}, {}]", load(l), load(u)),
+            ),
+            (_, _, _, CapacityOutcome::BelowLower { .. }) => {
+                (format!("< {} {}", load(r.lower_bound), r.unit), "—".into())
+            }
+            (_, _, _, CapacityOutcome::AboveUpper { .. }) => {
+                (format!("> {} {}", load(r.upper_bound), r.unit), "—".into())
+            }
+            _ => ("—".into(), "—".into()),
+        };
+        let extra = if v.precise {
+            String::new()
+        } else {
+            v.note.clone()
+        };
+        rows.push([
+            name,
+            cap,
+            ci,
+            v.start_estimates.len().to_string(),
+            v.trials.to_string(),
+            extra,
+        ]);
+    }
+    for line in crate::text::aligned(&rows) {
+        s.push_str(&line);
+        s.push('\n');
+    }
+    for v in &r.variants {
+        if !matches!(v.outcome, CapacityOutcome::Estimated) {
+            s.push_str(&format!("  {}: {}\n", v.variant, v.note));
+        }
+    }
+    if !r.comparisons.is_empty() {
+        s.push('\n');
+        for c in &r.comparisons {
+            match (c.ratio, c.lower, c.upper) {
+                (Some(x), Some(l), Some(u)) => s.push_str(&format!(
+                    "  {} vs {}: capacity {} [{}, {}] — {}\n",
+                    c.candidate,
+                    c.baseline,
+                    signed_pct(x - 1.0),
+                    signed_pct(l - 1.0),
+                    signed_pct(u - 1.0),
+                    c.verdict
+                )),
+                _ => s.push_str(&format!(
+                    "  {} vs {}: not compared — {}\n",
+                    c.candidate,
+                    c.baseline,
+                    c.note.as_deref().unwrap_or("no interval")
+                )),
+            }
+        }
+    }
+    s
+}
