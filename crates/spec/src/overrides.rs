@@ -123,10 +123,7 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
     if overrides.is_empty() {
         return Ok(spec.clone());
     }
-    // The document as written, so checks that depend on what a spec spells out (a key
-    // that has no effect, a key that conflicts) read the file plus the overrides.
-    let mut doc: Value = serde_yaml::from_str(&spec.source)
-        .unwrap_or_else(|_| serde_json::to_value(&spec.file).unwrap_or(Value::Null));
+    let mut doc = serde_json::to_value(&spec.file).unwrap_or(Value::Null);
     for o in overrides {
         set(&mut doc, o)?;
     }
@@ -154,7 +151,6 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
             new.warnings.iter_mut().for_each(relocate);
             new.source = spec.source.clone();
             new.path = spec.path.clone();
-            new.overrides = spec.overrides.iter().chain(overrides).cloned().collect();
             Ok(new)
         }
         Err(mut e) => {
@@ -275,7 +271,6 @@ pub fn apply_to_file(
         path: None,
         source,
         warnings: Vec::new(),
-        overrides: Vec::new(),
     };
     if overrides.is_empty() {
         return parse_str(&base.source, label).map_err(OverrideError::Invalid);
