@@ -52,9 +52,13 @@ fn figures(report: &Report) -> Vec<Block> {
 
 /// Mean throughput per arm and point, the table a reader checks the plots against.
 fn throughput_table(report: &Report) -> Block {
-    let metric = "output_throughput";
+    metric_table(report, "output_throughput", "tok/s")
+}
+
+/// Mean `metric` (in `unit`) per arm and point, with its interval.
+fn metric_table(report: &Report, metric: &str, unit: &str) -> Block {
     let mut header = vec!["sweep point".to_owned()];
-    header.extend(report.arms.iter().map(|a| format!("{} (tok/s)", a.label)));
+    header.extend(report.arms.iter().map(|a| format!("{} ({unit})", a.label)));
     let mut labels: Vec<String> = Vec::new();
     for arm in &report.arms {
         for p in report.points(arm) {
@@ -98,6 +102,20 @@ fn trials(report: &Report) -> Vec<Block> {
         )]),
         throughput_table(report),
     ];
+    let cache = "cache_hit_ratio";
+    let has_cache = report.arms.iter().any(|arm| {
+        report
+            .points(arm)
+            .into_iter()
+            .any(|p| report.cell(arm, p.index, cache).is_some())
+    });
+    if has_cache {
+        out.push(Block::Para(vec![t(
+            "Prefix-cache hit ratio (prompt tokens the server reported taken from its cache \
+             over all prompt tokens), mean across trials [95% CI]:",
+        )]));
+        out.push(metric_table(report, cache, "fraction"));
+    }
     let mut failed = Vec::new();
     for arm in &report.arms {
         let r = report.result(arm);

@@ -56,6 +56,7 @@ fn record(i: u64, tokens: u32) -> RequestRecord {
         usage: Some(Usage {
             prompt_tokens: 512,
             completion_tokens: tokens,
+            ..Default::default()
         }),
         chunk_tokens_from_usage: false,
         finish_reason: Some("length".into()),

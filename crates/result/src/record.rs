@@ -162,10 +162,26 @@ impl From<TokenEvent> for (u64, u32) {
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
 pub struct Usage {
+    /// Tokens of the prompt as the server counted them.
     #[serde(default)]
     pub prompt_tokens: u32,
+    /// Tokens generated.
     #[serde(default)]
     pub completion_tokens: u32,
+    /// `usage.prompt_tokens_details` (OpenAI, vLLM, SGLang, llama.cpp): the prompt tokens
+    /// the server took from its prefix cache. Absent when the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens served from the prefix cache (prefill skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
 }
 
 /// Per-request timings reported by the server itself (llama.cpp's and the simulator's
@@ -191,6 +207,10 @@ pub struct ServerTimings {
     /// The server's own end-to-end time (receipt of the request → last token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_ms: Option<f64>,
+    /// Prompt tokens taken from the prefix cache (llama.cpp's `timings.cache_n`; then
+    /// `prompt_n` counts only the tokens prefilled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_n: Option<u64>,
 }
 
 /// Everything observed about one request. Fields are raw; see the module docs.
@@ -234,6 +254,21 @@ pub struct RequestRecord {
 }
 
 impl RequestRecord {
+    /// Prompt tokens the server reported taken from its prefix cache, and the prompt's
+    /// length they are a part of: `usage.prompt_tokens_details.cached_tokens` over
+    /// `usage.prompt_tokens`, else llama.cpp's `timings.cache_n` over `cache_n + prompt_n`.
+    /// `None` when the server reported neither.
+    pub fn cached_prompt_tokens(&self) -> Option<(u64, u64)> {
+        if let Some(u) = self.usage
+            && let Some(c) = u.prompt_tokens_details.and_then(|d| d.cached_tokens)
+        {
+            return Some((u64::from(c), u64::from(u.prompt_tokens)));
+        }
+        let t = self.server_timings?;
+        let c = t.cache_n?;
+        Some((c, c + t.prompt_n.unwrap_or(0)))
+    }
+
     /// Output tokens counted by the client: the sum of per-event token counts.
     pub fn client_output_tokens(&self) -> u64 {
         self.events.iter().map(|e| u64::from(e.tokens)).sum()

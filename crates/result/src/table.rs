@@ -138,7 +138,19 @@ pub fn render(result: &RunResult) -> String {
         .iter()
         .map(|v| v.name.clone())
         .collect();
-    for metric in &result.spec.spec.compare.metrics {
+    let mut shown = result.spec.spec.compare.metrics.clone();
+    // A server that reports prefix-cache hits gets its hit ratio shown too.
+    let cache = "cache_hit_ratio";
+    if !shown.iter().any(|m| m == cache)
+        && result
+            .trials
+            .iter()
+            .filter_map(|t| t.summary.as_ref())
+            .any(|s| s.tokens.cache_hit_ratio().is_some())
+    {
+        shown.push(cache.to_owned());
+    }
+    for metric in &shown {
         let unit = metrics::metric(metric).map(|m| m.unit).unwrap_or("");
         let _ = writeln!(out, "\n{metric} ({unit}), mean [95% CI] over trials");
         let mut header = format!("  {:<34}", "sweep point");

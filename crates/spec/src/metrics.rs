@@ -142,6 +142,13 @@ pub fn catalogue() -> Vec<Metric> {
             "sum of E2E / duration",
             false,
         ),
+        trial(
+            "cache_hit_ratio",
+            "fraction",
+            Direction::Neutral,
+            "prompt tokens served from the prefix cache / prompt tokens (as the server reports)",
+            true,
+        ),
     ];
     for (base, what) in LATENCIES
         .iter()

@@ -106,6 +106,8 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 tokenizer: TokenizerSource::Local,
                 tokenizer_path: im.tokenizer.clone(),
                 api_key_env: None,
+                headers: BTreeMap::new(),
+                tls: None,
             },
             variants: vec![Variant {
                 name: variant,
@@ -120,6 +122,9 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                     input_tokens: im.input_tokens,
                     output_tokens: im.output_tokens,
                     path: None,
+                    shared_prefix: None,
+                    multi_turn: None,
+                    trace: None,
                 },
                 ignore_eos: im.ignore_eos,
                 requests: Some(im.requests.max(1)),
@@ -232,6 +237,9 @@ fn summary(im: &Imported) -> TrialSummary {
         // Not known from another tool's file: load-not-sustained is not checked.
         limit_held_fraction: None,
         rate_held_fraction: None,
+        send_lateness: None,
+        scheduled_rate: None,
+        achieved_rate: None,
         concurrency_limit_exceeded: false,
         errors: BTreeMap::new(),
         flags: BTreeMap::new(),

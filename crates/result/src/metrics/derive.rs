@@ -158,6 +158,7 @@ mod tests {
             usage: usage.map(|(i, o)| Usage {
                 prompt_tokens: i,
                 completion_tokens: o,
+                ..Default::default()
             }),
             ..Default::default()
         }
@@ -212,13 +213,15 @@ mod tests {
         r.usage = Some(Usage {
             prompt_tokens: 4,
             completion_tokens: 9,
+            ..Default::default()
         });
         assert!(derive(&r).flags.is_empty(), "9 of 10 is inside 90–110%");
         r.usage = Some(Usage {
             prompt_tokens: 4,
             completion_tokens: 12,
+            ..Default::default()
         });
-        assert_eq!(derive(&r).flags, [ErrorKind::LongOutput]);
+        assert_eq!(derive(&r).flags, [RequestFlag::LongOutput]);
     }
 
     #[test]

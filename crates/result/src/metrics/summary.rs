@@ -87,6 +87,23 @@ pub struct TokenAccounting {
     pub reconciled_requests: usize,
     /// Requests whose output length was checked against a fixed target (90–110%).
     pub output_length_checked: usize,
+    /// Σ prompt tokens the server took from its prefix cache, over the successful requests
+    /// whose server reported it (`RequestRecord::cached_prompt_tokens`); absent when none
+    /// did, and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u64>,
+    /// Σ prompt tokens of those same requests: the denominator of the hit ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_reported_prompt_tokens: Option<u64>,
+}
+
+impl TokenAccounting {
+    /// The prefix-cache hit ratio: cached over all prompt tokens of the requests whose
+    /// server reported cached tokens; `None` when none did.
+    pub fn cache_hit_ratio(&self) -> Option<f64> {
+        let total = self.cache_reported_prompt_tokens?;
+        (total > 0).then(|| self.cached_prompt_tokens.unwrap_or(0) as f64 / total as f64)
+    }
 }
 
 /// The summary of one trial (measured requests only).
@@ -111,6 +128,20 @@ pub struct TrialSummary {
     /// files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_held_fraction: Option<f64>,
+    /// Open-loop trials (a numeric rate or a replayed trace): how late each send was
+    /// against its schedule, `send_ns − intended_ns` in ms, over the requests sent. A
+    /// client that keeps up has a p99 of a few ms at most (docs/workloads.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_lateness: Option<LatencyStats>,
+    /// Open-loop trials: the send rate the schedule asked for and the one achieved, in
+    /// requests/s over the first to the last send ((n − 1) / span of intended, resp. actual,
+    /// send times); `compare` flags a trial whose achieved rate is under 98% of the scheduled
+    /// one (`invalid-trial`). Absent for closed-loop trials and older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_rate: Option<f64>,
+    /// See `scheduled_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
     /// Peak in-flight above the limit. Always false unless the load generator has a bug.
     pub concurrency_limit_exceeded: bool,
     /// Failed requests by kind.
@@ -140,7 +171,7 @@ pub fn metric_names() -> Vec<String> {
     v
 }
 
-const SCALARS: [&str; 7] = [
+const SCALARS: [&str; 8] = [
     "output_throughput",
     "total_throughput",
     "request_throughput",
@@ -148,6 +179,7 @@ const SCALARS: [&str; 7] = [
     "error_rate",
     "peak_concurrency",
     "mean_concurrency",
+    "cache_hit_ratio",
 ];
 const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
 
@@ -183,6 +215,9 @@ impl WindowSummary {
 impl TrialSummary {
     /// A metric over all measured requests, by catalogue name.
     pub fn metric(&self, name: &str) -> Option<f64> {
+        if name == "cache_hit_ratio" {
+            return self.tokens.cache_hit_ratio();
+        }
         self.all
             .metric(name)
             .or_else(|| self.reported.get(name).copied())
@@ -224,6 +259,10 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
             }
         }
         tokens.reconciled_requests += usize::from(m.reconciled);
+        if let Some((cached, prompt)) = r.cached_prompt_tokens() {
+            *tokens.cached_prompt_tokens.get_or_insert(0) += cached;
+            *tokens.cache_reported_prompt_tokens.get_or_insert(0) += prompt;
+        }
         tokens.output_length_checked += usize::from(r.output_target.is_some());
         let hs = [
             (&mut hist.ttft, m.ttft_ms),
@@ -274,6 +313,21 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         } else {
             rate_held_fraction(records)
         },
+        send_lateness: if opts.closed_loop {
+            None
+        } else {
+            LatencyStats::from_values(
+                records
+                    .iter()
+                    .filter_map(|r| {
+                        r.send_ns
+                            .map(|s| s.saturating_sub(r.intended_ns) as f64 / 1e6)
+                    })
+                    .collect(),
+            )
+        },
+        scheduled_rate: send_rates(records, opts).map(|r| r.0),
+        achieved_rate: send_rates(records, opts).map(|r| r.1),
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
         flags,
@@ -408,6 +462,29 @@ impl TrialSummary {
         let met = self.all.slo_met?;
         (self.all.requests > 0).then(|| met as f64 / self.all.requests as f64)
     }
+}
+
+/// Open-loop trials: (scheduled, achieved) send rates in requests/s over the requests sent
+/// (`TrialSummary::scheduled_rate`); `None` with fewer than two sent or zero spans.
+fn send_rates(records: &[RequestRecord], opts: &SummaryOptions) -> Option<(f64, f64)> {
+    if opts.closed_loop {
+        return None;
+    }
+    let sent: Vec<(u64, u64)> = records
+        .iter()
+        .filter_map(|r| r.send_ns.map(|s| (r.intended_ns, s)))
+        .collect();
+    let n = sent.len();
+    if n < 2 {
+        return None;
+    }
+    let span = |f: fn(&(u64, u64)) -> u64| {
+        let lo = sent.iter().map(f).min().unwrap_or(0);
+        let hi = sent.iter().map(f).max().unwrap_or(0);
+        (hi - lo) as f64 / 1e9
+    };
+    let (intended, actual) = (span(|p| p.0), span(|p| p.1));
+    (intended > 0.0 && actual > 0.0).then(|| ((n - 1) as f64 / intended, (n - 1) as f64 / actual))
 }
 
 /// Largest in-flight count inside `[a, b)`.

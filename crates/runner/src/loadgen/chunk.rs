@@ -210,6 +210,7 @@ fn timings_from_json(v: &serde_json::Value) -> Option<ServerTimings> {
         queue_ms: f("queue_ms"),
         ttft_ms: f("ttft_ms"),
         e2e_ms: f("e2e_ms"),
+        cache_n: n("cache_n"),
     })
 }
 
@@ -261,13 +262,25 @@ mod tests {
     }
 
     #[test]
+    fn cached_prompt_tokens_from_usage_and_timings() {
+        let c = parse_chunk(br#"{"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":32}},"timings":{"prompt_n":8,"cache_n":32}}"#).expect("ok");
+        let u = c.usage.expect("usage");
+        assert_eq!(
+            u.prompt_tokens_details.and_then(|d| d.cached_tokens),
+            Some(32)
+        );
+        assert_eq!(c.timings.and_then(|t| t.cache_n), Some(32));
+    }
+
+    #[test]
     fn usage_timings_and_errors() {
         let c = parse_chunk(br#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":null},"timings":{"prompt_n":5,"prompt_ms":1.5,"predicted_n":7,"predicted_per_token_ms":10,"queue_ms":0.25}}"#).expect("ok");
         assert_eq!(
             c.usage,
             Some(Usage {
                 prompt_tokens: 5,
-                completion_tokens: 7
+                completion_tokens: 7,
+                ..Default::default()
             })
         );
         let t = c.timings.expect("timings");

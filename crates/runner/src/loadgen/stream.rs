@@ -207,7 +207,8 @@ mod tests {
             rec.usage,
             Some(Usage {
                 prompt_tokens: 3,
-                completion_tokens: 2
+                completion_tokens: 2,
+                ..Default::default()
             })
         );
         assert_eq!(rec.finish_reason.as_deref(), Some("length"));

@@ -54,6 +54,7 @@ impl Executor for Scripted {
         rec.usage = Some(Usage {
             prompt_tokens: 1,
             completion_tokens: self.tokens,
+            ..Default::default()
         });
         rec.finish_reason = Some("length".into());
         rec.end_ns = Some(clock.now_ns());
