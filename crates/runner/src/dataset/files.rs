@@ -202,6 +202,7 @@ impl<C: TokenCounter> FileDataset<C> {
         Ok(TrialPrompts {
             measured: m,
             warmup: w,
+            send_offsets_ns: None,
         })
     }
 

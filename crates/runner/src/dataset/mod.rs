@@ -10,7 +10,9 @@ pub mod files;
 pub mod lengths;
 pub mod prompt;
 pub mod random;
+pub mod shared;
 pub mod tokenize;
+pub mod trace;
 pub mod vocab;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +21,8 @@ pub use files::{FileDataset, FileEntry, load_jsonl, load_sharegpt};
 pub use lengths::LengthDist;
 pub use prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
 pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
+pub use shared::{SharedPrefixBuilder, SharedPrefixDataset};
+pub use trace::{TraceBuilder, TraceEntry, TraceLayout, TraceWindow, load_trace};
 pub use tokenize::{
     AnyCounter, LocalTokenizer, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec,
     WordCount,

@@ -55,6 +55,10 @@ pub struct TrialPrompts {
     pub measured: Vec<Prompt>,
     /// Prompts of the warm-up requests.
     pub warmup: Vec<Prompt>,
+    /// Send times of the measured requests (ns from the trial start), when the dataset sets
+    /// them (a `trace` replay); `None`: the arrival schedule of the trial's `LoadConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_offsets_ns: Option<Vec<u64>>,
 }
 
 /// The seed of the prompts of trial `trial` at sweep point `point`, from the workload seed.

@@ -96,6 +96,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         Ok(TrialPrompts {
             measured: self.prompts(measured, seed).await?,
             warmup: self.prompts(warmup, warmup_seed(seed)).await?,
+            send_offsets_ns: None,
         })
     }
 
@@ -108,7 +109,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             let output = self.spec.output_tokens.sample(&mut lengths);
             let mut words = ChaCha8Rng::seed_from_u64(seed);
             words.set_stream(i as u64 + 1);
-            let (text, count) = self.fit(WordStream::new(words), input).await?;
+            let (text, count) = self.fit(WordStream::new(words), input, 0).await?;
             let exact = self.counter.is_exact() && !self.chat_approximate;
             out.push(Prompt {
                 body: PromptBody::Text(text),
@@ -120,19 +121,46 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         Ok(out)
     }
 
+    /// Text of `target` tokens from `seed`'s word stream `stream`, after `lead` (a shared
+    /// prefix of `base` tokens, kept verbatim) when given: the text, its exact count when the
+    /// fit succeeded (else the closest count, counted in `length_misses`), and whether that
+    /// count is the server's own.
+    pub(crate) async fn fit_text(
+        &mut self,
+        lead: Option<&str>,
+        base: u32,
+        (seed, stream): (u64, u64),
+        target: u32,
+    ) -> Result<(String, u32, bool), DatasetError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(stream);
+        let mut words = WordStream::new(rng);
+        words.lead = lead.map(str::to_owned);
+        let (text, count) = self.fit(words, target, base).await?;
+        Ok((
+            text,
+            count,
+            self.counter.is_exact() && !self.chat_approximate,
+        ))
+    }
+
+    /// Fits `words` to `target` tokens; `base` of them are the stream's lead (its words-per-
+    /// token memory is kept for the part after the lead).
     async fn fit(
         &mut self,
         mut words: WordStream,
         target: u32,
+        base: u32,
     ) -> Result<(String, u32), DatasetError> {
         self.stats.prompts += 1;
         let t = i64::from(target);
-        let mut n = match self.words_for_length.get(&target) {
+        let own = target.saturating_sub(base);
+        let mut n = match self.words_for_length.get(&own) {
             Some(&n) => n,
             None if self.ratio.1 > 0 => {
-                ((t as f64) * self.ratio.0 as f64 / self.ratio.1 as f64).round() as usize
+                (f64::from(own) * self.ratio.0 as f64 / self.ratio.1 as f64).round() as usize
             }
-            None => target as usize,
+            None => own as usize,
         }
         .max(1);
         let mut lo: Option<(usize, i64)> = None; // most words known to give < target
@@ -142,7 +170,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             let text = words.text(n);
             let c = self.count(&text).await?;
             if c == t {
-                self.remember(target, n, c);
+                self.remember(own, n, c - i64::from(base));
                 return Ok((text, target));
             }
             if best
@@ -188,7 +216,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             }
             let c = self.count(&text).await?;
             if c == t {
-                self.remember(target, ln, c);
+                self.remember(own, ln, c - i64::from(base));
                 return Ok((text, target));
             }
             if best
@@ -229,6 +257,8 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
 struct WordStream {
     rng: ChaCha8Rng,
     words: Vec<&'static str>,
+    /// Text every prompt of the stream starts with (a shared prefix), then a space.
+    lead: Option<String>,
 }
 
 impl WordStream {
@@ -236,6 +266,7 @@ impl WordStream {
         WordStream {
             rng,
             words: Vec::new(),
+            lead: None,
         }
     }
 
@@ -245,9 +276,11 @@ impl WordStream {
             self.words
                 .push(WORDS[self.rng.random_range(0..WORDS.len())]);
         }
-        let mut s = String::with_capacity(n * 6);
+        let lead = self.lead.as_deref().unwrap_or("");
+        let mut s = String::with_capacity(lead.len() + 1 + n * 6);
+        s.push_str(lead);
         for (i, w) in self.words[..n].iter().enumerate() {
-            if i > 0 {
+            if i > 0 || !lead.is_empty() {
                 s.push(' ');
             }
             s.push_str(w);

@@ -99,9 +99,17 @@ pub async fn run_trial_with<E: Executor>(
     prompts: &TrialPrompts,
 ) -> Result<TrialOutcome, LoadError> {
     cfg.validate()?;
-    if prompts.measured.len() < cfg.requests {
+    // A replayed trace brings its own send times: one request per time.
+    let (requests, offsets) = match &prompts.send_offsets_ns {
+        Some(o) => (o.len(), o.clone()),
+        None => (
+            cfg.requests,
+            arrival_offsets(&cfg.arrival, cfg.requests, cfg.seed)?,
+        ),
+    };
+    if prompts.measured.len() < requests {
         return Err(LoadError::NotEnoughPrompts {
-            needed: cfg.requests,
+            needed: requests,
             got: prompts.measured.len(),
         });
     }
@@ -110,8 +118,7 @@ pub async fn run_trial_with<E: Executor>(
             needed: cfg.warmup_requests,
         });
     }
-    let offsets = arrival_offsets(&cfg.arrival, cfg.requests, cfg.seed)?;
-    let measured = prepare(target, cfg, prompts.measured.iter().take(cfg.requests))?;
+    let measured = prepare(target, cfg, prompts.measured.iter().take(requests))?;
     let warmup = prepare(
         target,
         cfg,
@@ -148,7 +155,7 @@ pub async fn run_trial_with<E: Executor>(
         &records,
         &SummaryOptions {
             max_concurrency: cfg.max_concurrency,
-            closed_loop: cfg.arrival == Arrival::Inf,
+            closed_loop: cfg.arrival == Arrival::Inf && prompts.send_offsets_ns.is_none(),
             slo: cfg.slo,
         },
     );

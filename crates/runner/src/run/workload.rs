@@ -5,12 +5,14 @@ use std::path::Path;
 
 use servebench_spec::plan::SweepPoint;
 use servebench_spec::{
-    ApiKind as SpecApi, ArrivalProcess, DatasetKind, Rate, SpecFile, TokenCount, TokenizerSource,
+    ApiKind as SpecApi, ArrivalProcess, DatasetKind, Rate, SpecFile, TimestampUnit, TokenCount,
+    TokenizerSource, TraceFormat,
 };
 
 use crate::dataset::{
     AnyCounter, DatasetError, FileDataset, LengthDist, RandomDataset, RandomPromptBuilder,
-    TokenizerSpec, TrialPrompts, load_jsonl, load_sharegpt,
+    SharedPrefixBuilder, SharedPrefixDataset, TokenizerSpec, TraceBuilder, TraceLayout,
+    TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
 };
 use crate::loadgen::schedule::offsets_within;
 use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
@@ -71,6 +73,11 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
     cfg
 }
 
+/// The `trace` block's defaults, for a trace dataset given without one.
+fn default_trace() -> servebench_spec::Trace {
+    serde_json::from_str("{}").expect("every trace field has a default")
+}
+
 fn ms(d: servebench_spec::HumanDuration) -> f64 {
     d.get().as_secs_f64() * 1e3
 }
@@ -87,17 +94,26 @@ fn length(t: Option<TokenCount>) -> Option<LengthDist> {
 
 /// Builds the prompts of every trial of one server start.
 #[derive(Debug)]
-pub enum PromptSource {
+pub(super) enum PromptSource {
     /// Random prompts fitted to exact lengths; one builder per sweep point's lengths.
     Random {
         builders: Vec<RandomPromptBuilder<AnyCounter>>,
     },
     /// Prompts from a file.
     File(Box<FileDataset<AnyCounter>>),
+    /// Groups of prompts sharing a prefix; one builder per sweep point's output length.
+    SharedPrefix {
+        builders: Vec<SharedPrefixBuilder<AnyCounter>>,
+    },
+    /// A trace replayed on its own clock, at each sweep point's speed.
+    Trace {
+        builder: Box<TraceBuilder<AnyCounter>>,
+        speeds: Vec<f64>,
+    },
 }
 
 /// The tokenizer the spec asks for, pointed at `target`.
-pub fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> TokenizerSpec {
+pub(super) fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> TokenizerSpec {
     match spec.spec.target.tokenizer {
         TokenizerSource::Server => TokenizerSpec::Server {
             base_url: target.base_url.clone(),
@@ -114,7 +130,7 @@ pub fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> Tokenizer
 
 impl PromptSource {
     /// A source for one server start.
-    pub fn new(
+    pub(super) fn new(
         spec: &SpecFile,
         points: &[SweepPoint],
         tokenizer: &TokenizerSpec,
@@ -145,6 +161,78 @@ impl PromptSource {
                 }
                 Ok(PromptSource::Random { builders })
             }
+            DatasetKind::SharedPrefix => {
+                let Some(sp) = &d.shared_prefix else {
+                    return Err(DatasetError::InvalidLength(
+                        "a shared_prefix dataset needs its `shared_prefix` block".into(),
+                    ));
+                };
+                let mut builders = Vec::with_capacity(points.len());
+                for p in points {
+                    let (Some(prefix), Some(suffix), Some(output)) = (
+                        length(Some(sp.prefix_tokens)),
+                        length(Some(sp.suffix_tokens)),
+                        length(p.output_tokens),
+                    ) else {
+                        return Err(DatasetError::InvalidLength(
+                            "a shared_prefix dataset needs an output length".into(),
+                        ));
+                    };
+                    let ds = SharedPrefixDataset {
+                        groups: sp.groups,
+                        prompts_per_group: sp.prompts_per_group,
+                        prefix_tokens: prefix,
+                        suffix_tokens: suffix,
+                        output_tokens: output,
+                        prime: sp.prime,
+                        chat,
+                    };
+                    builders.push(SharedPrefixBuilder::new(
+                        ds,
+                        AnyCounter::from_spec(tokenizer)?,
+                    )?);
+                }
+                Ok(PromptSource::SharedPrefix { builders })
+            }
+            DatasetKind::Trace => {
+                let t = d.trace.clone().unwrap_or_else(default_trace);
+                let layout = match t.format {
+                    TraceFormat::Plain => TraceLayout::Plain,
+                    TraceFormat::Mooncake => TraceLayout::Mooncake {
+                        block_tokens: t.block_tokens,
+                    },
+                };
+                let unit = match t.timestamp_unit {
+                    TimestampUnit::Ms => 1.0,
+                    TimestampUnit::S => 1000.0,
+                };
+                let path = spec_dir.join(d.path.clone().unwrap_or_default());
+                let entries = load_trace(&path, layout, unit)?;
+                let window = TraceWindow {
+                    start: t.start.get(),
+                    duration: t.duration.map(|d| d.get()),
+                    requests: t.requests.map(|n| n as usize),
+                };
+                let builder = TraceBuilder::new(
+                    &entries,
+                    window,
+                    layout,
+                    chat,
+                    AnyCounter::from_spec(tokenizer)?,
+                )?;
+                let speeds = points
+                    .iter()
+                    .map(|p| p.trace_speed.unwrap_or(t.speed))
+                    .collect();
+                Ok(PromptSource::Trace {
+                    builder: Box::new(builder),
+                    speeds,
+                })
+            }
+            DatasetKind::MultiTurn => Err(DatasetError::InvalidLength(format!(
+                "dataset kind {:?} is not supported by this runner yet",
+                d.kind
+            ))),
             DatasetKind::Jsonl | DatasetKind::Sharegpt => {
                 let path = spec_dir.join(d.path.clone().unwrap_or_default());
                 let entries = if d.kind == DatasetKind::Jsonl {
@@ -164,7 +252,7 @@ impl PromptSource {
 
     /// The `requests` measured prompts (the trial's `LoadConfig::requests`) and the warm-up
     /// prompts of trial `trial` at point `point`: paired across variants (same seed).
-    pub async fn trial_prompts(
+    pub(super) async fn trial_prompts(
         &mut self,
         spec: &SpecFile,
         trial: u32,
@@ -181,6 +269,27 @@ impl PromptSource {
                 b.trial_prompts(n, warm, seed, trial, point as u32).await
             }
             PromptSource::File(f) => f.trial_prompts(n, warm, seed, trial, point as u32).await,
+            PromptSource::Trace { builder, speeds } => {
+                let speed = *speeds.get(point).ok_or_else(|| {
+                    DatasetError::InvalidLength(format!("no sweep point {point}"))
+                })?;
+                builder
+                    .trial_prompts(warm, speed, seed, trial, point as u32)
+                    .await
+            }
+            PromptSource::SharedPrefix { builders } => {
+                let b = builders.get_mut(point).ok_or_else(|| {
+                    DatasetError::InvalidLength(format!("no sweep point {point}"))
+                })?;
+                if b.requests() != n {
+                    return Err(DatasetError::InvalidLength(format!(
+                        "a shared_prefix trial sends groups × prompts_per_group = {} \
+                         requests, not {n}",
+                        b.requests()
+                    )));
+                }
+                b.trial_prompts(warm, seed, trial, point as u32).await
+            }
         }
     }
 }

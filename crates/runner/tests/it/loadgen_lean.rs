@@ -93,6 +93,7 @@ async fn trial(url: String, requests: usize) -> servebench_runner::loadgen::Tria
             .map(|i| Prompt::text(format!("p{i}"), 2))
             .collect(),
         warmup: vec![],
+        send_offsets_ns: None,
     };
     run_trial(&target, &cfg, &prompts).await.expect("runs")
 }

@@ -103,6 +103,7 @@ async fn trial(kernel_stamps: bool) -> TrialOutcome {
     let prompts = TrialPrompts {
         measured: vec![Prompt::text("p", 1)],
         warmup: vec![Prompt::text("w", 1)],
+        send_offsets_ns: None,
     };
     let out = run_trial(&target, &cfg, &prompts).await.expect("runs");
     tokio::time::timeout(Duration::from_secs(10), hog)

@@ -76,6 +76,7 @@ fn prompts(n: usize, warmup: usize) -> TrialPrompts {
         warmup: (0..warmup)
             .map(|i| Prompt::text(format!("w{i}"), 4))
             .collect(),
+        send_offsets_ns: None,
     }
 }
 

@@ -185,6 +185,7 @@ pub(crate) fn prompts(n: usize, max_tokens: u32) -> TrialPrompts {
         warmup: (0..4)
             .map(|i| Prompt::text(format!("warm {i}"), max_tokens))
             .collect(),
+        send_offsets_ns: None,
     }
 }
 
