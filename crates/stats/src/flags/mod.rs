@@ -8,7 +8,7 @@
 //! itself. A flag fires only when the threat is practically large *and* could change the
 //! verdict it sits on, and it says which verdicts it threatens ([`Threatens`]): a flag that
 //! fires on most clean runs teaches users to ignore the tool. Each rule is one function in
-//! [`rules`] or [`sweep`] that reads evidence structs ([`evidence`]) and returns zero or more
+//! [`rules`], [`trials`] (rules about single trials) or [`sweep`] that reads evidence structs ([`evidence`]) and returns zero or more
 //! [`Flag`]s, each carrying the numbers it fired on in a sentence and the action to take.
 //! [`assess_sweep`] runs all per-metric rules over a sweep and decides between
 //! `sweep-inconsistent` and a [`Crossover`]; [`rules::multiplicity`] runs once over every test
@@ -19,6 +19,7 @@
 pub mod evidence;
 pub mod rules;
 pub mod sweep;
+pub mod trials;
 
 use serde::{Deserialize, Serialize};
 

@@ -33,9 +33,9 @@ use crate::flags::evidence::{
     ComparisonContext, MetricSettings, NamedP, PointComparison, RuleSettings,
 };
 use crate::flags::rules::{
-    drift, implausible, invalid_trials, not_comparable, outlier_trials, recommended_trials,
-    stale_baseline, too_few_trials,
+    implausible, not_comparable, recommended_trials, stale_baseline, too_few_trials,
 };
+use crate::flags::trials::{drift, invalid_trials, outlier_trials};
 use crate::flags::{Flag, FlagId, FlagLevel, Threat, p_clause, rerun_action};
 use crate::verdict::{Direction, Verdict};
 
