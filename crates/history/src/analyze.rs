@@ -108,6 +108,7 @@ fn short_labels(labels: &[String]) -> Vec<String> {
 fn run_ref(runs: &[RunInfo], index: usize) -> RunRef {
     RunRef {
         index,
+        number: runs[index].number,
         run_id: runs[index].run_id.clone(),
         created_at: runs[index].created_at.clone(),
     }
@@ -324,7 +325,9 @@ pub(crate) fn spec_history(
         let members: Vec<&LoadedRun> = members.iter().map(|&i| runs[i]).collect();
         let infos: Vec<RunInfo> = members
             .iter()
-            .map(|r| RunInfo {
+            .enumerate()
+            .map(|(i, r)| RunInfo {
+                number: offset + i + 1,
                 run_id: r.result.run_id.clone(),
                 file: r.file.clone(),
                 created_at: r.result.created_at.clone(),

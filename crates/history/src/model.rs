@@ -85,6 +85,9 @@ pub struct SeriesBreak {
 /// One run of a series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// Its number among all runs of the spec, oldest first, from 1: what the text, the
+    /// report and the trend plots call "run N".
+    pub number: usize,
     /// Run id.
     pub run_id: String,
     /// Where it was read (`COMMIT:path` from git).
@@ -108,6 +111,8 @@ pub struct RunInfo {
 pub struct RunRef {
     /// Index among the series' runs, from 0.
     pub index: usize,
+    /// Its number among all runs of the spec, from 1 ([`RunInfo::number`]).
+    pub number: usize,
     /// Run id.
     pub run_id: String,
     /// Start time (UTC RFC 3339).

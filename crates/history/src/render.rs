@@ -10,8 +10,9 @@ use crate::model::{Cell, History, Series};
 use crate::words;
 
 /// The levels of a cell between its change points, outlier runs left out:
-/// `(first run, last run, mean)` with runs counted from 1 in the series.
-pub fn levels(c: &Cell) -> Vec<(usize, usize, f64)> {
+/// `(first run, last run, mean)` with runs numbered across the spec (`first` is the number
+/// of the series' first run, [`crate::RunInfo::number`]).
+pub fn levels(c: &Cell, first: usize) -> Vec<(usize, usize, f64)> {
     let outlier = |i: usize| c.outliers.iter().any(|o| o.run.index == i);
     let mut bounds: Vec<usize> = c
         .change_points
@@ -27,13 +28,13 @@ pub fn levels(c: &Cell) -> Vec<(usize, usize, f64)> {
             .iter()
             .filter(|r| r.index >= start && r.index < b && !outlier(r.index))
             .collect();
-        if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+        if let (Some(first_run), Some(last_run)) = (rows.first(), rows.last()) {
             let n = rows.len() as f64;
             let mean = match c.scale {
                 Scale::Log => (rows.iter().map(|r| r.mean.ln()).sum::<f64>() / n).exp(),
                 Scale::Arithmetic => rows.iter().map(|r| r.mean).sum::<f64>() / n,
             };
-            out.push((first.index + 1, last.index + 1, mean));
+            out.push((first_run.index + first, last_run.index + first, mean));
         }
         start = b;
     }
@@ -125,7 +126,8 @@ pub fn render(h: &History) -> String {
                     metric = &c.metric;
                     let _ = writeln!(out, "  {} ({}{})", c.metric, c.unit, direction(c));
                 }
-                let lv: Vec<String> = levels(c)
+                let first = series.runs.first().map_or(1, |r| r.number);
+                let lv: Vec<String> = levels(c, first)
                     .iter()
                     .map(|(a, b, m)| {
                         if a == b {

@@ -58,7 +58,7 @@ pub fn outlier_shift(scale: Scale, shift: f64, unit: &str) -> String {
     }
 }
 
-/// A run as `run 16 (20261130T171845Z-1a2b, 2026-11-30 17:18)`.
+/// A run as `run 16 (20261130T171845Z-1a2b, 2026-11-30 17:18)`, numbered across the spec.
 pub fn run(r: &RunRef) -> String {
     let when: String = r
         .created_at
@@ -66,7 +66,7 @@ pub fn run(r: &RunRef) -> String {
         .take(16)
         .collect::<String>()
         .replace('T', " ");
-    format!("run {} ({}, {when})", r.index + 1, r.run_id)
+    format!("run {} ({}, {when})", r.number, r.run_id)
 }
 
 /// `better`, `worse` or `moved`.
@@ -161,7 +161,7 @@ pub fn baseline_message(
             shift(c.scale, &cp.shift, &c.unit),
             effect(cp.effect)
         ),
-        None => format!("{head}; the level has held since run {}", since.index + 1),
+        None => format!("{head}; the level has held since run {}", since.number),
     }
 }
 

@@ -51,7 +51,11 @@ fn series_blocks(series: &Series) -> Vec<Block> {
     };
     let mut out = vec![Block::Heading(
         3,
-        format!("Series {}: {} run(s), {span}", series.number, series.runs.len()),
+        format!(
+            "Series {}: {} run(s), {span}",
+            series.number,
+            series.runs.len()
+        ),
     )];
     if let Some(b) = &series.starts {
         out.push(Block::Para(vec![
@@ -78,12 +82,17 @@ fn series_blocks(series: &Series) -> Vec<Block> {
     {
         out.push(Block::Para(vec![t("Baseline "), code(v.clone()), t(":")]));
         out.push(Block::List(
-            series.baseline.iter().map(|b| vec![t(b.message.clone())]).collect(),
+            series
+                .baseline
+                .iter()
+                .map(|b| vec![t(b.message.clone())])
+                .collect(),
         ));
     }
     let mut rows = Vec::new();
     for c in &series.cells {
-        let lv: Vec<String> = levels(c)
+        let first = series.runs.first().map_or(1, |r| r.number);
+        let lv: Vec<String> = levels(c, first)
             .iter()
             .map(|(a, b, m)| {
                 if a == b {
@@ -93,7 +102,11 @@ fn series_blocks(series: &Series) -> Vec<Block> {
                 }
             })
             .collect();
-        let mut findings: Vec<String> = c.change_points.iter().map(|cp| words::change(c, cp)).collect();
+        let mut findings: Vec<String> = c
+            .change_points
+            .iter()
+            .map(|cp| words::change(c, cp))
+            .collect();
         findings.extend(c.outliers.iter().map(|o| {
             format!(
                 "outlier {}: {} from the runs around it",
@@ -162,10 +175,12 @@ fn runs_table(spec: &SpecHistory) -> Block {
         }
     }
     Block::Table {
-        header: ["run", "run id", "started", "series", "status", "commit", "file"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
+        header: [
+            "run", "run id", "started", "series", "status", "commit", "file",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
         right: vec![true, false, false, true, false, false, false],
         rows,
     }
@@ -179,11 +194,16 @@ fn spec_blocks(spec: &SpecHistory) -> Vec<Block> {
         spec.series.len()
     ))];
     if let Some(r) = &spec.reference {
-        intro.push(t(" A change is new when it was not confirmed when the history ended at run "));
+        intro.push(t(
+            " A change is new when it was not confirmed when the history ended at run ",
+        ));
         intro.push(code(r.clone()));
         intro.push(t("."));
     }
-    let mut out = vec![Block::Heading(2, format!("Spec {}", spec.spec_name)), Block::Para(intro)];
+    let mut out = vec![
+        Block::Heading(2, format!("Spec {}", spec.spec_name)),
+        Block::Para(intro),
+    ];
     for s in &spec.series {
         out.extend(series_blocks(s));
     }
@@ -220,8 +240,16 @@ fn gate_blocks(h: &History) -> Vec<Block> {
             "Passed: no confirmed new step.".into()
         })]),
     ];
-    let mut items: Vec<Line> = g.confirmed.iter().map(|l| vec![t(format!("confirmed: {l}"))]).collect();
-    items.extend(g.unconfirmed.iter().map(|l| vec![t(format!("unconfirmed (not failed on): {l}"))]));
+    let mut items: Vec<Line> = g
+        .confirmed
+        .iter()
+        .map(|l| vec![t(format!("confirmed: {l}"))])
+        .collect();
+    items.extend(
+        g.unconfirmed
+            .iter()
+            .map(|l| vec![t(format!("unconfirmed (not failed on): {l}"))]),
+    );
     if !items.is_empty() {
         out.push(Block::List(items));
     }

@@ -51,7 +51,10 @@ impl Trend {
 pub fn trends(spec: &SpecHistory) -> Vec<Trend> {
     let mut out: Vec<Trend> = Vec::new();
     for c in spec.series.iter().flat_map(|s| &s.cells) {
-        if !out.iter().any(|t| t.metric == c.metric && t.point == c.point) {
+        if !out
+            .iter()
+            .any(|t| t.metric == c.metric && t.point == c.point)
+        {
             out.push(Trend {
                 spec: spec.spec_name.clone(),
                 metric: c.metric.clone(),
@@ -114,22 +117,26 @@ fn y_axis(cells: &[(usize, &Cell)]) -> Axis {
     }
     let unit = cells.first().map(|(_, c)| c.unit.as_str()).unwrap_or("");
     let metric = cells.first().map(|(_, c)| c.metric.as_str()).unwrap_or("");
-    Axis::fit(&format!("{metric} ({unit})"), &values, false, false, Ticks::Number)
+    Axis::fit(
+        &format!("{metric} ({unit})"),
+        &values,
+        false,
+        false,
+        Ticks::Number,
+    )
 }
 
-fn draw(
-    canvas: &Canvas<'_>,
-    file: &str,
-    spec: &SpecHistory,
-    t: &Trend,
-) -> Result<(), ReportError> {
+fn draw(canvas: &Canvas<'_>, file: &str, spec: &SpecHistory, t: &Trend) -> Result<(), ReportError> {
     let cells = cells(spec, t);
     let runs: usize = spec.series.iter().map(|s| s.runs.len()).sum();
     let names = variants(spec);
     let (w, _) = (SIZE.0 as i32, SIZE.1 as i32);
     canvas.text(
         (w / 2, 20),
-        &format!("{} at {} across runs (mean of trials, 95% CI)", t.metric, t.label),
+        &format!(
+            "{} at {} across runs (mean of trials, 95% CI)",
+            t.metric, t.label
+        ),
         19,
         RGBColor(0x11, 0x11, 0x11),
         HPos::Center,
@@ -189,10 +196,9 @@ fn draw(
                 servebench_stats::verdict::Scale::Log => {
                     format!("{} {what} {}", c.variant, change(cp.shift.point))
                 }
-                servebench_stats::verdict::Scale::Arithmetic => format!(
-                    "{} {what} {:+.3}",
-                    c.variant, cp.shift.point
-                ),
+                servebench_stats::verdict::Scale::Arithmetic => {
+                    format!("{} {what} {:+.3}", c.variant, cp.shift.point)
+                }
             };
             let y = bottom - 12 - 16 * (label_row % 4);
             label_row += 1;

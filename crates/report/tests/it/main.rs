@@ -1,4 +1,5 @@
 //! The integration tests of servebench-report, in one test binary (one link, one process).
 
 mod report_documents;
+mod report_history;
 mod report_svg;
