@@ -15,13 +15,15 @@
 //!   with `SE = s/√n`, `n − 1` degrees of freedom and the t quantile at the nominal level of
 //!   the look's boundary in a Lan–DeMets design with O'Brien–Fleming-type spending over
 //!   `search.max_rounds` starts (`servebench_stats::sequential`; Jennison & Turnbull 2000,
-//!   ch. 9). The search stops once every interval is as narrow as `search.precision`: a
-//!   data-dependent stop, which the repeated intervals allow — they cover the truth at every
-//!   look at once with probability ≥ 1 − α.
+//!   ch. 9). The variance `s²` is floored at one grid step's rounding variance, `step²/12`
+//!   (Sheppard 1898): starts that happen to bracket the same grid points would otherwise give
+//!   a zero-width interval. The search stops once every interval is as narrow as
+//!   `search.precision`: a data-dependent stop, which the repeated intervals allow — they
+//!   cover the truth at every look at once with probability ≥ 1 − α.
 //! * **The ratio** candidate/baseline is Welch's test on the logs of the starts' estimates
-//!   read on the repeated interval at the look's boundary
-//!   (`servebench_stats::sequential::compare_arms_sequential`), with the verdict rule of every
-//!   other metric against `compare.threshold`.
+//!   (each arm's variance floored likewise, `(step/capacity)²/12` on a linear grid), read on
+//!   the repeated interval at the look's boundary, with the verdict rule of every other
+//!   metric against `compare.threshold` (`servebench_stats::verdict::classify`).
 //! * **Looks** are the rounds from `search.min_rounds` on at which a variant (or a pair) had
 //!   new estimates and at least 3 in all; earlier rounds cannot stop the search, so they
 //!   spend no error (their estimates only choose where the next round starts).
@@ -36,10 +38,7 @@ use servebench_result::{
 use servebench_spec::search::{GridScale, scale_and_step};
 use servebench_spec::{Search, SearchAxis, Slo};
 use servebench_stats::Direction;
-use servebench_stats::estimate::ConfidenceInterval;
-use servebench_stats::sequential::{
-    Look, SequentialDesign, SpendingFunction, compare_arms_sequential, repeated_ci,
-};
+use servebench_stats::sequential::{Look, SequentialDesign, SpendingFunction, repeated_ci};
 use servebench_stats::verdict::classify;
 
 use crate::text::{num, pct, signed_pct};
@@ -376,6 +375,15 @@ fn variant_capacity(result: &RunResult, q: &Search, name: &str, round: u32) -> V
         q.min_rounds,
     );
     let look = design(result, q).and_then(|d| d.look(&history).ok());
+    // The variance, floored at one grid step's rounding variance, step²/12 (W. F. Sheppard,
+    // "On the calculation of the most probable values of frequency-constants", Proc. London
+    // Math. Soc. 29, 1898): starts that happen to bracket the same grid points would
+    // otherwise give a zero-width interval.
+    let var = var.max(if integer || scale == GridScale::Linear {
+        grid_step(q, step).powi(2) / 12.0
+    } else {
+        step * step / 12.0
+    });
     let se = (var / n as f64).sqrt();
     let ci =
         look.and_then(|l| repeated_ci(mean, se, (n - 1) as f64, l.z_boundary, 1.0 - l.alpha).ok());
@@ -490,45 +498,56 @@ fn comparison(
     };
     out.look = Some(look);
     let threshold = result.spec.spec.compare.threshold.max(f64::MIN_POSITIVE);
-    if constant(&bv) && constant(&cv) {
-        // No start-to-start variation in either arm (a noiseless simulator): Welch's
-        // statistic is undefined, and the ratio is known exactly from the starts measured.
-        let d = cv[0].ln() - bv[0].ln();
-        let ci = ConfidenceInterval {
-            level: 1.0 - look.alpha,
-            lower: d,
-            upper: d,
+    // Welch's test on the logs of the starts' estimates, each arm's variance floored at a
+    // grid step's rounding variance (module docs), read on the repeated interval at the
+    // look's boundary, with the verdict rule of every other metric.
+    let (scale, step) = scale_and_step(q);
+    let arm = |xs: &[f64]| -> Option<(f64, f64, f64)> {
+        let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+        let (m, v) = servebench_stats::summary::mean_var(&logs)?;
+        let floor = if scale == GridScale::Log && !integer {
+            step * step / 12.0
+        } else {
+            let g = grid_step(q, step) / m.exp();
+            g * g / 12.0
         };
-        let v = classify(
-            d,
-            &ci,
-            d != 0.0,
-            threshold.ln_1p(),
-            Direction::HigherIsBetter,
-        );
-        out.ratio = Some(d.exp());
-        out.lower = Some(d.exp());
-        out.upper = Some(d.exp());
-        out.verdict = v.as_str().to_owned();
-        out.note = Some("every server start of both variants gave the same capacity".into());
+        Some((m, v.max(floor), logs.len() as f64))
+    };
+    let (Some((mb, vb, nb)), Some((mc, vc, nc))) = (arm(&bv), arm(&cv)) else {
+        out.note = Some("not computed: too few estimates".into());
         return out;
-    }
-    match compare_arms_sequential(&bv, &cv, Direction::HigherIsBetter, threshold, &look) {
-        Ok(s) => {
-            out.ratio = Some(s.effect.point);
-            out.lower = Some(s.effect.ci.lower);
-            out.upper = Some(s.effect.ci.upper);
-            out.verdict = s.verdict.as_str().to_owned();
+    };
+    let d = mc - mb;
+    let (ub, uc) = (vb / nb, vc / nc);
+    let se = (ub + uc).sqrt();
+    let df = (ub + uc).powi(2) / (ub * ub / (nb - 1.0) + uc * uc / (nc - 1.0));
+    match repeated_ci(d, se, df, look.z_boundary, 1.0 - look.alpha) {
+        Ok(ci) => {
+            let significant = ci.lower > 0.0 || ci.upper < 0.0;
+            let v = classify(
+                d,
+                &ci,
+                significant,
+                threshold.ln_1p(),
+                Direction::HigherIsBetter,
+            );
+            out.ratio = Some(d.exp());
+            out.lower = Some(ci.lower.exp());
+            out.upper = Some(ci.upper.exp());
+            out.verdict = v.as_str().to_owned();
         }
         Err(e) => out.note = Some(format!("not computed: {e}")),
     }
     out
 }
 
-/// Every value the same (within a part in 10¹²).
-fn constant(xs: &[f64]) -> bool {
-    xs.iter()
-        .all(|x| (x - xs[0]).abs() <= 1e-12 * xs[0].abs().max(1.0))
+/// The grid's step in load units on a linear or whole-number grid.
+fn grid_step(q: &Search, step: f64) -> f64 {
+    if q.axis == SearchAxis::MaxConcurrency {
+        step.round().max(1.0)
+    } else {
+        step
+    }
 }
 
 fn variant_names(result: &RunResult) -> (String, Vec<String>) {
