@@ -45,6 +45,8 @@ enum Command {
     History(cmd::history::Args),
     /// Run the spec stored in a published result again and say whether each value reproduces.
     Rerun(cmd::rerun::Args),
+    /// Submit a run to Slurm: write the batch script beside the results and `sbatch` it.
+    Submit(cmd::submit::Args),
     /// Read an SGLang or vLLM benchmark result file as a servebench result (one trial).
     Import(cmd::import::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
@@ -90,6 +92,7 @@ fn main() {
         Command::Report(a) => cmd::report::run(a),
         Command::History(a) => cmd::history::run(a),
         Command::Rerun(a) => cmd::rerun::run_cmd(a),
+        Command::Submit(a) => cmd::submit::run(a),
         Command::Import(a) => cmd::import::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };

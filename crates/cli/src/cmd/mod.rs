@@ -9,6 +9,7 @@ pub(crate) mod rerun;
 pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod sim;
+pub(crate) mod submit;
 pub(crate) mod validate;
 
 use std::path::Path;

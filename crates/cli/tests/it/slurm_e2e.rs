@@ -407,3 +407,104 @@ fn a_spec_wanting_more_nodes_than_the_allocation_holds_fails_before_any_trial() 
         "a result was written"
     );
 }
+
+#[test]
+fn submit_wait_writes_the_batch_script_follows_the_job_and_records_the_allocation() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = cluster() else { return };
+    let dir = scratch("slurm_e2e", "submit");
+    let spec = spec_in(&dir);
+    let partition = env
+        .get("SERVEBENCH_SLURM_PARTITION")
+        .cloned()
+        .unwrap_or_else(|| "debug".into());
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg(servebench_bin())
+        .args(["submit", "--wait", "--time", "5", "--partition", &partition])
+        .args(["--set", "trials.count=1", "--set", "workload.requests=8"])
+        .args(["--set", "sweep.max_concurrency=[4]"])
+        .arg(&spec)
+        .current_dir(&dir)
+        .envs(&env)
+        .env_remove("SLURM_JOB_ID")
+        .output()
+        .expect("submit");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    // What the run printed in the job is followed, down to its last line.
+    assert!(stdout.contains("submitted Slurm job"), "{stdout}");
+    assert!(stdout.contains("block 2: stopping server"), "{stdout}");
+    assert!(
+        stdout.contains("servebench submit: the run exited with status 0"),
+        "{stdout}"
+    );
+    let file = result_file(&dir);
+    let r = read_json(&file);
+    assert_eq!(r["status"], "complete");
+    let alloc = &r["provenance"]["cluster"]["allocations"][0];
+    assert_eq!(alloc["partition"], partition.as_str());
+    assert_eq!(alloc["job_name"], "servebench-sim-ab-2node");
+    let script = &alloc["batch_script"];
+    let path = Path::new(script["path"].as_str().expect("path"));
+    let canon = |p: &Path| std::fs::canonicalize(p).expect("canonical");
+    assert_eq!(
+        canon(path.parent().expect("dir")),
+        canon(file.parent().expect("dir")),
+        "the batch script sits beside the result"
+    );
+    assert_eq!(script["text"].as_str(), Some(read(path).as_str()));
+    assert!(read(path).contains("#SBATCH --nodes=2"), "{}", read(path));
+}
+
+#[test]
+fn submit_with_fewer_nodes_than_the_server_spans_is_refused_before_sbatch() {
+    let dir = scratch("slurm_e2e", "submit_too_few");
+    let spec = spec_in(&dir);
+    let out = Command::new(servebench_bin())
+        .args(["submit", "--nodes", "1"])
+        .arg(&spec)
+        .current_dir(&dir)
+        .output()
+        .expect("submit");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--nodes 1 is fewer than the 2 nodes"), "{err}");
+    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_step_behind() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = cluster() else { return };
+    let dir = scratch("slurm_e2e", "interrupted");
+    let spec = spec_in(&dir);
+    // SIGINT to servebench while the first block's server is up (trials of about 6 s): it
+    // stops the step before it exits (130), and Slurm lists no step of it afterwards.
+    let script = format!(
+        r#"set -u
+"{sb}" run --no-bars --trials 1 --requests 24 -c 1 --set workload.dataset.output_tokens=64 "{spec}" > run.log 2>&1 & pid=$!
+for i in $(seq 600); do ls results/*/*.logs/block-001-*.rank1.ready >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 1
+kill -INT $pid; wait $pid; echo "RUN_RC=$?"
+echo "STEPS_AFTER: $(squeue -h -s -j $SLURM_JOB_ID -o %j | grep servebench- | tr '\n' ' ')"
+"#,
+        sb = servebench_bin().display(),
+        spec = spec.display()
+    );
+    let out = salloc(&env, 2, &dir, &["bash", "-c", &script]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap_or_default();
+    assert!(stdout.contains("RUN_RC=130"), "{}\nrun:\n{log}", text(&out));
+    let after = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("STEPS_AFTER: "))
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    assert_eq!(after.trim(), "", "steps left after the interrupt: {after}");
+    let r = read_json(&result_file(&dir));
+    let stop = &r["servers"][0]["stop"];
+    assert!(
+        !stop.is_null(),
+        "the interrupted block's server was stopped: {r}"
+    );
+}

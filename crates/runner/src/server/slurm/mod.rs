@@ -35,6 +35,8 @@ use super::redact::redact_argv;
 use super::verify::{LOG_GRACE, VerifyError, VerifyOutcome, verify_rules};
 use super::{RunningServer, ServerLaunch, StopOptions};
 
+pub use script::quote as shell_quote;
+
 /// How long after readiness every rank's marker must be visible.
 const MARKER_WAIT: Duration = Duration::from_secs(10);
 /// How long to wait for Slurm to stop listing a step that ended.

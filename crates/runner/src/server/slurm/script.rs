@@ -11,8 +11,9 @@ use servebench_spec::substitute::{Context, resolve};
 /// How `${node.rank}` is written in the script: the task's node index, which Slurm sets.
 const NODE_RANK_SHELL: &str = "\"$SLURM_NODEID\"";
 
-/// `s` as one shell word.
-pub(crate) fn quote(s: &str) -> String {
+/// `s` as one shell word: as it is when it holds only safe characters, else in single
+/// quotes.
+pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
