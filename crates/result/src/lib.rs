@@ -45,8 +45,15 @@ pub use looks::{
 pub use store::{ResultStore, StoreError, load_result, write_json_atomic};
 pub use types::*;
 
-/// Version of the result format; bumped on any incompatible change.
-pub const RESULT_SCHEMA_VERSION: u32 = 1;
+/// Version of the result format; bumped when its meaning changes. 2: request flags
+/// (`no_usage`, `short_output`, `long_output`, `input_length_mismatch`) are their own kind,
+/// apart from the failure kinds, and trials record `input_mismatch` and
+/// `batched_event_share`. Version 1 files read unchanged (their `flags` use the same names).
+pub const RESULT_SCHEMA_VERSION: u32 = 2;
+
+/// Version of a sidecar line ([`RequestLine::record_version`]). 2: each line carries its
+/// request flags. Version 1 lines (no `record_version`) read unchanged.
+pub const REQUEST_RECORD_VERSION: u32 = 2;
 
 /// The result file's JSON Schema, pretty, with a trailing newline (as committed).
 pub fn result_schema_json() -> String {

@@ -11,8 +11,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Why a request failed, or a non-fatal flag on it. Failures are data: they are counted by
-/// kind (`BTreeMap<ErrorKind, usize>`), never folded into a bool.
+/// Why a request failed. Failures are data: they are counted by kind (`BTreeMap<ErrorKind,
+/// usize>`), never folded into a bool. Conditions that do not make a request fail are
+/// [`RequestFlag`]s.
 ///
 /// Serialised as a short string: `connect`, `timeout`, `http_503`, …
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,30 +41,6 @@ pub enum ErrorKind {
     NoContent,
     /// Internal: the request task did not complete (a bug; reported, never hidden).
     Internal,
-    // ---- non-fatal flags (derived by `metrics`, the request still counts as successful) ----
-    /// The server sent no `usage`; N_out falls back to the client's event count (flagged),
-    /// never to the requested length.
-    NoUsage,
-    /// N_out below 90% of the requested output length.
-    ShortOutput,
-    /// N_out above 110% of the requested output length.
-    LongOutput,
-    /// The server's `usage.prompt_tokens` differs from the prompt's exact expected count.
-    InputLengthMismatch,
-}
-
-impl ErrorKind {
-    /// Fatal kinds make a request failed (excluded from latency metrics, counted in
-    /// `error_rate`); flags do not.
-    pub fn is_failure(self) -> bool {
-        !matches!(
-            self,
-            ErrorKind::NoUsage
-                | ErrorKind::ShortOutput
-                | ErrorKind::LongOutput
-                | ErrorKind::InputLengthMismatch
-        )
-    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -131,6 +108,54 @@ impl<'de> Deserialize<'de> for ErrorKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A condition of a request that does not make it fail: the request counts as completed
+/// and its latencies are measured, but a number derived from it may not mean what it seems
+/// (request records from version 2 carry them, `RequestLine::flags`; trial summaries count
+/// them, `TrialSummary::flags`). Serialised as `no_usage`, `short_output`, `long_output`,
+/// `input_length_mismatch`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestFlag {
+    /// The server sent no `usage`; N_out falls back to the client's event count, never to
+    /// the requested length.
+    NoUsage,
+    /// N_out below 90% of the requested output length.
+    ShortOutput,
+    /// N_out above 110% of the requested output length.
+    LongOutput,
+    /// The server's `usage.prompt_tokens` differs from the prompt's exact expected count.
+    InputLengthMismatch,
+}
+
+impl RequestFlag {
+    /// Every flag, in order.
+    pub const ALL: [RequestFlag; 4] = [
+        RequestFlag::NoUsage,
+        RequestFlag::ShortOutput,
+        RequestFlag::LongOutput,
+        RequestFlag::InputLengthMismatch,
+    ];
+
+    /// The flag's name as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestFlag::NoUsage => "no_usage",
+            RequestFlag::ShortOutput => "short_output",
+            RequestFlag::LongOutput => "long_output",
+            RequestFlag::InputLengthMismatch => "input_length_mismatch",
+        }
+    }
+}
+
+impl fmt::Display for RequestFlag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -321,7 +346,7 @@ impl schemars::JsonSchema for ErrorKind {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "description": "A failure or flag kind: connect, timeout, trial_deadline, not_sent, http_<status>, transport, stream_disconnected, malformed_event, server_error_event, no_content, internal, no_usage, short_output, long_output, input_length_mismatch.",
+            "description": "A failure kind: connect, timeout, trial_deadline, not_sent, http_<status>, transport, stream_disconnected, malformed_event, server_error_event, no_content, internal.",
             "pattern": "^([a-z_]+|http_[0-9]{3})$"
         })
     }
@@ -350,7 +375,7 @@ mod tests {
         let kinds = [
             ErrorKind::Connect,
             ErrorKind::Http { status: 503 },
-            ErrorKind::NoUsage,
+            ErrorKind::NotSent,
             ErrorKind::StreamDisconnected,
         ];
         for k in kinds {
@@ -367,6 +392,17 @@ mod tests {
         .into();
         let json = serde_json::to_string(&map).expect("map keys are strings");
         assert_eq!(json, r#"{"timeout":1,"http_500":2}"#);
+    }
+
+    #[test]
+    fn request_flags_are_not_failure_kinds() {
+        for f in RequestFlag::ALL {
+            let s = serde_json::to_string(&f).expect("serialises");
+            assert_eq!(s, format!("\"{f}\""));
+            let back: RequestFlag = serde_json::from_str(&s).expect("parses");
+            assert_eq!(back, f);
+            assert!(f.as_str().parse::<ErrorKind>().is_err(), "{f} is a failure kind");
+        }
     }
 
     #[test]

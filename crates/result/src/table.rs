@@ -7,6 +7,10 @@ use std::fmt::Write;
 use servebench_spec::metrics;
 use servebench_stats::interval::{geometric_mean_ci, mean_ci};
 
+use servebench_spec::TokenizerSource;
+
+use crate::metrics::InputMismatch;
+use crate::record::RequestFlag;
 use crate::{RunResult, TrialStatus};
 
 /// One cell of the table.
@@ -79,6 +83,111 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// For a sequential run: every cell's trials, why it stopped, and its verdicts there.
+/// Beside ITL: the share of token events that arrived in one read with another of the same
+/// request (their gap is 0 ms, so ITL percentiles at or below that share read 0).
+fn batched_section(out: &mut String, result: &RunResult, names: &[String]) {
+    let _ = writeln!(
+        out,
+        "\ntoken events sharing a read (ITL gap 0 ms; docs/metrics.md), mean over trials"
+    );
+    let mut header = format!("  {:<34}", "sweep point");
+    for n in names {
+        let _ = write!(header, " {n:>28}");
+    }
+    let _ = writeln!(out, "{header}");
+    for p in &result.points {
+        let mut line = format!("  {:<34}", p.label);
+        for n in names {
+            let v: Vec<f64> = result
+                .trials
+                .iter()
+                .filter(|t| t.status == TrialStatus::Ok && &t.variant == n && t.point == p.index)
+                .filter_map(|t| t.summary.as_ref()?.batched_event_share)
+                .collect();
+            let s = if v.is_empty() {
+                "—".to_owned()
+            } else {
+                format!("{:.1}%", 100.0 * v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let _ = write!(line, " {s:>28}");
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// What a request flag means and what to do about it, for `count` requests; `mismatch` are
+/// the lengths of the input-length mismatches, `tokenizer` the spec's tokenizer source.
+pub fn flag_advice(
+    flag: RequestFlag,
+    count: usize,
+    mismatch: Option<InputMismatch>,
+    tokenizer: TokenizerSource,
+) -> String {
+    let what = match flag {
+        RequestFlag::InputLengthMismatch => {
+            let counted = mismatch.map_or_else(String::new, |m| {
+                format!(
+                    " (server counted {} prompt tokens for {} sent)",
+                    m.counted_tokens, m.sent_tokens
+                )
+            });
+            let why = match tokenizer {
+                TokenizerSource::Server => {
+                    "the server's /tokenize count differs from what its completions endpoint \
+                     counts (a chat template or a BOS token added?): check the endpoint, or \
+                     set `target.tokenizer: local` with the model's tokenizer.json"
+                }
+                _ => {
+                    "the server's tokenizer differs from the one used to build prompts; set \
+                     `target.tokenizer: server` (the server's /tokenize) or point \
+                     `target.tokenizer_path` at the served model's tokenizer.json"
+                }
+            };
+            format!("input length mismatch{counted}: {why}")
+        }
+        RequestFlag::NoUsage => "no usage from the server: output lengths are the client's count \
+             of token events (one token each); enable usage in the server's streamed responses"
+            .to_owned(),
+        RequestFlag::ShortOutput => "output under 90% of the requested length (the server \
+             stopped early): set `workload.ignore_eos: true` where the server supports it"
+            .to_owned(),
+        RequestFlag::LongOutput => "output over 110% of the requested length: the server did \
+             not honour max_tokens, or counts output tokens differently"
+            .to_owned(),
+    };
+    format!(
+        "{count} request{}: {what}",
+        if count == 1 { "" } else { "s" }
+    )
+}
+
+/// Requests that completed with a flag (not failures), summed over the trials, with what
+/// to do about each.
+fn flags_section(out: &mut String, result: &RunResult) {
+    let mut counts: std::collections::BTreeMap<RequestFlag, usize> = Default::default();
+    let mut mismatch = None;
+    for s in result.trials.iter().filter_map(|t| t.summary.as_ref()) {
+        for (f, n) in &s.flags {
+            *counts.entry(*f).or_insert(0) += n;
+        }
+        mismatch = mismatch.or(s.input_mismatch);
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nrequests flagged (completed and measured, but not as asked):"
+    );
+    for (f, n) in counts {
+        let _ = writeln!(
+            out,
+            "  {}",
+            flag_advice(f, n, mismatch, result.spec.spec.target.tokenizer)
+        );
+    }
+}
+
 fn sequential_section(out: &mut String, result: &RunResult) {
     let Some(u) = &result.spec.spec.trials.until_decided else {
         return;
@@ -179,6 +288,16 @@ pub fn render(result: &RunResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    if result
+        .spec
+        .spec
+        .compare
+        .metrics
+        .iter()
+        .any(|m| m.starts_with("itl"))
+    {
+        batched_section(&mut out, result, &names);
+    }
     sequential_section(&mut out, result);
     // Failed requests are data: a trial that measured with errors says so here, with the
     // counts by kind (its latencies cover only the requests that succeeded).
@@ -210,6 +329,7 @@ pub fn render(result: &RunResult) -> String {
             );
         }
     }
+    flags_section(&mut out, result);
     let failed = result
         .trials
         .iter()

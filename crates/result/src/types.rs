@@ -463,7 +463,57 @@ pub struct RequestLine {
     /// Whether it was a warm-up request (excluded from metrics).
     #[serde(default)]
     pub warmup: bool,
+    /// The line's format ([`crate::REQUEST_RECORD_VERSION`]): 2 writes the request's
+    /// `flags`; a line without it is version 1, whose flags are derived from the record
+    /// ([`crate::metrics::derive`]) when read.
+    #[serde(default = "record_version_1")]
+    pub record_version: u32,
+    /// Conditions of the request that are not failures (version 2; derived from the record
+    /// when it is written, so a reader of the sidecar sees them without re-deriving).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<crate::record::RequestFlag>,
     /// The raw record (instants in ns from the trial's measured start).
     #[serde(flatten)]
     pub record: RequestRecord,
+}
+
+fn record_version_1() -> u32 {
+    1
+}
+
+impl RequestLine {
+    /// A line of the current version, its flags derived from `record`.
+    pub fn new(
+        seq: usize,
+        variant: String,
+        trial: u32,
+        point: usize,
+        warmup: bool,
+        record: RequestRecord,
+    ) -> Self {
+        let flags = if record.error.is_none() {
+            crate::metrics::derive(&record).flags
+        } else {
+            Vec::new()
+        };
+        Self {
+            seq,
+            variant,
+            trial,
+            point,
+            warmup,
+            record_version: crate::REQUEST_RECORD_VERSION,
+            flags,
+            record,
+        }
+    }
+
+    /// The request's flags: those written (version 2), else derived from the record.
+    pub fn request_flags(&self) -> Vec<crate::record::RequestFlag> {
+        if self.record_version >= 2 || self.record.error.is_some() {
+            self.flags.clone()
+        } else {
+            crate::metrics::derive(&self.record).flags
+        }
+    }
 }

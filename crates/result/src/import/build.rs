@@ -243,6 +243,8 @@ fn summary(im: &Imported) -> TrialSummary {
         concurrency_limit_exceeded: false,
         errors: BTreeMap::new(),
         flags: BTreeMap::new(),
+        input_mismatch: None,
+        batched_event_share: None,
         tokens: TokenAccounting {
             usage_output_tokens: im.output_tokens_total.unwrap_or(0),
             ..TokenAccounting::default()

@@ -18,7 +18,7 @@
 //!
 //! Only successful requests get latencies; failed ones count by error kind.
 
-use crate::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestFlag, RequestRecord};
 
 /// Metrics of one request, in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,7 +26,7 @@ pub struct RequestMetrics {
     /// The fatal error, if the request failed.
     pub failure: Option<ErrorKind>,
     /// Non-fatal flags: `no_usage`, `short_output`, `long_output`, `input_length_mismatch`.
-    pub flags: Vec<ErrorKind>,
+    pub flags: Vec<RequestFlag>,
     pub queue_ms: Option<f64>,
     pub ttft_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
@@ -98,7 +98,7 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
     let n_out = match r.usage {
         Some(u) => u64::from(u.completion_tokens),
         None => {
-            m.flags.push(ErrorKind::NoUsage);
+            m.flags.push(RequestFlag::NoUsage);
             client_out
         }
     };
@@ -115,9 +115,9 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
         let t = f64::from(target);
         let n = n_out as f64;
         if n < 0.9 * t {
-            m.flags.push(ErrorKind::ShortOutput);
+            m.flags.push(RequestFlag::ShortOutput);
         } else if n > 1.1 * t {
-            m.flags.push(ErrorKind::LongOutput);
+            m.flags.push(RequestFlag::LongOutput);
         }
     }
     let input_differs = r
@@ -125,7 +125,7 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
         .zip(r.usage)
         .is_some_and(|(exp, u)| exp != u.prompt_tokens);
     if r.input_tokens_exact && input_differs {
-        m.flags.push(ErrorKind::InputLengthMismatch);
+        m.flags.push(RequestFlag::InputLengthMismatch);
     }
     if let Some(t) = &r.server_timings {
         let server = t.ttft_ms.or(match (t.prompt_ms, t.queue_ms) {
@@ -183,7 +183,7 @@ mod tests {
     fn one_token_has_no_tpot_and_no_usage_is_flagged() {
         let m = derive(&ok_record(&[12], None));
         assert_eq!(m.tpot_ms, None);
-        assert_eq!(m.flags, [ErrorKind::NoUsage]);
+        assert_eq!(m.flags, [RequestFlag::NoUsage]);
         assert_eq!(m.n_out, Some(1), "client count, not the requested length");
         assert_eq!(m.n_in, None);
     }
@@ -208,7 +208,7 @@ mod tests {
         let m = derive(&r);
         assert_eq!(
             m.flags,
-            [ErrorKind::ShortOutput, ErrorKind::InputLengthMismatch]
+            [RequestFlag::ShortOutput, RequestFlag::InputLengthMismatch]
         );
         r.usage = Some(Usage {
             prompt_tokens: 4,

@@ -15,7 +15,8 @@ pub use derive::{RequestMetrics, derive, itl_gaps};
 pub use histograms::LatencyHistograms;
 pub use latency::LatencyStats;
 pub use summary::{
-    Slo, SummaryOptions, TokenAccounting, TrialSummary, WindowSummary, metric_names, summarize,
+    InputMismatch, Slo, SummaryOptions, TokenAccounting, TrialSummary, WindowSummary,
+    metric_names, summarize,
 };
 
 #[cfg(test)]

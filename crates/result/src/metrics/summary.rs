@@ -17,7 +17,7 @@ use super::concurrency::{Phase, interval, limit_held_fraction, mean_in_flight, s
 use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::{LatencyStats, STAT_NAMES};
-use crate::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestFlag, RequestRecord};
 
 /// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -148,7 +148,18 @@ pub struct TrialSummary {
     pub errors: BTreeMap<ErrorKind, usize>,
     /// Non-fatal flags by kind (`no_usage`, `short_output`, `long_output`,
     /// `input_length_mismatch`); the requests still count as completed.
-    pub flags: BTreeMap<ErrorKind, usize>,
+    pub flags: BTreeMap<RequestFlag, usize>,
+    /// The requests flagged `input_length_mismatch`: the prompt length sent and the server's
+    /// count of it (medians over those requests). Absent when none was flagged, and in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mismatch: Option<InputMismatch>,
+    /// The share of the successful requests' token events that arrived in one read with
+    /// another event of the same request (so they carry the same receive instant and their
+    /// ITL gap is 0; docs/metrics.md, "ITL and batched events"). Absent without token
+    /// events, and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched_event_share: Option<f64>,
     pub tokens: TokenAccounting,
     /// Client TTFT minus the server's own TTFT, where the server reports one.
     pub ttft_overhead: Option<LatencyStats>,
@@ -158,6 +169,30 @@ pub struct TrialSummary {
     /// read when the window has no value of its own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reported: BTreeMap<String, f64>,
+}
+
+/// The prompt lengths of the requests flagged `input_length_mismatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InputMismatch {
+    /// Tokens sent (the dataset's exact count), median over the flagged requests.
+    pub sent_tokens: u64,
+    /// Tokens the server counted (`usage.prompt_tokens`), median over the flagged requests.
+    pub counted_tokens: u64,
+}
+
+/// Events of `r` that share their receive instant with a neighbouring event of `r`.
+fn batched_events(r: &RequestRecord) -> usize {
+    let e = &r.events;
+    (0..e.len())
+        .filter(|&i| {
+            (i > 0 && e[i - 1].t_ns == e[i].t_ns) || (i + 1 < e.len() && e[i + 1].t_ns == e[i].t_ns)
+        })
+        .count()
+}
+
+fn median(mut v: Vec<u64>) -> Option<u64> {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
 }
 
 /// Names accepted by [`TrialSummary::metric`] (the catalogue's).
@@ -236,6 +271,8 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
 
     let mut errors = BTreeMap::new();
     let mut flags = BTreeMap::new();
+    let (mut sent, mut counted) = (Vec::new(), Vec::new());
+    let (mut events, mut batched) = (0usize, 0usize);
     let mut tokens = TokenAccounting::default();
     let mut hist = HistogramSet::default();
     let mut overhead = Vec::new();
@@ -246,7 +283,15 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         }
         for f in &m.flags {
             *flags.entry(*f).or_insert(0) += 1;
+            if *f == RequestFlag::InputLengthMismatch
+                && let (Some(exp), Some(u)) = (r.expected_input_tokens, r.usage)
+            {
+                sent.push(u64::from(exp));
+                counted.push(u64::from(u.prompt_tokens));
+            }
         }
+        events += r.events.len();
+        batched += batched_events(r);
         let client = r.client_output_tokens();
         match r.usage {
             Some(u) => {
@@ -331,6 +376,13 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
         flags,
+        input_mismatch: median(sent)
+            .zip(median(counted))
+            .map(|(sent_tokens, counted_tokens)| InputMismatch {
+                sent_tokens,
+                counted_tokens,
+            }),
+        batched_event_share: (events > 0).then(|| batched as f64 / events as f64),
         tokens,
         ttft_overhead: LatencyStats::from_values(overhead),
         histograms: hist.encode(),

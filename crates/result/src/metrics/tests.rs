@@ -1,7 +1,7 @@
 //! Summaries of hand-built records with known answers.
 
 use super::*;
-use crate::record::{ErrorKind, RequestRecord, TokenEvent, Usage};
+use crate::record::{ErrorKind, RequestFlag, RequestRecord, TokenEvent, Usage};
 
 const MS: u64 = 1_000_000;
 
@@ -121,8 +121,8 @@ fn failures_flags_and_goodput() {
     );
     assert_eq!(s.errors.get(&ErrorKind::Http { status: 503 }), Some(&1));
     assert_eq!(s.errors.get(&ErrorKind::NotSent), Some(&1));
-    assert_eq!(s.flags.get(&ErrorKind::ShortOutput), Some(&1));
-    assert_eq!(s.flags.get(&ErrorKind::NoUsage), Some(&1));
+    assert_eq!(s.flags.get(&RequestFlag::ShortOutput), Some(&1));
+    assert_eq!(s.flags.get(&RequestFlag::NoUsage), Some(&1));
     assert_eq!(s.all.error_rate, Some(2.0 / 5.0));
     assert_eq!(s.tokens.requests_without_usage, 1);
     assert_eq!(s.all.output_tokens, 13, "5 (client count) + 5 + 3");

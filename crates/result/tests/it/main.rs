@@ -1,4 +1,5 @@
 //! The integration tests of servebench-result, in one test binary (one link, one process).
 
 mod catalogue;
+mod request_flags;
 mod result_schema_drift;

@@ -116,13 +116,31 @@ impl Progress {
                 // A trial whose requests all failed has no latency: "—", not "NaN".
                 let shown =
                     |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.1}"));
-                format!(
+                let mut line = format!(
                     "{} tok/s out, ttft p50 {} ms, {} ok / {} failed",
                     shown(s.metric("output_throughput")),
                     shown(s.metric("ttft_p50")),
                     s.all.completed,
                     s.all.failed
-                )
+                );
+                // Flags are not failures, but a number may not mean what it seems: say so.
+                let flagged: Vec<String> = s
+                    .flags
+                    .iter()
+                    .map(|(f, n)| match (f, s.input_mismatch) {
+                        (servebench_result::record::RequestFlag::InputLengthMismatch, Some(m)) => {
+                            format!(
+                                "{n} {f} (server counted {} prompt tokens for {} sent)",
+                                m.counted_tokens, m.sent_tokens
+                            )
+                        }
+                        _ => format!("{n} {f}"),
+                    })
+                    .collect();
+                if !flagged.is_empty() {
+                    line.push_str(&format!(" — flagged: {}", flagged.join(", ")));
+                }
+                line
             }
             _ => format!("FAILED: {}", t.failure.as_deref().unwrap_or("?")),
         };
