@@ -236,3 +236,31 @@ fn a_mooncake_trace_shares_its_hash_id_blocks() {
         seen.extend(ids);
     }
 }
+
+#[test]
+fn a_trace_going_backwards_is_refused_before_any_server_starts() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = std::fs::read_to_string(repo().join("crates/cli/tests/specs/trace-plain.yaml"))
+        .expect("spec")
+        .replace("trace-plain.jsonl", "trace-backwards.jsonl");
+    // The trace path made absolute: the spec is written to a temporary folder.
+    let spec = spec.replace(
+        "../../../runner/tests/fixtures/",
+        &format!("{}/", repo().join("crates/runner/tests/fixtures").display()),
+    );
+    let path = dir.path().join("trace-backwards.yaml");
+    std::fs::write(&path, spec).expect("write");
+    let out = sb()
+        .current_dir(dir.path())
+        .args(["run", "--no-bars", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .arg(&path)
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("trace-backwards.jsonl:3: timestamp 10 is earlier than 20 on line 2"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("starting server"), "{stderr}");
+}

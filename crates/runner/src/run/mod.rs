@@ -129,6 +129,8 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
+    workload::check_files(&spec.file, &spec_dir)
+        .map_err(|e| RunError::Setup(format!("workload.dataset: {e}")))?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;

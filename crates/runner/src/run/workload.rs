@@ -73,6 +73,46 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
     cfg
 }
 
+/// Reads and checks the dataset files of a run before anything starts, so that a bad file is
+/// refused with its line before a server is launched: a trace's every line and its window.
+pub(super) fn check_files(spec: &SpecFile, spec_dir: &Path) -> Result<(), DatasetError> {
+    let d = &spec.spec.workload.dataset;
+    if d.kind != DatasetKind::Trace {
+        return Ok(());
+    }
+    let t = d.trace.clone().unwrap_or_else(default_trace);
+    let (layout, unit) = trace_layout(&t);
+    let entries = load_trace(
+        &spec_dir.join(d.path.clone().unwrap_or_default()),
+        layout,
+        unit,
+    )?;
+    let window = trace_window(&t);
+    TraceBuilder::new(&entries, window, layout, false, crate::dataset::WordCount).map(|_| ())
+}
+
+fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
+    let layout = match t.format {
+        TraceFormat::Plain => TraceLayout::Plain,
+        TraceFormat::Mooncake => TraceLayout::Mooncake {
+            block_tokens: t.block_tokens,
+        },
+    };
+    let unit = match t.timestamp_unit {
+        TimestampUnit::Ms => 1.0,
+        TimestampUnit::S => 1000.0,
+    };
+    (layout, unit)
+}
+
+fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
+    TraceWindow {
+        start: t.start.get(),
+        duration: t.duration.map(|d| d.get()),
+        requests: t.requests.map(|n| n as usize),
+    }
+}
+
 /// The `trace` block's defaults, for a trace dataset given without one.
 fn default_trace() -> servebench_spec::Trace {
     serde_json::from_str("{}").expect("every trace field has a default")
@@ -196,23 +236,10 @@ impl PromptSource {
             }
             DatasetKind::Trace => {
                 let t = d.trace.clone().unwrap_or_else(default_trace);
-                let layout = match t.format {
-                    TraceFormat::Plain => TraceLayout::Plain,
-                    TraceFormat::Mooncake => TraceLayout::Mooncake {
-                        block_tokens: t.block_tokens,
-                    },
-                };
-                let unit = match t.timestamp_unit {
-                    TimestampUnit::Ms => 1.0,
-                    TimestampUnit::S => 1000.0,
-                };
+                let (layout, unit) = trace_layout(&t);
                 let path = spec_dir.join(d.path.clone().unwrap_or_default());
                 let entries = load_trace(&path, layout, unit)?;
-                let window = TraceWindow {
-                    start: t.start.get(),
-                    duration: t.duration.map(|d| d.get()),
-                    requests: t.requests.map(|n| n as usize),
-                };
+                let window = trace_window(&t);
                 let builder = TraceBuilder::new(
                     &entries,
                     window,
