@@ -6,6 +6,12 @@ output.
     python3 bench/history.py generate [--scenario cv07] [--seeds 100] [--jobs 2] [--work DIR]
     python3 bench/history.py analyse  [--scenario cv07] [--work DIR] [--bin PATH]
     python3 bench/history.py bound    [--trials 5] [--cv 0.07] [--step 1.05]
+    python3 bench/history.py example  [--bin PATH]
+
+`example` makes the committed example history, results/history-example/: 16 short runs of
+one two-variant spec (spec.yaml there) with a ×1.10 step from run 9 on and one ×1.3 outlier
+run (run 5), the result files without their request sidecars, `servebench history`'s text
+(history.txt) and its report (report/).
 
 A *seed* is one synthetic history: RUNS (30) runs of one small spec, each of 5 trials with one
 server start per trial (so every trial draws its own speed factor: trial CV = --speed-cv), one
@@ -14,8 +20,10 @@ run, drawn per seed from runs 3–12 and 20–28, costs 1.3× (an outlier run). 
 the simulator through `${env.SB_STEP_SCALE}` in the spec's server args: the spec, its hash and
 the fingerprint are the same in every run, as when an engine changes underneath a benchmark.
 
-Scenarios: cv07 (--speed-cv 0.07, the issue's setting) and cv035 (--speed-cv 0.035: the same
-step at twice the signal-to-noise ratio).
+Scenarios: cv07 (--speed-cv 0.07, the issue's setting, --time-scale 0.2: 40 ms trials, whose
+timing jitter on a busy machine adds to the trial CV), cv07-ts1 (the same at --time-scale 1:
+200 ms trials, five times longer to generate, a trial CV closer to the 7% asked for) and
+cv035 (--speed-cv 0.035: the same step at twice the signal-to-noise ratio).
 
 `generate` keeps every run in --work (default /tmp/servebench-history-bench), one folder per
 scenario and seed, with `truth.json` (which run had which step scale); a seed interrupted
@@ -57,7 +65,8 @@ STEP = 1.05
 OUTLIER = 1.3
 NAME = "history-bench"
 
-SCENARIOS = {"cv07": "0.07", "cv035": "0.035"}
+# scenario → (--speed-cv, --time-scale)
+SCENARIOS = {"cv07": ("0.07", "0.2"), "cv07-ts1": ("0.07", "1"), "cv035": ("0.035", "0.2")}
 
 SPEC = """apiVersion: servebench/v1alpha1
 kind: Experiment
@@ -67,7 +76,7 @@ metadata:
 spec:
   server:
     command: ["${{servebench}}", sim]
-    args: [--port, "${{port}}", --time-scale, "0.2", --speed-cv, "{cv}",
+    args: [--port, "${{port}}", --time-scale, "{ts}", --speed-cv, "{cv}",
            --step-scale, "${{env.SB_STEP_SCALE}}"]
     readiness: {{http: {{path: /health}}, interval: 10ms, timeout: 30s}}
     stop: {{signal: SIGTERM, grace: 5s}}
@@ -145,7 +154,8 @@ def generate_seed(exe, work, scenario, seed):
     folder = seed_dir(work, scenario, seed)
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "spec.yaml"
-    spec.write_text(SPEC.format(name=NAME, cv=SCENARIOS[scenario], seed=seed))
+    cv, ts = SCENARIOS[scenario]
+    spec.write_text(SPEC.format(name=NAME, cv=cv, ts=ts, seed=seed))
     plan = scales(seed)
     done = results_of(folder)
     took = 0.0
@@ -163,7 +173,8 @@ def generate_seed(exe, work, scenario, seed):
     truth = {"runs": [{"run": i + 1, "run_id": f.stem, "step_scale": s}
                       for i, (f, s) in enumerate(zip(done, plan))],
              "step_at": STEP_AT, "outlier": outlier_run(seed), "scenario": scenario,
-             "speed_cv": float(SCENARIOS[scenario])}
+             "speed_cv": float(SCENARIOS[scenario][0]),
+             "time_scale": float(SCENARIOS[scenario][1])}
     (folder / "truth.json").write_text(json.dumps(truth, indent=1))
     return seed, took, None
 
@@ -248,7 +259,7 @@ def analyse(args):
         print(f"no complete seed under {work / args.scenario}", file=sys.stderr)
         return 2
     print(f"scenario {args.scenario}: {n} seeds × {RUNS} runs of 5 trials "
-          f"(--speed-cv {SCENARIOS[args.scenario]}), step ×{STEP} from run {STEP_AT}, "
+          f"(--speed-cv {SCENARIOS[args.scenario][0]}, --time-scale {SCENARIOS[args.scenario][1]}), step ×{STEP} from run {STEP_AT}, "
           f"one outlier run ×{OUTLIER}")
     print(f"  trial CV of output_throughput (pooled within-run SD of log values): "
           f"{math.sqrt(statistics.fmean(r['log_var'] for r in rows)):.4f}")
@@ -284,6 +295,74 @@ def bound(args):
     return 0
 
 
+EXAMPLE_SPEC = """apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata:
+  name: history-example
+  description: bench/history.py example — 16 short runs with a step from run 9 and an outlier run 5
+spec:
+  server:
+    command: ["${servebench}", sim]
+    args: [--port, "${port}", --time-scale, "1", --speed-cv, "0.03",
+           --step-scale, "${env.SB_STEP_SCALE}"]
+    readiness: {http: {path: /health}, interval: 10ms, timeout: 30s}
+    stop: {signal: SIGTERM, grace: 5s}
+  target: {api: openai-completions, model: sim-model, tokenizer: server}
+  variants:
+    - {name: base, baseline: true, server: {args: [--label, base]}}
+    - {name: cand, server: {args: [--label, cand, --decode-base-ms, "9"]}}
+  workload:
+    dataset: {kind: random, input_tokens: 32, output_tokens: 16}
+    ignore_eos: true
+    seed: 7
+    requests: 16
+    warmup_requests: 2
+    request_rate: inf
+    request_timeout: 20s
+  sweep: {max_concurrency: [16]}
+  trials: {count: 3, order: interleaved}
+  compare:
+    metrics: [output_throughput, tpot_p50]
+    threshold: 0.02
+"""
+EXAMPLE_RUNS = 16
+EXAMPLE_STEP_AT = 9
+EXAMPLE_OUTLIER = 5
+
+
+def example(args):
+    out = REPO / "results" / "history-example"
+    if args.bin:
+        exe = Path(args.bin).resolve()
+    else:
+        subprocess.run(["cargo", "build", "-p", "servebench"], cwd=REPO, check=True)
+        exe = REPO / "target" / "debug" / "servebench"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    spec = out / "spec.yaml"
+    spec.write_text(EXAMPLE_SPEC)
+    t0 = time.monotonic()
+    for r in range(1, EXAMPLE_RUNS + 1):
+        scale = 1.3 if r == EXAMPLE_OUTLIER else (1.10 if r >= EXAMPLE_STEP_AT else 1.0)
+        env = dict(__import__("os").environ, SB_STEP_SCALE=str(scale))
+        subprocess.run([str(exe), "run", "--quiet", "--no-bars", "--results-dir",
+                        str(REPO / "results"), str(spec.relative_to(REPO))],
+                       cwd=REPO, check=True, env=env, timeout=600)
+        for p in out.glob("*.requests.jsonl*"):
+            p.unlink()
+        for p in out.glob("*.logs"):
+            shutil.rmtree(p, ignore_errors=True)
+        time.sleep(1.1)  # run ids and start times a second apart at least
+    print(f"example: {EXAMPLE_RUNS} runs in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    rel = out.relative_to(REPO)
+    text = subprocess.run([str(exe), "history", str(rel), "-o", str(rel / "report")],
+                          cwd=REPO, check=True, capture_output=True, text=True).stdout
+    (out / "history.txt").write_text(f"$ servebench history {rel} -o {rel}/report\n{text}")
+    print(text)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -302,8 +381,11 @@ def main():
     b.add_argument("--cv", type=float, default=0.07)
     b.add_argument("--step", type=float, default=STEP)
     b.add_argument("--draws", type=int, default=20000)
+    e = sub.add_parser("example")
+    e.add_argument("--bin")
     args = ap.parse_args()
-    return {"generate": generate, "analyse": analyse, "bound": bound}[args.cmd](args)
+    return {"generate": generate, "analyse": analyse, "bound": bound,
+            "example": example}[args.cmd](args)
 
 
 if __name__ == "__main__":

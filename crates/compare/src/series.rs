@@ -111,10 +111,10 @@ pub(crate) fn extend_flag(
         return false;
     };
     for f in flags.iter_mut().filter(|f| f.id == FlagId::StaleBaseline) {
-        f.evidence = format!("{} {text}", f.evidence);
+        f.evidence = format!("{}. {text}", f.evidence.trim_end_matches('.'));
         f.action = format!(
-            "{} Re-baseline: the baseline variant's level moved after the baseline run.",
-            f.action
+            "{}. Re-baseline: the baseline variant's level moved after the baseline run.",
+            f.action.trim_end_matches('.')
         );
     }
     true

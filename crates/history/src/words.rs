@@ -141,11 +141,14 @@ pub fn baseline_message(
     since: &RunRef,
     moved: Option<&ChangeReport>,
 ) -> String {
+    let when = match age(age_days).as_str() {
+        "just now" => "just now".to_owned(),
+        a => format!("{a} ago"),
+    };
     let head = format!(
-        "{} {}: baseline from {} ago ({})",
+        "{} {}: baseline from {when} ({})",
         c.metric,
         c.label,
-        age(age_days),
         run(latest)
     );
     match moved {
