@@ -90,7 +90,11 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         .filter(char::is_ascii_digit)
         .take(14)
         .collect();
-    let stamp = format!("{}T{}Z", &digits[..8.min(digits.len())], &digits[8.min(digits.len())..]);
+    let stamp = format!(
+        "{}T{}Z",
+        &digits[..8.min(digits.len())],
+        &digits[8.min(digits.len())..]
+    );
     let script_path = dir.join(format!("submit-{stamp}.sbatch"));
     let out_path = dir.join(format!("submit-{stamp}.out"));
     let mut head = vec![
@@ -239,7 +243,9 @@ fn copy_new(path: &Path, printed: &mut u64, tail: &mut String) {
     tail.push_str(&String::from_utf8_lossy(&buf));
     if tail.len() > 4096 {
         let cut = tail.len() - 2048;
-        let cut = (cut..tail.len()).find(|&i| tail.is_char_boundary(i)).unwrap_or(0);
+        let cut = (cut..tail.len())
+            .find(|&i| tail.is_char_boundary(i))
+            .unwrap_or(0);
         *tail = tail[cut..].to_owned();
     }
 }

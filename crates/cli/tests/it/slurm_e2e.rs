@@ -201,7 +201,7 @@ fn a_rank_killed_mid_trial_fails_the_trial_with_its_name_and_log_and_the_run_goe
     let sb = servebench_bin();
     // One trial per variant at c=1 of 40 requests × 64 tokens × 4 ms: about 10 s, of which
     // rank 1 of the first block sees about 1.5 s.
-    let mut child = Command::new("timeout")
+    let child = Command::new("timeout")
         .arg("300")
         .arg("salloc")
         .args([

@@ -138,8 +138,7 @@ fn mentions(server: &Server, spec: &SpecFile, r: &Reference) -> bool {
                 .iter()
                 .flat_map(|v| v.server.args.iter().chain(v.server.env.values())),
         );
-    let found = strings
+    strings
         .into_iter()
-        .any(|s| references(s).unwrap_or_default().contains(r));
-    found
+        .any(|s| references(s).unwrap_or_default().contains(r))
 }

@@ -512,14 +512,9 @@ impl Step {
 
     /// The safety net of a dropped, unstopped server: `scancel JOB.STEP`, without waiting.
     pub(crate) fn kill_now(&self) {
-        let target = self
-            .record
-            .step_id
-            .clone()
-            .unwrap_or_else(|| format!("{}", self.record.job_id));
-        if self.record.step_id.is_some() {
+        if let Some(id) = &self.record.step_id {
             let _ = std::process::Command::new("scancel")
-                .arg(&target)
+                .arg(id)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
