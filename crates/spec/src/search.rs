@@ -194,7 +194,8 @@ impl Grid {
 /// The most points a grid of `search` can have, whatever its offset.
 pub fn max_grid_len(search: &Search) -> usize {
     let (scale, step) = scale_and_step(search);
-    if !(step > 0.0) || !(search.upper > search.lower) || !(search.lower > 0.0) {
+    let ordered = step > 0.0 && search.upper > search.lower && search.lower > 0.0;
+    if !ordered {
         return 2;
     }
     let span = if search.axis == SearchAxis::MaxConcurrency {
@@ -327,7 +328,7 @@ pub fn next_step(len: usize, start: Option<usize>, outcomes: &[(usize, bool)]) -
 /// `2⌈log₂ len⌉ + 1` (an upper bound, checked exhaustively for small grids by the unit
 /// tests).
 pub fn worst_case_trials(len: usize, warm: bool) -> u32 {
-    let log2_ceil = |n: usize| (usize::BITS - n.saturating_sub(1).leading_zeros()).max(0);
+    let log2_ceil = |n: usize| usize::BITS - n.saturating_sub(1).leading_zeros();
     if warm {
         2 * log2_ceil(len.max(1)) + 1
     } else {
