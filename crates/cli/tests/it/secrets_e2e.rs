@@ -15,11 +15,15 @@ use common::{read_json, result_file, walk, write_spec};
 
 const KEY: &str = "sk-sbtest-7Qx9Lr2mZc4Vt8Hn";
 const ENV: &str = "SERVEBENCH_TEST_SECRET_KEY";
+/// A header value read from the environment (`target.headers`): redacted like the key.
+const HEADER: &str = "hdr-sbtest-4Kp8Wd1sQe6Zy";
+const HEADER_ENV: &str = "SERVEBENCH_TEST_SECRET_HEADER";
 
 /// `servebench` in `dir` with the key in its environment.
 fn sb(dir: &Path) -> Command {
     let mut c = common::sb(dir);
     c.env(ENV, KEY);
+    c.env(HEADER_ENV, HEADER);
     c
 }
 
@@ -45,7 +49,12 @@ spec:
     verify:
       - log_contains: "api_key=required"
     stop: {{signal: SIGTERM, grace: 5s}}
-  target: {{api: openai-chat, model: sim-model, tokenizer: server, api_key_env: {ENV}}}
+  target:
+    api: openai-chat
+    model: sim-model
+    tokenizer: server
+    api_key_env: {ENV}
+    headers: {{X-Bench-Token: "${{env.{HEADER_ENV}}}"}}
   variants:
     - name: a
       baseline: true
@@ -86,6 +95,7 @@ spec:
         0,
     );
     assert!(!said.contains(KEY), "the key was printed:\n{said}");
+    assert!(!said.contains(HEADER), "the header was printed:\n{said}");
 
     let files = walk(dir.path());
     let kinds = |ext: &str| {

@@ -153,6 +153,7 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             api: ApiKind::Completions,
             model: "sim-model".into(),
             api_key: None,
+            headers: Vec::new(),
         };
         let mut cfg = LoadConfig::new(requests);
         cfg.max_concurrency = Some(concurrency);

@@ -42,13 +42,22 @@ pub trait TokenCounter: Send {
 pub enum TokenizerSpec {
     /// The target server's `/tokenize` endpoint.
     Server {
+        /// The server's base URL.
         base_url: String,
+        /// The tokenize endpoint's path (`/tokenize`).
         path: String,
+        /// The `model` field sent, where the server wants one.
         model: Option<String>,
+        /// Bearer token, if the server needs one.
         api_key: Option<String>,
+        /// Extra headers sent with every request (`target.headers`, resolved).
+        headers: Vec<(String, String)>,
     },
     /// A local Hugging Face `tokenizer.json`.
-    Local { path: PathBuf },
+    Local {
+        /// Path of the `tokenizer.json`.
+        path: PathBuf,
+    },
     /// No tokenizer: approximate lengths (whitespace words), flagged as approximate.
     None,
 }
@@ -70,6 +79,7 @@ pub struct ServerTokenizer {
     url: reqwest::Url,
     model: Option<String>,
     auth: Option<HeaderValue>,
+    headers: reqwest::header::HeaderMap,
     style: TokenizeStyle,
     round_trips: u64,
 }
@@ -93,6 +103,22 @@ struct TokenizeResponse {
 }
 
 impl ServerTokenizer {
+    /// Extra headers sent with every request (`target.headers`); values are kept sensitive.
+    pub fn set_headers(&mut self, headers: &[(String, String)]) -> Result<(), DatasetError> {
+        for (k, v) in headers {
+            let bad = || {
+                DatasetError::Tokenize(format!(
+                    "the header `{k}` of target.headers is not a valid HTTP header"
+                ))
+            };
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| bad())?;
+            let mut value = HeaderValue::from_str(v).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            self.headers.append(name, value);
+        }
+        Ok(())
+    }
+
     /// `base_url` + `path` (normally `/tokenize`).
     pub fn new(
         base_url: &str,
@@ -128,6 +154,7 @@ impl ServerTokenizer {
             url,
             model,
             auth,
+            headers: reqwest::header::HeaderMap::new(),
             style,
             round_trips: 0,
         })

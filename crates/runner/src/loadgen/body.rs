@@ -144,6 +144,7 @@ mod tests {
             api,
             model: "m".into(),
             api_key: None,
+            headers: Vec::new(),
         }
     }
 

@@ -79,6 +79,12 @@ pub enum ClientError {
     /// The API key cannot be sent as a header.
     #[error("the API key is not a valid HTTP header value")]
     InvalidApiKey,
+    /// A `target.headers` entry cannot be sent (its value is not shown: it may be secret).
+    #[error(
+        "the header `{0}` of target.headers is not a valid HTTP header (a name of letters, digits \
+         and `-`, a value without line breaks)"
+    )]
+    InvalidHeader(String),
     /// The HTTP client could not be built.
     #[error("building the HTTP client: {0}")]
     Build(String),
@@ -90,6 +96,7 @@ pub struct HttpClient {
     http: reqwest::Client,
     url: reqwest::Url,
     auth: Option<HeaderValue>,
+    headers: reqwest::header::HeaderMap,
 }
 
 /// Longest error body kept from a non-2xx response.
@@ -123,7 +130,20 @@ impl HttpClient {
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|e| ClientError::Build(e.to_string()))?;
-        Ok(HttpClient { http, url, auth })
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (k, v) in &target.headers {
+            let bad = || ClientError::InvalidHeader(k.clone());
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| bad())?;
+            let mut value = HeaderValue::from_str(v).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            headers.append(name, value);
+        }
+        Ok(HttpClient {
+            http,
+            url,
+            auth,
+            headers,
+        })
     }
 
     fn request(&self, body: Bytes) -> reqwest::Request {
@@ -133,6 +153,9 @@ impl HttpClient {
         h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         if let Some(a) = &self.auth {
             h.insert(AUTHORIZATION, a.clone());
+        }
+        for (k, v) in &self.headers {
+            h.append(k, v.clone());
         }
         *req.body_mut() = Some(reqwest::Body::from(body));
         req

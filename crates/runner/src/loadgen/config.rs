@@ -40,6 +40,9 @@ pub struct Target {
     pub model: String,
     /// Sent as `Authorization: Bearer …`; never logged, serialised or printed.
     pub api_key: Option<String>,
+    /// Extra request headers (`target.headers`, resolved), sent with every request; their
+    /// values are never logged, serialised or printed.
+    pub headers: Vec<(String, String)>,
 }
 
 impl fmt::Debug for Target {
@@ -49,6 +52,14 @@ impl fmt::Debug for Target {
             .field("api", &self.api)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| (k.as_str(), "<redacted>"))
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -308,6 +319,7 @@ mod tests {
             api: ApiKind::Chat,
             model: "m".into(),
             api_key: Some("sk-secret".into()),
+            headers: vec![("X-Token".into(), "hdr-secret".into())],
         };
         let s = format!("{t:?}");
         assert!(!s.contains("sk-secret") && s.contains("redacted"), "{s}");

@@ -195,9 +195,9 @@ async fn missing_usage_is_flagged_not_filled_in() {
     assert_eq!(r.error, None);
     assert_eq!(r.usage, None);
     let s = &out.summary;
-    assert_eq!(s.flags.get(&ErrorKind::NoUsage), Some(&1));
+    assert_eq!(s.flags.get(&servebench_result::record::RequestFlag::NoUsage), Some(&1));
     // Requested 3 tokens, got 2 (client count): short output is flagged too.
-    assert_eq!(s.flags.get(&ErrorKind::ShortOutput), Some(&1));
+    assert_eq!(s.flags.get(&servebench_result::record::RequestFlag::ShortOutput), Some(&1));
     assert_eq!(
         s.all.output_tokens, 2,
         "the client's count, never the requested length"
@@ -215,6 +215,7 @@ async fn connection_refused_is_connect() {
         api: ApiKind::Completions,
         model: "m".into(),
         api_key: Some("sk-test".into()),
+        headers: Vec::new(),
     };
     for transport in [Transport::Lean, Transport::Reqwest] {
         let cfg = LoadConfig {

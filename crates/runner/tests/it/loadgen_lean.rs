@@ -85,6 +85,7 @@ async fn trial(url: String, requests: usize) -> servebench_runner::loadgen::Tria
         api: ApiKind::Completions,
         model: "m".into(),
         api_key: None,
+        headers: Vec::new(),
     };
     let mut cfg = LoadConfig::new(requests);
     cfg.max_concurrency = Some(1);

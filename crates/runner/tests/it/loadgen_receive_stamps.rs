@@ -95,6 +95,7 @@ async fn trial(kernel_stamps: bool) -> TrialOutcome {
         api: ApiKind::Completions,
         model: "m".into(),
         api_key: None,
+        headers: Vec::new(),
     };
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = Some(1);

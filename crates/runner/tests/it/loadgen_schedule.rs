@@ -67,6 +67,7 @@ fn target() -> Target {
         api: ApiKind::Completions,
         model: "m".into(),
         api_key: None,
+        headers: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@ fn target(s: &SimHandle, api: ApiKind) -> Target {
         api,
         model: "sim-model".into(),
         api_key: None,
+        headers: Vec::new(),
     }
 }
 

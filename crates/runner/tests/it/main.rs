@@ -6,6 +6,7 @@ mod server_support;
 mod dataset_llamacpp_tokenize;
 mod loadgen_concurrency;
 mod loadgen_edge_cases;
+mod loadgen_headers;
 mod loadgen_lean;
 mod loadgen_receive_stamps;
 mod loadgen_schedule;

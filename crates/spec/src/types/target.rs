@@ -29,8 +29,8 @@ pub struct Target {
     /// Name of the environment variable holding the API key (never the key itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
-    /// Extra request headers sent with every request (generation, `/tokenize`, readiness
-    /// and verify probes), e.g. `{X-Tenant: bench}`. A value may read the environment with
+    /// Extra request headers sent with every generation and `/tokenize` request (not with
+    /// the readiness and verify probes of a launched server), e.g. `{X-Tenant: bench}`. A value may read the environment with
     /// `${env.NAME}`; resolved values are never written anywhere. A header whose name holds
     /// a secret (`Authorization`, `Cookie`, `*key*`, `*token*`…) must take its value from
     /// `${env.NAME}`, so the spec and result never hold it.

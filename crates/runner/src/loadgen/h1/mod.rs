@@ -162,6 +162,15 @@ impl LeanClient {
             head.push_str(k);
             head.push_str("\r\n");
         }
+        for (k, v) in &target.headers {
+            if !valid_header(k, v) {
+                return Err(ClientError::InvalidHeader(k.clone()));
+            }
+            head.push_str(k);
+            head.push_str(": ");
+            head.push_str(v);
+            head.push_str("\r\n");
+        }
         head.push_str("content-length: ");
         Ok(LeanClient {
             addrs,
@@ -475,4 +484,14 @@ impl Body {
             self.done = true;
         }
     }
+}
+
+/// A header line we can write: an RFC 9110 token name and a value without control characters.
+fn valid_header(name: &str, value: &str) -> bool {
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    !name.is_empty()
+        && name.bytes().all(tchar)
+        && value
+            .bytes()
+            .all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f))
 }

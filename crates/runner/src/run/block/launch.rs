@@ -99,6 +99,14 @@ impl BlockContext<'_> {
         let log_path = log_dir.join(format!("block-{:03}-{}.log", block.index + 1, variant.name));
         let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
         secrets.extend(env_secret_values(server_spec, variant));
+        // Header values read from the environment (target.headers) are redacted too.
+        secrets.extend(
+            self.headers
+                .iter()
+                .zip(self.spec.spec.target.headers.values())
+                .filter(|((_, v), raw)| raw.contains("${env.") && !v.is_empty())
+                .map(|((_, v), _)| v.clone()),
+        );
         let launch = ServerLaunch {
             argv: argv.clone(),
             env: env.clone(),

@@ -28,6 +28,8 @@ pub(super) struct BlockContext<'a> {
     spec_dir: PathBuf,
     store: &'a ResultStore,
     api_key: Option<String>,
+    /// `target.headers` with `${env.NAME}` resolved; never written anywhere.
+    pub(super) headers: Vec<(String, String)>,
     /// Variants whose verify failed: not measured again in this run.
     refused: BTreeMap<String, String>,
 }
@@ -49,6 +51,16 @@ impl<'a> BlockContext<'a> {
             })?),
             None => None,
         };
+        let mut headers = Vec::new();
+        for (name, value) in &spec.file.spec.target.headers {
+            let ctx = Context {
+                env: true,
+                ..Context::default()
+            };
+            let v = resolve(value, &ctx)
+                .map_err(|e| RunError::Setup(format!("target.headers.{name}: {e}")))?;
+            headers.push((name.clone(), v));
+        }
         Ok(Self {
             spec: &spec.file,
             plan,
@@ -56,6 +68,7 @@ impl<'a> BlockContext<'a> {
             spec_dir: spec_dir.to_owned(),
             store,
             api_key,
+            headers,
             refused: BTreeMap::new(),
         })
     }

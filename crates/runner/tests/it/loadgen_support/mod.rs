@@ -85,6 +85,7 @@ impl TestServer {
             api,
             model: "test".into(),
             api_key: None,
+            headers: Vec::new(),
         }
     }
 }
