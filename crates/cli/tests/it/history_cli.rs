@@ -198,3 +198,66 @@ fn compare_across_runs_cites_a_step_in_the_baselines_series() {
     assert!(report["comparisons"][0]["baseline_series"].is_null());
     let _ = read_json(&files[0]);
 }
+
+#[test]
+fn a_git_range_is_read_without_a_checkout() {
+    let dir = scratch("history_cli", "git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    let results = dir.join("results");
+    for i in 0..8 {
+        write_run(&results, i, if i < 4 { 1.0 } else { 0.9 });
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", &format!("run {}", i + 1)]);
+    }
+    // The working tree loses the files: the range still has them.
+    std::fs::remove_dir_all(&results).expect("rm");
+    let out = sb(&dir)
+        .args(["history", "--json", "--metric", "output_throughput"])
+        .args(["--git", "HEAD~3..HEAD", "results"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let h: Value = serde_json::from_slice(&out).expect("JSON");
+    assert_eq!(h["sources"][0], "git HEAD~3..HEAD results");
+    let runs = h["specs"][0]["series"][0]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 8, "the newest commit holds every run");
+    assert!(
+        runs[7]["file"]
+            .as_str()
+            .expect("file")
+            .contains(":results/")
+    );
+    assert!(runs[7]["commit"].is_string());
+    // Outside a repository: an error naming the git command.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let err = sb(outside.path())
+        .args(["history", "--git", "HEAD", "results"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&err).contains("git rev-list"),
+        "{}",
+        String::from_utf8_lossy(&err)
+    );
+}
