@@ -36,13 +36,15 @@ mod store;
 pub mod table;
 mod types;
 
-pub use search::{
-    CapacityLook, RatioLook, SearchBlock, SearchLog, SearchLook, SearchOutcome, SearchStep,
-};
 pub use looks::{
     CellLook, LookRecord, MetricLook, StopReason, cell_is_open, cell_looks, cell_stop_reason,
 };
-pub use store::{ResultStore, StoreError, load_result, write_json_atomic};
+pub use search::{
+    CapacityLook, RatioLook, SearchBlock, SearchLog, SearchLook, SearchOutcome, SearchStep,
+};
+pub use store::{
+    ResultStore, StoreError, load_result, read_requests, sidecar_path, write_json_atomic,
+};
 pub use types::*;
 
 /// Version of the result format; bumped when its meaning changes. 2: request flags

@@ -117,7 +117,16 @@ impl<'de> Deserialize<'de> for ErrorKind {
 /// them, `TrialSummary::flags`). Serialised as `no_usage`, `short_output`, `long_output`,
 /// `input_length_mismatch`.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
@@ -252,7 +261,10 @@ pub struct RequestRecord {
     /// Response headers received.
     pub headers_ns: Option<u64>,
     /// Token-bearing events (non-empty text, content, reasoning or tool call), in order.
-    /// Role-only, usage-only and `[DONE]` events are not here.
+    /// Role-only, usage-only and `[DONE]` events are not here. Written compactly
+    /// ([`EventTimes`]: the first instant in ns, then gaps in µs); read in either form.
+    #[serde(with = "event_wire")]
+    #[schemars(with = "EventsWire")]
     pub events: Vec<TokenEvent>,
     /// The response fully consumed, or the request failed.
     pub end_ns: Option<u64>,
@@ -310,6 +322,111 @@ impl RequestRecord {
                 self.error_detail = Some(d);
             }
         }
+    }
+}
+
+/// The events of a request as written since record version 2: the first event's instant
+/// in ns, each later one as the gap in µs from the one before (instants rounded to the µs,
+/// so equal instants — events of one read — stay equal), and the tokens per event only when
+/// some event carried other than 1. About 4× smaller than `[t_ns, tokens]` pairs before
+/// compression and far more compressible (docs/performance.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EventTimes {
+    /// Instant of the first event, in ns from the trial start.
+    pub t0_ns: u64,
+    /// For each later event, its instant minus the previous one's, both rounded to the µs.
+    pub dt_us: Vec<u64>,
+    /// Tokens per event, when not all 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Vec<u32>>,
+}
+
+impl EventTimes {
+    /// The compact form of `events`.
+    pub fn encode(events: &[TokenEvent]) -> Self {
+        let Some(first) = events.first() else {
+            return Self::default();
+        };
+        let us = |t: u64| (t + 500) / 1000;
+        let mut prev = us(first.t_ns);
+        let dt_us = events[1..]
+            .iter()
+            .map(|e| {
+                let t = us(e.t_ns).max(prev);
+                let d = t - prev;
+                prev = t;
+                d
+            })
+            .collect();
+        let tokens = events
+            .iter()
+            .any(|e| e.tokens != 1)
+            .then(|| events.iter().map(|e| e.tokens).collect());
+        Self {
+            t0_ns: first.t_ns,
+            dt_us,
+            tokens,
+        }
+    }
+
+    /// The events again (later instants at µs resolution).
+    pub fn decode(&self, empty: bool) -> Vec<TokenEvent> {
+        if empty {
+            return Vec::new();
+        }
+        let tokens = |i: usize| {
+            self.tokens
+                .as_ref()
+                .and_then(|t| t.get(i).copied())
+                .unwrap_or(1)
+        };
+        let mut out = Vec::with_capacity(self.dt_us.len() + 1);
+        out.push(TokenEvent {
+            t_ns: self.t0_ns,
+            tokens: tokens(0),
+        });
+        let mut us = (self.t0_ns + 500) / 1000;
+        for (i, d) in self.dt_us.iter().enumerate() {
+            us += d;
+            out.push(TokenEvent {
+                t_ns: us * 1000,
+                tokens: tokens(i + 1),
+            });
+        }
+        out
+    }
+}
+
+/// `events` on the wire: the pairs of record version 1, or [`EventTimes`] (an empty list
+/// stays `[]`).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum EventsWire {
+    /// Version 1: `[t_ns, tokens]` pairs.
+    Pairs(Vec<TokenEvent>),
+    /// Version 2: first instant and µs gaps.
+    Compact(EventTimes),
+}
+
+mod event_wire {
+    use super::{EventTimes, EventsWire, TokenEvent};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(events: &[TokenEvent], s: S) -> Result<S::Ok, S::Error> {
+        if events.is_empty() {
+            return s.collect_seq(events);
+        }
+        EventTimes::encode(events).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<TokenEvent>, D::Error> {
+        Ok(match EventsWire::deserialize(d)? {
+            EventsWire::Pairs(p) => p,
+            EventsWire::Compact(c) => c.decode(false),
+        })
     }
 }
 
@@ -401,7 +518,10 @@ mod tests {
             assert_eq!(s, format!("\"{f}\""));
             let back: RequestFlag = serde_json::from_str(&s).expect("parses");
             assert_eq!(back, f);
-            assert!(f.as_str().parse::<ErrorKind>().is_err(), "{f} is a failure kind");
+            assert!(
+                f.as_str().parse::<ErrorKind>().is_err(),
+                "{f} is a failure kind"
+            );
         }
     }
 
@@ -413,6 +533,60 @@ mod tests {
         assert!(d.len() <= MAX_DETAIL);
         r.fail(ErrorKind::Timeout, "second");
         assert_eq!(r.error, Some(ErrorKind::Transport), "first error wins");
+    }
+
+    #[test]
+    fn events_are_written_compactly_and_read_in_either_form() {
+        let events = vec![
+            TokenEvent {
+                t_ns: 1_234_567,
+                tokens: 1,
+            },
+            TokenEvent {
+                t_ns: 11_234_999,
+                tokens: 1,
+            },
+            TokenEvent {
+                t_ns: 11_234_999,
+                tokens: 1,
+            },
+            TokenEvent {
+                t_ns: 21_000_000,
+                tokens: 1,
+            },
+        ];
+        let r = RequestRecord {
+            events: events.clone(),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&r).expect("serialises");
+        assert!(
+            text.contains(r#""events":{"t0_ns":1234567,"dt_us":[10000,0,9765]}"#),
+            "{text}"
+        );
+        let back: RequestRecord = serde_json::from_str(&text).expect("reads");
+        // The first instant is exact, later ones to the µs; equal instants stay equal.
+        assert_eq!(back.events[0], events[0]);
+        assert_eq!(back.events[1].t_ns, back.events[2].t_ns);
+        for (a, b) in back.events.iter().zip(&events) {
+            assert!(a.t_ns.abs_diff(b.t_ns) < 1000, "{a:?} {b:?}");
+        }
+        // Version 1 pairs still read.
+        let old = text.replace(
+            r#"{"t0_ns":1234567,"dt_us":[10000,0,9765]}"#,
+            "[[1234567,1],[11234999,1],[11234999,1],[21000000,1]]",
+        );
+        let v1: RequestRecord = serde_json::from_str(&old).expect("pairs read");
+        assert_eq!(v1.events, events);
+        // Tokens per event are kept when not all 1; no events stay `[]`.
+        let mut multi = r.clone();
+        multi.events[3].tokens = 4;
+        let text = serde_json::to_string(&multi).expect("serialises");
+        assert!(text.contains(r#""tokens":[1,1,1,4]"#), "{text}");
+        let back: RequestRecord = serde_json::from_str(&text).expect("reads");
+        assert_eq!(back.events[3].tokens, 4);
+        let none = serde_json::to_string(&RequestRecord::default()).expect("ok");
+        assert!(none.contains(r#""events":[]"#), "{none}");
     }
 
     #[test]

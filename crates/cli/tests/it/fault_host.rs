@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::net::TcpListener;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -53,13 +54,17 @@ fn a_port_already_taken_fails_the_start_at_once_with_the_servers_own_message() {
     drop(held);
 }
 
+/// Requests per trial of the full-disk test.
+const REQUESTS: usize = 400;
+
 #[test]
 fn a_full_disk_keeps_every_trial_and_says_where_the_requests_went() {
     // Files may grow to 160 KB (RLIMIT_FSIZE through prlimit; SIGXFSZ ignored so writes fail
-    // with EFBIG as on a full disk). Each trial appends ~60 KB of request records, so the
-    // sidecar append of trial 3 fails while the result file (~50 KB) still fits.
+    // with EFBIG as on a full disk). Each trial appends one zstd frame of ~60 KB of request
+    // records (400 requests), so the sidecar append of trial 3 fails while the result file
+    // (~50 KB) still fits.
     let dir = tempfile::tempdir().expect("tmp");
-    let spec = sim_spec("", 40, 4, "20s")
+    let spec = sim_spec("", REQUESTS as u32, 16, "20s")
         .replace("output_tokens: 8", "output_tokens: 40")
         .replace(
             "trials: {count: 1}",
@@ -86,7 +91,7 @@ fn a_full_disk_keeps_every_trial_and_says_where_the_requests_went() {
     assert!((2..6).contains(&kept), "kept {kept}\n{stderr}");
     // The sidecar holds whole trials only: every earlier trial, none of the failed append.
     let lines = sidecar(&result);
-    assert_eq!(lines.len(), (kept - 1) * 40, "{stderr}");
+    assert_eq!(lines.len(), (kept - 1) * REQUESTS, "{stderr}");
     assert!(
         lines
             .iter()
@@ -99,12 +104,8 @@ fn a_full_disk_keeps_every_trial_and_says_where_the_requests_went() {
         .map(|w| w.trim_end_matches([';', '.', ',']))
         .unwrap_or_else(|| panic!("no rescue path in: {stderr}"));
     assert!(stderr.contains(&result.display().to_string()), "{stderr}");
-    let rescued: Vec<Value> = std::fs::read_to_string(rescue)
-        .expect("rescue file")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json"))
-        .collect();
-    assert_eq!(rescued.len(), 40);
+    let rescued: Vec<Value> = crate::common::faults::sidecar_lines(Path::new(rescue));
+    assert_eq!(rescued.len(), REQUESTS);
     assert!(
         rescued
             .iter()
@@ -127,5 +128,5 @@ fn a_full_disk_keeps_every_trial_and_says_where_the_requests_went() {
     let r = read_json(&result);
     assert_eq!(r["status"], "complete");
     assert_eq!(r["trials"].as_array().map(Vec::len), Some(6));
-    assert_eq!(sidecar(&result).len(), 6 * 40);
+    assert_eq!(sidecar(&result).len(), 6 * REQUESTS);
 }

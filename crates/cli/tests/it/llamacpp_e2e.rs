@@ -97,11 +97,7 @@ fn run_spec(env: &BTreeMap<String, String>, spec_text: &str) -> (Value, Vec<Valu
     .expect("result file");
     let r = read_json(&file);
     let side = file.with_file_name(r["requests_file"].as_str().expect("sidecar"));
-    let lines = std::fs::read_to_string(side)
-        .expect("sidecar")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("jsonl"))
-        .collect();
+    let lines = crate::common::faults::sidecar_lines(&side);
     (r, lines)
 }
 

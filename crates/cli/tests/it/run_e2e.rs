@@ -105,11 +105,7 @@ fn runs_in_plan_order_with_restarts_and_a_valid_result() {
     assert!(r["host"]["cores"].as_u64().is_some_and(|c| c >= 1));
     validate_against("result.schema.json", &r);
     let sidecar = path.with_file_name(r["requests_file"].as_str().expect("sidecar name"));
-    let text = std::fs::read_to_string(&sidecar).expect("sidecar");
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("jsonl"))
-        .collect();
+    let lines: Vec<Value> = common::faults::sidecar_lines(&sidecar);
     // 8 trials × (8 measured + 1 warm-up) requests.
     assert_eq!(lines.len(), 8 * 9);
     for l in lines.iter().take(5) {

@@ -105,7 +105,7 @@ spec:
             .count()
     };
     assert!(
-        kinds(".requests.jsonl") == 1 && kinds(".log") == 4,
+        kinds(".requests.jsonl.zst") == 1 && kinds(".log") == 4,
         "{files:?}"
     );
     assert!(
@@ -116,10 +116,19 @@ spec:
         if f == &spec_path {
             continue;
         }
-        let bytes = std::fs::read(f).expect("read");
+        let mut bytes = std::fs::read(f).expect("read");
+        // The sidecar is compressed: look into what it holds.
+        if f.to_string_lossy().ends_with(".zst") {
+            bytes = zstd_decoded(f);
+        }
         assert!(
             !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
             "the key is in {}",
+            f.display()
+        );
+        assert!(
+            !bytes.windows(HEADER.len()).any(|w| w == HEADER.as_bytes()),
+            "the header value is in {}",
             f.display()
         );
     }
@@ -162,4 +171,14 @@ fn the_simulator_refuses_generation_without_the_key_and_keeps_probes_open() {
         assert_eq!(health, "200");
         sim.shutdown().await.expect("shutdown");
     });
+}
+
+/// What a compressed sidecar holds, as JSON lines.
+fn zstd_decoded(path: &std::path::Path) -> Vec<u8> {
+    servebench_result::read_requests(path)
+        .expect("a readable sidecar")
+        .iter()
+        .map(|l| serde_json::to_string(l).expect("json") + "\n")
+        .collect::<String>()
+        .into_bytes()
 }

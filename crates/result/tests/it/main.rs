@@ -3,3 +3,4 @@
 mod catalogue;
 mod request_flags;
 mod result_schema_drift;
+mod sidecar;

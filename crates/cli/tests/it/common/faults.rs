@@ -12,11 +12,26 @@ pub(crate) use crate::common::{result_file, sb, write_spec};
 /// The sidecar's lines, each parsed.
 pub(crate) fn sidecar(result: &Path) -> Vec<Value> {
     let r = read_json(result);
-    let path = result.with_file_name(r["requests_file"].as_str().expect("sidecar name"));
-    std::fs::read_to_string(path)
-        .expect("sidecar")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every sidecar line is whole JSON"))
+    sidecar_lines(&result.with_file_name(r["requests_file"].as_str().expect("sidecar name")))
+}
+
+/// The lines of a sidecar file (plain or zstd), each as JSON with its events as
+/// `[t_ns, tokens]` pairs whatever form they were written in.
+pub(crate) fn sidecar_lines(path: &Path) -> Vec<Value> {
+    servebench_result::read_requests(path)
+        .unwrap_or_else(|e| panic!("every sidecar line is whole: {e}"))
+        .into_iter()
+        .map(|l| {
+            let pairs: Vec<Value> = l
+                .record
+                .events
+                .iter()
+                .map(|e| serde_json::json!([e.t_ns, e.tokens]))
+                .collect();
+            let mut v = serde_json::to_value(&l).expect("json");
+            v["events"] = Value::Array(pairs);
+            v
+        })
         .collect()
 }
 
