@@ -364,6 +364,21 @@ fn variant_capacity(result: &RunResult, q: &Search, name: &str, round: u32) -> V
     if n < MIN_STARTS {
         out.note =
             format!("{n} server start(s) bracketed the capacity: an interval needs {MIN_STARTS}");
+        let reasons: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b.round <= round)
+            .filter_map(|b| match &b.outcome {
+                Some(SearchOutcome::Invalid { reason }) => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        if let Some(first) = reasons.first() {
+            out.note.push_str(&format!(
+                "; {} start(s) gave no estimate, the first: {}",
+                reasons.len(),
+                first.lines().next().unwrap_or(first)
+            ));
+        }
         return out;
     }
     let (Some(mean), Some(var)) = (mean, var) else {

@@ -133,6 +133,19 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         );
         return Ok(Exit::Interrupted);
     }
+    let no_estimate = outcome.result.search.as_ref().map_or(0, |l| {
+        l.blocks
+            .iter()
+            .filter(|b| matches!(b.outcome, Some(servebench_result::SearchOutcome::Invalid { .. })))
+            .count()
+    });
+    if no_estimate > 0 {
+        eprintln!(
+            "{no_estimate} server start(s) of the search gave no estimate (the server did not \
+             start, or a trial could not be judged): see the search log in the result file"
+        );
+        return Ok(Exit::Failed);
+    }
     let failed = outcome.result.failed_trials();
     if failed > 0 {
         eprintln!("{failed} trial(s) failed: see the table above and the result file");

@@ -258,3 +258,38 @@ fn a_shared_prefix_run_shows_llamacpps_cache_hits() {
         );
     }
 }
+
+#[test]
+fn a_small_capacity_search_runs_to_completion() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    // specs/llamacpp-gemma-search.yaml: concurrency 1..4, three server starts. Where the
+    // capacity lies depends on the machine; that the search runs, judges every trial and
+    // ends with an outcome for every start does not.
+    let text =
+        std::fs::read_to_string(repo().join("specs/llamacpp-gemma-search.yaml")).expect("spec");
+    let (r, _) = run_spec(&env, &text);
+    assert_eq!(r["status"], "complete", "{}", r["error"]);
+    let log = &r["search"];
+    let looks = log["looks"].as_array().expect("looks");
+    assert_eq!(looks.len(), 3, "max_rounds 3: {log}");
+    assert_eq!(looks[2]["stop"], true);
+    let blocks = log["blocks"].as_array().expect("blocks");
+    assert_eq!(blocks.len(), 3, "one start a round");
+    let mut steps = 0;
+    for b in blocks {
+        let kind = b["outcome"]["kind"].as_str().unwrap_or("none");
+        assert!(
+            ["bracketed", "below_lower", "above_upper"].contains(&kind),
+            "{b}"
+        );
+        for s in b["steps"].as_array().expect("steps") {
+            steps += 1;
+            let a = f(&s["attainment"]);
+            assert_eq!(s["passed"].as_bool(), Some(a >= 0.9), "{s}");
+        }
+    }
+    assert_eq!(steps, r["trials"].as_array().map_or(0, Vec::len));
+}
