@@ -40,6 +40,8 @@ pub struct BuildStats {
     pub prompts: u64,
     /// Tokenizer requests made.
     pub round_trips: u64,
+    /// Counts asked of the tokenizer (local or remote).
+    pub counts: u64,
     /// Prompts whose server count differs from the target (their exact count is kept).
     pub length_misses: u64,
 }
@@ -56,6 +58,9 @@ pub struct RandomPromptBuilder<C> {
     stats: BuildStats,
     /// Chat prompts were fitted on their raw text (the counter cannot count chat prompts).
     chat_approximate: bool,
+    /// With a local tokenizer: each vocabulary word's tokens as the first word of a prompt
+    /// (special tokens included) and after another word, measured once (see `fit_by_words`).
+    word_tokens: HashMap<&'static str, (i64, i64)>,
 }
 
 const MAX_ROUNDS: usize = 12;
@@ -72,6 +77,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             ratio: (0, 0),
             stats: BuildStats::default(),
             chat_approximate: false,
+            word_tokens: HashMap::new(),
         })
     }
 
@@ -153,6 +159,14 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         base: u32,
     ) -> Result<(String, u32), DatasetError> {
         self.stats.prompts += 1;
+        if base == 0
+            && words.lead.is_none()
+            && !self.spec.chat
+            && self.counter.counts_locally()
+            && let Some(fitted) = self.fit_by_words(&mut words, target).await?
+        {
+            return Ok(fitted);
+        }
         let t = i64::from(target);
         let own = target.saturating_sub(base);
         let mut n = match self.words_for_length.get(&own) {
@@ -231,8 +245,55 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         Ok((text, u32::try_from(c.max(0)).unwrap_or(u32::MAX)))
     }
 
+    /// With a local tokenizer, predict the word count from per-word token counts (a word's
+    /// tokens as the first word, and what it adds after another word: tokenizers that split
+    /// on whitespace before merging add them up), then confirm with one count of the text.
+    /// `None` when no word count is predicted to hit the target or the confirmation
+    /// disagrees: the secant search then fits as always, so prompts stay exact either way.
+    /// One tokenizer call a prompt instead of several (docs/performance.md).
+    async fn fit_by_words(
+        &mut self,
+        words: &mut WordStream,
+        target: u32,
+    ) -> Result<Option<(String, u32)>, DatasetError> {
+        let t = i64::from(target);
+        let mut sum = 0i64;
+        let mut n = 0;
+        while sum < t {
+            let w = words.word(n);
+            let (first, after) = match self.word_tokens.get(w) {
+                Some(&c) => c,
+                None => {
+                    let anchor = WORDS[0];
+                    let first = i64::from(self.counter.count(w).await?);
+                    let pair = i64::from(self.counter.count(&format!("{anchor} {w}")).await?);
+                    let alone = i64::from(self.counter.count(anchor).await?);
+                    let c = (first, pair - alone);
+                    self.word_tokens.insert(w, c);
+                    c
+                }
+            };
+            sum += if n == 0 { first } else { after };
+            n += 1;
+            if n > 64 * target as usize + 64 {
+                return Ok(None);
+            }
+        }
+        if sum != t {
+            return Ok(None);
+        }
+        let text = words.text(n);
+        let c = self.count(&text).await?;
+        if c != t {
+            return Ok(None);
+        }
+        self.remember(target, n, c);
+        Ok(Some((text, target)))
+    }
+
     /// The server's count of `text` as it will be sent.
     async fn count(&mut self, text: &str) -> Result<i64, DatasetError> {
+        self.stats.counts += 1;
         if self.spec.chat {
             let msg = [ChatMessage {
                 role: "user".into(),
@@ -270,6 +331,15 @@ impl WordStream {
         }
     }
 
+    /// Word `i` of the stream (drawn when first needed).
+    fn word(&mut self, i: usize) -> &'static str {
+        while self.words.len() <= i {
+            self.words
+                .push(WORDS[self.rng.random_range(0..WORDS.len())]);
+        }
+        self.words[i]
+    }
+
     /// The first `n` words, space-separated.
     fn text(&mut self, n: usize) -> String {
         while self.words.len() < n {
@@ -298,6 +368,8 @@ mod tests {
     #[derive(Default)]
     struct Lumpy {
         calls: u64,
+        /// Counts as a local tokenizer does (the builder may predict from word counts).
+        local: bool,
     }
 
     impl TokenCounter for Lumpy {
@@ -317,6 +389,9 @@ mod tests {
         }
         fn round_trips(&self) -> u64 {
             self.calls
+        }
+        fn counts_locally(&self) -> bool {
+            self.local
         }
     }
 
@@ -346,6 +421,40 @@ mod tests {
         let s = b.stats();
         assert_eq!(s.length_misses, 0, "{s:?}");
         assert!(s.round_trips <= 4 * s.prompts, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn a_local_tokenizer_fits_from_word_counts_with_one_call_a_prompt_and_same_prompts() {
+        let input = LengthDist::Uniform { min: 5, max: 300 };
+        let local = Lumpy {
+            local: true,
+            ..Lumpy::default()
+        };
+        let mut fast = RandomPromptBuilder::new(spec(input), local).expect("valid");
+        let mut slow = RandomPromptBuilder::new(spec(input), Lumpy::default()).expect("valid");
+        // Warm the per-word counts, then count the calls of 500 prompts.
+        let _ = fast.prompts(50, 7).await.expect("builds");
+        let before = fast.stats().counts;
+        let p = fast.prompts(500, 1).await.expect("builds");
+        let calls = fast.stats().counts - before;
+        assert_eq!(
+            p,
+            slow.prompts(500, 1).await.expect("builds"),
+            "the same prompts"
+        );
+        let mut check = Lumpy::default();
+        for pr in &p {
+            let PromptBody::Text(t) = &pr.body else {
+                panic!("text prompts")
+            };
+            assert_eq!(
+                Some(check.count(t).await.expect("counts")),
+                pr.expected_input_tokens
+            );
+        }
+        // One call a prompt, more only where no whole word count hits the target (padding).
+        assert!(calls <= 650, "{calls} calls for 500 prompts");
+        assert!(slow.stats().counts > calls, "{:?}", slow.stats());
     }
 
     #[tokio::test]

@@ -35,6 +35,11 @@ pub trait TokenCounter: Send {
     fn round_trips(&self) -> u64 {
         0
     }
+    /// Whether a count is a local computation (no request): the random builder may then
+    /// count each vocabulary word once and predict a prompt's length from them.
+    fn counts_locally(&self) -> bool {
+        false
+    }
 }
 
 /// Which tokenizer a dataset uses.
@@ -327,6 +332,10 @@ impl TokenCounter for LocalTokenizer {
     fn is_exact(&self) -> bool {
         true
     }
+
+    fn counts_locally(&self) -> bool {
+        true
+    }
 }
 
 /// A counter chosen at run time from a [`TokenizerSpec`].
@@ -379,6 +388,10 @@ impl TokenCounter for AnyCounter {
 
     fn is_exact(&self) -> bool {
         matches!(self, AnyCounter::Server(_) | AnyCounter::Local(_))
+    }
+
+    fn counts_locally(&self) -> bool {
+        matches!(self, AnyCounter::Local(_))
     }
 
     fn round_trips(&self) -> u64 {

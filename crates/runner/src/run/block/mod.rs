@@ -20,6 +20,9 @@ use crate::server::{self, RunningServer};
 use servebench_result::{RequestLine, ResultStore, RunResult, TrialResult, TrialStatus};
 use servebench_result::{now_rfc3339, rfc3339};
 
+/// Prompt counts from which their preparation is announced.
+const PREPARE_NOTICE: usize = 1000;
+
 /// What stays the same across blocks.
 pub(super) struct BlockContext<'a> {
     spec: &'a SpecFile,
@@ -138,7 +141,14 @@ impl<'a> BlockContext<'a> {
             let (trial, lines) = match &mut source {
                 Err(e) => (failed(t, block, &format!("prompts: {e}")), Vec::new()),
                 Ok(src) => match self
-                    .measure(t, block, &self.plan.points[t.point], src, &target, ui.trial_bar())
+                    .measure(
+                        t,
+                        block,
+                        &self.plan.points[t.point],
+                        src,
+                        &target,
+                        ui.trial_bar(),
+                    )
                     .await
                 {
                     Some(m) => m,
@@ -196,7 +206,6 @@ impl<'a> BlockContext<'a> {
         }
         Ok(())
     }
-
 
     /// Start the block's server (when the spec launches one), or resolve the variant's
     /// endpoint, and the target the trials are sent to.
@@ -289,10 +298,28 @@ impl<'a> BlockContext<'a> {
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
         let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
+        // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
+        let say = |msg: String| match (&live, self.opts.progress) {
+            (_, super::ProgressMode::Quiet) => {}
+            (Some(bar), _) => bar.println(format!("servebench: {msg}")),
+            (None, _) => eprintln!("servebench: {msg}"),
+        };
+        let count = cfg.requests + self.spec.spec.workload.warmup_requests as usize;
+        if count >= PREPARE_NOTICE {
+            say(format!("preparing {count} prompts …"));
+        }
+        let preparing = std::time::Instant::now();
         let prompts = tokio::select! {
             p = source.trial_prompts(self.spec, prompts.0, prompts.1, cfg.requests) => p,
             _ = wait_cancel(self) => return None,
         };
+        let took = preparing.elapsed().as_secs_f64();
+        if count >= PREPARE_NOTICE || took >= 1.0 {
+            say(format!(
+                "prepared {count} prompts in {took:.2} s ({:.0} µs a prompt)",
+                took * 1e6 / count.max(1) as f64
+            ));
+        }
         let prompts = match prompts {
             Ok(p) => p,
             Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
