@@ -1,5 +1,6 @@
 //! `trials.csv`: one row per trial and sweep point — run id, variant, trial, point label,
-//! concurrency, status, failure and the main metrics — for spreadsheets and pandas.
+//! concurrency, status, failure and the main metrics (with the share of token events that
+//! arrived in one read beside ITL) — for spreadsheets and pandas.
 //! Quoting by RFC 4180; empty cells where a value is absent.
 
 use super::Exporter;
@@ -29,6 +30,17 @@ pub const METRICS: [&str; 15] = [
     "e2e_p99",
     "error_rate",
 ];
+
+/// Where `itl_batched_share` goes in a row of `len` cells (before it is inserted): right
+/// after `itl_p99`, so the share of token events that arrived in one read with another
+/// (docs/metrics.md, "ITL and batched events") stands beside the ITL it explains.
+fn batched_column(len: usize) -> usize {
+    let after = METRICS
+        .iter()
+        .position(|m| *m == "itl_p99")
+        .map_or(METRICS.len(), |i| i + 1);
+    len - METRICS.len() + after
+}
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -70,6 +82,7 @@ impl Exporter for TrialsCsv {
         .map(String::from)
         .to_vec();
         head.extend(METRICS.iter().map(|m| (*m).to_owned()));
+        head.insert(batched_column(head.len()), "itl_batched_share".into());
         let mut out = head.join(",");
         out.push('\n');
         for arm in &report.arms {
@@ -97,6 +110,10 @@ impl Exporter for TrialsCsv {
                     opt(s.map(|s| s.all.peak_concurrency)),
                 ];
                 row.extend(METRICS.iter().map(|m| opt(s.and_then(|s| s.metric(m)))));
+                row.insert(
+                    batched_column(row.len()),
+                    opt(s.and_then(|s| s.batched_event_share)),
+                );
                 let row: Vec<String> = row.iter().map(|f| field(f)).collect();
                 out.push_str(&row.join(","));
                 out.push('\n');
