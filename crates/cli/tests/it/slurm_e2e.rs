@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::common::{read_json, repo, result_file, scratch, walk};
 
 /// The tests share the cluster's two nodes (an allocation of two waits for the other's):
@@ -281,11 +279,12 @@ fn a_rank_killed_mid_trial_fails_the_trial_with_its_name_and_log_and_the_run_goe
         "the rank's log tail: {why}"
     );
     // What was measured before the kill is kept: the trial's requests are in the sidecar.
-    let side = result_file(&dir).with_file_name(r["requests_file"].as_str().expect("sidecar"));
-    let ok_before_kill = read(&side)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("jsonl"))
-        .filter(|l| l["seq"] == 0 && l["error"].is_null())
+    let lines = crate::common::faults::sidecar(&result_file(&dir));
+    let ok_before_kill = lines
+        .iter()
+        .filter(|l| {
+            l["seq"] == 0 && !l["warmup"].as_bool().unwrap_or(false) && l["error"].is_null()
+        })
         .count();
     assert!(
         ok_before_kill >= 1,
