@@ -68,6 +68,8 @@ fn record(i: u64, tokens: u32) -> RequestRecord {
             predicted_n: Some(u64::from(tokens)),
             ..Default::default()
         }),
+        turn: None,
+        answer: None,
     }
 }
 

@@ -287,7 +287,28 @@ pub struct RequestRecord {
     pub error: Option<ErrorKind>,
     /// What the server or transport said about the error (truncated).
     pub error_detail: Option<String>,
+    /// The server's own timings, where it reports them.
     pub server_timings: Option<ServerTimings>,
+    /// `multi_turn` datasets: the conversation and turn this request is (docs/workloads.md);
+    /// absent for every other dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnRef>,
+    /// The generated text, collected only while a conversation needs it for its next turn
+    /// (the load generator sets it to `Some("")` to ask for it); never written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub answer: Option<String>,
+}
+
+/// Which conversation (0-based, in the trial) and which turn of it (0-based) a request is.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct TurnRef {
+    /// The conversation.
+    pub conversation: u32,
+    /// The turn.
+    pub turn: u32,
 }
 
 impl RequestRecord {

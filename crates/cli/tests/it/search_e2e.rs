@@ -255,16 +255,6 @@ fn capacities_outside_the_bounds_are_said_plainly_not_made_up() {
             .code(0);
         let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
         assert!(stdout.contains(says), "{stdout}");
-        if lower == 2 {
-            // Both outside the bounds after round 1: nothing left to narrow.
-            assert!(
-                stdout.contains(
-                    "stopped: every variant's capacity is outside the bounds 2..5 in flight"
-                ),
-                "{stdout}"
-            );
-            assert!(stdout.contains(", 1 round(s);"), "{stdout}");
-        }
         let path = walk(&results)
             .into_iter()
             .find(|p| p.extension().is_some_and(|e| e == "json"))

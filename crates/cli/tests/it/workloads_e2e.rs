@@ -264,3 +264,54 @@ fn a_trace_going_backwards_is_refused_before_any_server_starts() {
     );
     assert!(!stderr.contains("starting server"), "{stderr}");
 }
+
+#[test]
+fn a_multi_turn_run_carries_the_history_and_records_each_turn() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (path, _) = run_spec("multi-turn", dir.path());
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("result")).expect("json");
+    for (_, lines) in measured_by_trial(&path) {
+        assert_eq!(lines.len(), 5 * 3, "every turn of every conversation");
+        let mut by_conv: std::collections::BTreeMap<u64, Vec<&Value>> = Default::default();
+        for l in &lines {
+            assert!(l["error"].is_null(), "{l}");
+            let c = l["turn"]["conversation"].as_u64().expect("conversation");
+            by_conv.entry(c).or_default().push(l);
+        }
+        assert_eq!(by_conv.len(), 5);
+        for turns in by_conv.values() {
+            for (k, pair) in turns.windows(2).enumerate() {
+                let (a, b) = (pair[0], pair[1]);
+                assert_eq!(a["turn"]["turn"], k as u64);
+                assert_eq!(b["turn"]["turn"], k as u64 + 1);
+                // The server saw the history: the next prompt holds the previous prompt and
+                // its answer.
+                let prompt = |l: &Value| l["usage"]["prompt_tokens"].as_u64().expect("usage");
+                let answer = a["usage"]["completion_tokens"].as_u64().expect("usage");
+                // (+ the 16-token user message; the chat template adds a few more).
+                assert!(prompt(b) >= prompt(a) + answer + 16, "{a}\n{b}");
+                // Sent after the answer arrived and the think time passed.
+                let end = a["end_ns"].as_u64().expect("end");
+                let send = b["send_ns"].as_u64().expect("send");
+                assert!(send >= end + 10_000_000, "sent {send} after end {end}");
+            }
+        }
+    }
+    for t in result["trials"].as_array().expect("trials") {
+        let s = &t["summary"];
+        // The limit counts conversations: never more than 2 requests in flight.
+        assert!(s["all"]["peak_concurrency"].as_u64().expect("peak") <= 2);
+        let turns = s["turns"].as_array().expect("per-turn summaries");
+        assert_eq!(turns.len(), 3);
+        let mut last = 0.0;
+        for (k, ts) in turns.iter().enumerate() {
+            assert_eq!(ts["turn"], k as u64);
+            assert_eq!(ts["completed"], 5);
+            assert!(ts["ttft"]["p50"].as_f64().expect("ttft") > 0.0);
+            let p = ts["mean_prompt_tokens"].as_f64().expect("prompt");
+            assert!(p > last, "prompts grow with the turn: {turns:?}");
+            last = p;
+        }
+    }
+}

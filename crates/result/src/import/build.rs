@@ -238,6 +238,7 @@ fn summary(im: &Imported) -> TrialSummary {
         limit_held_fraction: None,
         rate_held_fraction: None,
         send_lateness: None,
+        turns: Vec::new(),
         scheduled_rate: None,
         achieved_rate: None,
         concurrency_limit_exceeded: false,

@@ -15,7 +15,7 @@ pub use derive::{RequestMetrics, derive, itl_gaps};
 pub use histograms::LatencyHistograms;
 pub use latency::LatencyStats;
 pub use summary::{
-    InputMismatch, Slo, SummaryOptions, TokenAccounting, TrialSummary, WindowSummary,
+    InputMismatch, Slo, SummaryOptions, TokenAccounting, TrialSummary, TurnSummary, WindowSummary,
     metric_names, summarize,
 };
 

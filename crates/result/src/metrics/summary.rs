@@ -142,6 +142,11 @@ pub struct TrialSummary {
     /// See `scheduled_rate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,
+    /// `multi_turn` trials: per turn index (0 = every conversation's first turn), its
+    /// requests, TTFT and mean prompt length as the server counted it (the history grows, so
+    /// later turns have longer prompts). Empty for other datasets and older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<TurnSummary>,
     /// Peak in-flight above the limit. Always false unless the load generator has a bug.
     pub concurrency_limit_exceeded: bool,
     /// Failed requests by kind.
@@ -193,6 +198,46 @@ fn batched_events(r: &RequestRecord) -> usize {
 fn median(mut v: Vec<u64>) -> Option<u64> {
     v.sort_unstable();
     v.get(v.len() / 2).copied()
+}
+
+/// One turn index of a `multi_turn` trial (`TrialSummary::turns`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnSummary {
+    /// The turn index (0-based).
+    pub turn: u32,
+    /// Requests of that turn (one per conversation that reached it).
+    pub requests: usize,
+    /// Of them, the ones that succeeded.
+    pub completed: usize,
+    /// TTFT of the successful ones.
+    pub ttft: Option<LatencyStats>,
+    /// Mean `usage.prompt_tokens` of the successful ones that reported it.
+    pub mean_prompt_tokens: Option<f64>,
+}
+
+/// Per-turn summaries of the records that carry a turn (`multi_turn`).
+fn turn_summaries(records: &[RequestRecord], metrics: &[RequestMetrics]) -> Vec<TurnSummary> {
+    let mut by: BTreeMap<u32, (usize, usize, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for (r, m) in records.iter().zip(metrics) {
+        let Some(t) = r.turn else { continue };
+        let e = by.entry(t.turn).or_default();
+        e.0 += 1;
+        if m.failure.is_none() {
+            e.1 += 1;
+            e.2.extend(m.ttft_ms);
+            e.3.extend(r.usage.map(|u| f64::from(u.prompt_tokens)));
+        }
+    }
+    by.into_iter()
+        .map(|(turn, (requests, completed, ttft, prompt))| TurnSummary {
+            turn,
+            requests,
+            completed,
+            ttft: LatencyStats::from_values(ttft),
+            mean_prompt_tokens: (!prompt.is_empty())
+                .then(|| prompt.iter().sum::<f64>() / prompt.len() as f64),
+        })
+        .collect()
 }
 
 /// Names accepted by [`TrialSummary::metric`] (the catalogue's).
@@ -373,6 +418,7 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         },
         scheduled_rate: send_rates(records, opts).map(|r| r.0),
         achieved_rate: send_rates(records, opts).map(|r| r.1),
+        turns: turn_summaries(records, &metrics),
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
         flags,

@@ -203,6 +203,7 @@ impl<C: TokenCounter> FileDataset<C> {
             measured: m,
             warmup: w,
             send_offsets_ns: None,
+            conversations: None,
         })
     }
 

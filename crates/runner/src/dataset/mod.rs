@@ -6,6 +6,7 @@
 //! [`load_jsonl`] or [`load_sharegpt`]). Both give a [`TrialPrompts`] per
 //! `(workload seed, trial, sweep point)`, ready for `loadgen::run_trial`.
 
+pub mod conversation;
 pub mod files;
 pub mod lengths;
 pub mod prompt;
@@ -17,16 +18,17 @@ pub mod vocab;
 
 use std::path::{Path, PathBuf};
 
+pub use conversation::{Conversation, Conversations, MultiTurnBuilder, MultiTurnDataset, UserTurn};
 pub use files::{FileDataset, FileEntry, load_jsonl, load_sharegpt};
 pub use lengths::LengthDist;
 pub use prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
 pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
 pub use shared::{SharedPrefixBuilder, SharedPrefixDataset};
-pub use trace::{TraceBuilder, TraceEntry, TraceLayout, TraceWindow, load_trace};
 pub use tokenize::{
     AnyCounter, LocalTokenizer, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec,
     WordCount,
 };
+pub use trace::{TraceBuilder, TraceEntry, TraceLayout, TraceWindow, load_trace};
 
 /// A dataset that cannot be built.
 #[derive(Debug, thiserror::Error)]

@@ -59,6 +59,10 @@ pub struct TrialPrompts {
     /// them (a `trace` replay); `None`: the arrival schedule of the trial's `LoadConfig`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_offsets_ns: Option<Vec<u64>>,
+    /// A `multi_turn` trial: its conversations, sent turn by turn instead of `measured` and
+    /// `warmup` (which are then empty).
+    #[serde(skip)]
+    pub conversations: Option<super::conversation::Conversations>,
 }
 
 /// The seed of the prompts of trial `trial` at sweep point `point`, from the workload seed.

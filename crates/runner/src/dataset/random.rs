@@ -103,6 +103,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
             measured: self.prompts(measured, seed).await?,
             warmup: self.prompts(warmup, warmup_seed(seed)).await?,
             send_offsets_ns: None,
+            conversations: None,
         })
     }
 
@@ -340,7 +341,7 @@ impl WordStream {
         self.words[i]
     }
 
-    /// The first `n` words, space-separated.
+    /// The lead, if any, then the first `n` words, space-separated.
     fn text(&mut self, n: usize) -> String {
         while self.words.len() < n {
             self.words

@@ -126,6 +126,7 @@ impl<C: TokenCounter> SharedPrefixBuilder<C> {
             measured: sent,
             warmup,
             send_offsets_ns: None,
+            conversations: None,
         })
     }
 

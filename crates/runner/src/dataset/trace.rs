@@ -276,6 +276,7 @@ impl<C: TokenCounter> TraceBuilder<C> {
             measured,
             warmup,
             send_offsets_ns: Some(self.offsets_ns(speed)),
+            conversations: None,
         })
     }
 

@@ -214,6 +214,39 @@ fn timings_from_json(v: &serde_json::Value) -> Option<ServerTimings> {
     })
 }
 
+/// Appends the text an event carries (`text`, or `delta.content`, of every choice) to
+/// `out`: the answer a conversation carries into its next turn. Only called when a request
+/// asks for its answer, so the hot path never copies strings.
+pub(crate) fn append_text(data: &[u8], out: &mut String) {
+    #[derive(Deserialize)]
+    struct Ev {
+        #[serde(default)]
+        choices: Vec<Ch>,
+    }
+    #[derive(Deserialize)]
+    struct Ch {
+        #[serde(default)]
+        text: Option<String>,
+        #[serde(default)]
+        delta: Option<De>,
+    }
+    #[derive(Deserialize)]
+    struct De {
+        #[serde(default)]
+        content: Option<String>,
+    }
+    if let Ok(ev) = serde_json::from_slice::<Ev>(data) {
+        for c in ev.choices {
+            if let Some(t) = c.text {
+                out.push_str(&t);
+            }
+            if let Some(t) = c.delta.and_then(|d| d.content) {
+                out.push_str(&t);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

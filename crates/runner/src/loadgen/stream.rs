@@ -136,6 +136,11 @@ impl EventState {
                 return;
             }
         };
+        if chunk.content
+            && let Some(answer) = rec.answer.as_mut()
+        {
+            super::chunk::append_text(data, answer);
+        }
         if let Some(err) = chunk.error {
             rec.fail(ErrorKind::ServerErrorEvent, err.to_string());
             return;

@@ -99,6 +99,9 @@ pub async fn run_trial_with<E: Executor>(
     prompts: &TrialPrompts,
 ) -> Result<TrialOutcome, LoadError> {
     cfg.validate()?;
+    if let Some(convs) = &prompts.conversations {
+        return super::conversation::run_conversations(exec, target, cfg, convs).await;
+    }
     // A replayed trace brings its own send times: one request per time.
     let (requests, offsets) = match &prompts.send_offsets_ns {
         Some(o) => (o.len(), o.clone()),
@@ -167,6 +170,19 @@ pub async fn run_trial_with<E: Executor>(
         ended_at,
         receive_stamps,
     })
+}
+
+/// The record fields of `p` known before it is sent (`index` and `prompt_index` = `i`).
+pub(super) fn template(cfg: &LoadConfig, p: &Prompt, i: usize) -> RequestRecord {
+    RequestRecord {
+        index: i as u32,
+        prompt_index: i as u32,
+        max_tokens: p.max_tokens,
+        output_target: output_target(cfg, p),
+        expected_input_tokens: p.expected_input_tokens,
+        input_tokens_exact: p.input_tokens_exact,
+        ..RequestRecord::default()
+    }
 }
 
 /// A request ready to send: its body and the record fields known in advance.
@@ -295,19 +311,34 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// The bounds of one request: its own timeout and the trial's deadline.
 #[derive(Clone, Copy)]
-struct Limits {
-    timeout: Duration,
-    trial_deadline: Option<Instant>,
+pub(super) struct Limits {
+    pub(super) timeout: Duration,
+    pub(super) trial_deadline: Option<Instant>,
 }
 
 async fn request_task<E: Executor>(
     exec: Arc<E>,
     body: Bytes,
-    mut rec: RequestRecord,
+    rec: RequestRecord,
     clock: Clock,
     limits: Limits,
     permit: OwnedSemaphorePermit,
+) -> RequestRecord {
+    let rec = execute_bounded(&exec, body, rec, clock, limits).await;
+    drop(permit);
+    rec
+}
+
+/// Sends one request and reads its response, cut at its timeout or the trial's deadline
+/// (the request future, with its response and connection, is dropped before returning).
+pub(super) async fn execute_bounded<E: Executor>(
+    exec: &Arc<E>,
+    body: Bytes,
+    mut rec: RequestRecord,
+    clock: Clock,
+    limits: Limits,
 ) -> RequestRecord {
     let own = Instant::now() + limits.timeout;
     let (deadline, kind) = match limits.trial_deadline {
@@ -331,7 +362,6 @@ async fn request_task<E: Executor>(
         };
         rec.fail(kind, msg);
     }
-    drop(permit);
     rec.events.shrink_to_fit();
     rec
 }

@@ -10,9 +10,9 @@ use servebench_spec::{
 };
 
 use crate::dataset::{
-    AnyCounter, DatasetError, FileDataset, LengthDist, RandomDataset, RandomPromptBuilder,
-    SharedPrefixBuilder, SharedPrefixDataset, TokenizerSpec, TraceBuilder, TraceLayout,
-    TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
+    AnyCounter, DatasetError, FileDataset, LengthDist, MultiTurnBuilder, MultiTurnDataset,
+    RandomDataset, RandomPromptBuilder, SharedPrefixBuilder, SharedPrefixDataset, TokenizerSpec,
+    TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
 };
 use crate::loadgen::schedule::offsets_within;
 use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
@@ -145,6 +145,10 @@ pub(super) enum PromptSource {
     SharedPrefix {
         builders: Vec<SharedPrefixBuilder<AnyCounter>>,
     },
+    /// Chat conversations; one builder per sweep point's output length.
+    MultiTurn {
+        builders: Vec<MultiTurnBuilder<AnyCounter>>,
+    },
     /// A trace replayed on its own clock, at each sweep point's speed.
     Trace {
         builder: Box<TraceBuilder<AnyCounter>>,
@@ -257,10 +261,37 @@ impl PromptSource {
                     speeds,
                 })
             }
-            DatasetKind::MultiTurn => Err(DatasetError::InvalidLength(format!(
-                "dataset kind {:?} is not supported by this runner yet",
-                d.kind
-            ))),
+            DatasetKind::MultiTurn => {
+                let Some(m) = &d.multi_turn else {
+                    return Err(DatasetError::InvalidLength(
+                        "a multi_turn dataset needs its `multi_turn` block".into(),
+                    ));
+                };
+                let mut builders = Vec::with_capacity(points.len());
+                for p in points {
+                    let (Some(turns), Some(user), Some(output)) = (
+                        length(Some(m.turns)),
+                        length(Some(m.user_tokens)),
+                        length(p.output_tokens),
+                    ) else {
+                        return Err(DatasetError::InvalidLength(
+                            "a multi_turn dataset needs an output length".into(),
+                        ));
+                    };
+                    let ds = MultiTurnDataset {
+                        conversations: m.conversations,
+                        turns,
+                        user_tokens: user,
+                        output_tokens: output,
+                        think_time: m.think_time.get(),
+                    };
+                    builders.push(MultiTurnBuilder::new(
+                        ds,
+                        AnyCounter::from_spec(tokenizer)?,
+                    )?);
+                }
+                Ok(PromptSource::MultiTurn { builders })
+            }
             DatasetKind::Jsonl | DatasetKind::Sharegpt => {
                 let path = spec_dir.join(d.path.clone().unwrap_or_default());
                 let entries = if d.kind == DatasetKind::Jsonl {
@@ -297,6 +328,18 @@ impl PromptSource {
                 b.trial_prompts(n, warm, seed, trial, point as u32).await
             }
             PromptSource::File(f) => f.trial_prompts(n, warm, seed, trial, point as u32).await,
+            PromptSource::MultiTurn { builders } => {
+                let b = builders.get_mut(point).ok_or_else(|| {
+                    DatasetError::InvalidLength(format!("no sweep point {point}"))
+                })?;
+                let convs = b
+                    .trial_conversations(warm, seed, trial, point as u32)
+                    .await?;
+                Ok(TrialPrompts {
+                    conversations: Some(convs),
+                    ..TrialPrompts::default()
+                })
+            }
             PromptSource::Trace { builder, speeds } => {
                 let speed = *speeds.get(point).ok_or_else(|| {
                     DatasetError::InvalidLength(format!("no sweep point {point}"))

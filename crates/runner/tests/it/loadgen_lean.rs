@@ -95,6 +95,7 @@ async fn trial(url: String, requests: usize) -> servebench_runner::loadgen::Tria
             .collect(),
         warmup: vec![],
         send_offsets_ns: None,
+        conversations: None,
     };
     run_trial(&target, &cfg, &prompts).await.expect("runs")
 }

@@ -105,6 +105,7 @@ async fn trial(kernel_stamps: bool) -> TrialOutcome {
         measured: vec![Prompt::text("p", 1)],
         warmup: vec![Prompt::text("w", 1)],
         send_offsets_ns: None,
+        conversations: None,
     };
     let out = run_trial(&target, &cfg, &prompts).await.expect("runs");
     tokio::time::timeout(Duration::from_secs(10), hog)

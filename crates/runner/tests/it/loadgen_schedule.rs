@@ -78,6 +78,7 @@ fn prompts(n: usize, warmup: usize) -> TrialPrompts {
             .map(|i| Prompt::text(format!("w{i}"), 4))
             .collect(),
         send_offsets_ns: None,
+        conversations: None,
     }
 }
 

@@ -187,6 +187,7 @@ pub(crate) fn prompts(n: usize, max_tokens: u32) -> TrialPrompts {
             .map(|i| Prompt::text(format!("warm {i}"), max_tokens))
             .collect(),
         send_offsets_ns: None,
+        conversations: None,
     }
 }
 
