@@ -21,9 +21,9 @@ pub struct Spec {
     pub source: String,
     /// Warnings (the spec is usable).
     pub warnings: Vec<Diagnostic>,
-    /// The `--set` overrides applied to the file, in order (`file` is the spec with them
-    /// applied; see [`crate::overrides`]).
-    pub overrides: Vec<crate::overrides::Override>,
+    /// The `--set KEY=VALUE` overrides applied to the file, in order (`file` is the spec with
+    /// them applied; see `overrides::apply`).
+    pub overrides: Vec<String>,
 }
 
 /// Why a spec file could not be used.

@@ -123,7 +123,10 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
     if overrides.is_empty() {
         return Ok(spec.clone());
     }
-    let mut doc = serde_json::to_value(&spec.file).unwrap_or(Value::Null);
+    // The document as written, so checks that depend on what a spec spells out (a key
+    // that has no effect, a key that conflicts) read the file plus the overrides.
+    let mut doc: Value = serde_yaml::from_str(&spec.source)
+        .unwrap_or_else(|_| serde_json::to_value(&spec.file).unwrap_or(Value::Null));
     for o in overrides {
         set(&mut doc, o)?;
     }
@@ -151,6 +154,9 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
             new.warnings.iter_mut().for_each(relocate);
             new.source = spec.source.clone();
             new.path = spec.path.clone();
+            new.overrides = (spec.overrides.iter().cloned())
+                .chain(overrides.iter().map(Override::to_arg))
+                .collect();
             Ok(new)
         }
         Err(mut e) => {
@@ -271,6 +277,7 @@ pub fn apply_to_file(
         path: None,
         source,
         warnings: Vec::new(),
+        overrides: Vec::new(),
     };
     if overrides.is_empty() {
         return parse_str(&base.source, label).map_err(OverrideError::Invalid);

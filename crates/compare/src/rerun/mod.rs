@@ -1,6 +1,6 @@
 //! `servebench rerun RESULT`: run the resolved spec stored inside a published result again
 //! (not the file in `specs/`, which may have been edited since), then say per variant, sweep
-//! point and metric whether the published value reproduces (STATISTICS.md, "Reproduced or
+//! point and metric whether the published value reproduces (docs/statistics-method.md, "Reproduced or
 //! not"; the rule is `servebench_stats::reproduce`).
 //!
 //! * [`prepare`] rebuilds the spec from the result, applies host-only overrides
@@ -18,17 +18,14 @@ use std::path::{Path, PathBuf};
 
 use servebench_spec::Spec;
 use servebench_spec::hash::{HOST_ONLY_FIELDS, spec_hash};
+use servebench_spec::overrides::{self, OverrideError};
 
 use servebench_result::{Origin, RunResult};
 
-/// A host-only field set on the command line (`--set KEY=VALUE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Override {
-    /// `server.working_dir`, `target.base_url` or `variants.<name>.base_url`.
-    pub key: String,
-    /// The value.
-    pub value: String,
-}
+/// A host-only field set on the command line (`--set KEY=VALUE`): spec's override, limited
+/// here to `server.working_dir`, `target.base_url`, `variants.<name>.base_url` and the other
+/// host-only fields of the hash.
+pub use servebench_spec::overrides::Override;
 
 /// Why a published result cannot be re-run.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +55,9 @@ pub enum RerunError {
         /// The keys allowed.
         allowed: String,
     },
+    /// An override that spec's override rules refuse.
+    #[error(transparent)]
+    Override(OverrideError),
     /// `--set` without `=`.
     #[error("`--set {0}` needs KEY=VALUE, e.g. `--set target.base_url=http://10.0.0.5:8000`")]
     Malformed(String),
@@ -99,13 +99,7 @@ pub enum RerunError {
 
 /// Parse `KEY=VALUE`.
 pub fn parse_override(s: &str) -> Result<Override, RerunError> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| RerunError::Malformed(s.to_owned()))?;
-    Ok(Override {
-        key: k.trim().to_owned(),
-        value: v.to_owned(),
-    })
+    Override::parse(s).map_err(|_| RerunError::Malformed(s.to_owned()))
 }
 
 fn allowed_keys() -> String {
@@ -117,42 +111,45 @@ fn allowed_keys() -> String {
     keys.join(", ")
 }
 
+/// Whether `key` is a host-only field (the hash leaves it out).
+fn is_host_only(key: &str) -> bool {
+    let variant_url = key
+        .strip_prefix("variants.")
+        .and_then(|r| r.strip_suffix(".base_url"))
+        .is_some_and(|name| !name.is_empty() && !name.contains('.'));
+    variant_url
+        || HOST_ONLY_FIELDS
+            .iter()
+            .any(|p| p.trim_start_matches("/spec/").replace('/', ".") == key)
+}
+
+/// Apply one host-only override through spec's overrides (the same path rules as `run
+/// --set`); any other key is refused.
 fn apply(spec: &mut servebench_spec::SpecFile, o: &Override) -> Result<(), RerunError> {
     let not_host = || RerunError::NotHostOnly {
         key: o.key.clone(),
         allowed: allowed_keys(),
     };
-    match o.key.as_str() {
-        "server.working_dir" => match &mut spec.spec.server {
-            Some(s) => s.working_dir = Some(o.value.clone()),
-            None => return Err(not_host()),
-        },
-        "target.base_url" => spec.spec.target.base_url = Some(o.value.clone()),
-        key => {
-            let name = key
-                .strip_prefix("variants.")
-                .and_then(|r| r.strip_suffix(".base_url"))
-                .ok_or_else(not_host)?;
-            let available = spec
-                .spec
-                .variants
-                .iter()
-                .map(|v| v.name.clone())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let v = spec
-                .spec
-                .variants
-                .iter_mut()
-                .find(|v| v.name == name)
-                .ok_or_else(|| RerunError::UnknownVariant {
-                    key: key.to_owned(),
-                    name: name.to_owned(),
-                    available,
-                })?;
-            v.base_url = Some(o.value.clone());
-        }
+    if !is_host_only(&o.key) || (o.key == "server.working_dir" && spec.spec.server.is_none()) {
+        return Err(not_host());
     }
+    let mut doc = serde_json::to_value(&*spec).unwrap_or(serde_json::Value::Null);
+    overrides::set(&mut doc, o).map_err(|e| match e {
+        OverrideError::NoSuchItem {
+            item, available, ..
+        } => RerunError::UnknownVariant {
+            key: o.key.clone(),
+            name: item,
+            available,
+        },
+        other => RerunError::Override(other),
+    })?;
+    *spec = serde_json::from_value(doc).map_err(|e| {
+        RerunError::Override(OverrideError::BadValue {
+            arg: o.to_arg(),
+            error: e.to_string(),
+        })
+    })?;
     Ok(())
 }
 

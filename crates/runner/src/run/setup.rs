@@ -68,7 +68,7 @@ pub fn open(
         spec_hash: plan.spec_hash.clone(),
         spec: spec.file.clone(),
         spec_path: spec.path.as_ref().map(|p| p.display().to_string()),
-        overrides: spec.overrides.iter().map(|o| o.to_arg()).collect(),
+        overrides: spec.overrides.clone(),
         tool: opts.tool.clone(),
         repo: provenance::repo_info(spec_dir),
         host: Some(provenance::host_info()),

@@ -7,7 +7,9 @@ use crate::types::{ServerRestart, SpecFile, TrialOrder};
 pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     let s = &spec.spec;
     let t = &s.trials;
-    if t.count < 3 && !super::variants::is_plain_load(spec) {
+    if super::variants::is_plain_load(spec) {
+        // One variant, one trial: nothing to warn about (see `is_plain_load`).
+    } else if t.count < 3 {
         out.push(Diagnostic::warning(at("trials.count"), format!("{} trial{} per cell: no confidence interval can be given (3 at least, 5 recommended)", t.count, if t.count == 1 { "" } else { "s" })));
     } else if t.count < 5 {
         out.push(Diagnostic::warning(at("trials.count"), format!("{} trials per cell: intervals will be wide and a rank test cannot reach p < 0.05 (5 recommended)", t.count)));
