@@ -1,7 +1,7 @@
 //! `multi_turn` conversations (docs/workloads.md): per trial, `conversations` chats of a
 //! drawn number of turns; each turn is a new user message of a drawn length. What the server
 //! answers is carried into the next turn by the load generator
-//! (`crate::loadgen::conversation`), so only the user side is drawn here.
+//! (`crate::loadgen::trial`, its `conversation` module), so only the user side is drawn here.
 //!
 //! Everything comes from the trial's prompt seed `s = prompt_seed(workload seed, trial,
 //! point)`: turn counts, message and output lengths from `s` (last stream), conversation `c`'s
@@ -17,36 +17,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::DatasetError;
 use super::lengths::LengthDist;
-use super::prompt::{prompt_seed, warmup_seed};
+use super::prompt::{Conversation, Conversations, UserTurn, prompt_seed, warmup_seed};
 use super::random::{BuildStats, RandomDataset, RandomPromptBuilder};
 use super::tokenize::TokenCounter;
-
-/// One user turn: the message and the answer's `max_tokens`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserTurn {
-    /// The new user message.
-    pub user: String,
-    /// `max_tokens` of the answer.
-    pub max_tokens: u32,
-}
-
-/// One conversation: its user turns in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conversation {
-    /// The turns.
-    pub turns: Vec<UserTurn>,
-}
-
-/// The conversations of one trial.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conversations {
-    /// Measured conversations; their first turns follow the arrival schedule.
-    pub measured: Vec<Conversation>,
-    /// Warm-up conversations (one turn each), sent before the measured ones.
-    pub warmup: Vec<Conversation>,
-    /// Pause between an answer's end and the next turn's send.
-    pub think_time: Duration,
-}
 
 /// The shape of a `multi_turn` trial.
 #[derive(Debug, Clone, Copy, PartialEq)]

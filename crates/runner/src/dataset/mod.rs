@@ -18,10 +18,13 @@ pub mod vocab;
 
 use std::path::{Path, PathBuf};
 
-pub use conversation::{Conversation, Conversations, MultiTurnBuilder, MultiTurnDataset, UserTurn};
+pub use conversation::{MultiTurnBuilder, MultiTurnDataset};
 pub use files::{FileDataset, FileEntry, load_jsonl, load_sharegpt};
 pub use lengths::LengthDist;
-pub use prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed, warmup_seed};
+pub use prompt::{
+    ChatMessage, Conversation, Conversations, Prompt, PromptBody, TrialPrompts, UserTurn,
+    prompt_seed, warmup_seed,
+};
 pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
 pub use shared::{SharedPrefixBuilder, SharedPrefixDataset};
 pub use tokenize::{

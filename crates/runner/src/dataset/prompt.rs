@@ -1,5 +1,7 @@
 //! What one request sends, and the per-trial prompt seed.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 /// One chat message.
@@ -62,7 +64,34 @@ pub struct TrialPrompts {
     /// A `multi_turn` trial: its conversations, sent turn by turn instead of `measured` and
     /// `warmup` (which are then empty).
     #[serde(skip)]
-    pub conversations: Option<super::conversation::Conversations>,
+    pub conversations: Option<Conversations>,
+}
+
+/// One user turn: the message and the answer's `max_tokens`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserTurn {
+    /// The new user message.
+    pub user: String,
+    /// `max_tokens` of the answer.
+    pub max_tokens: u32,
+}
+
+/// One conversation: its user turns in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversation {
+    /// The turns.
+    pub turns: Vec<UserTurn>,
+}
+
+/// The conversations of one trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversations {
+    /// Measured conversations; their first turns follow the arrival schedule.
+    pub measured: Vec<Conversation>,
+    /// Warm-up conversations (one turn each), sent before the measured ones.
+    pub warmup: Vec<Conversation>,
+    /// Pause between an answer's end and the next turn's send.
+    pub think_time: Duration,
 }
 
 /// The seed of the prompts of trial `trial` at sweep point `point`, from the workload seed.

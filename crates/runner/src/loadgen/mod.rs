@@ -16,7 +16,6 @@ pub mod body;
 pub mod chunk;
 pub mod client;
 pub mod config;
-pub mod conversation;
 pub mod h1;
 pub mod limits;
 pub mod progress;

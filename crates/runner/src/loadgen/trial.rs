@@ -6,6 +6,8 @@
 //! response is dropped first), so the number of requests in flight — on the client and on
 //! the server — never exceeds `max_concurrency`, warm-up included.
 
+mod conversation;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -100,7 +102,7 @@ pub async fn run_trial_with<E: Executor>(
 ) -> Result<TrialOutcome, LoadError> {
     cfg.validate()?;
     if let Some(convs) = &prompts.conversations {
-        return super::conversation::run_conversations(exec, target, cfg, convs).await;
+        return conversation::run_conversations(exec, target, cfg, convs).await;
     }
     // A replayed trace brings its own send times: one request per time.
     let (requests, offsets) = match &prompts.send_offsets_ns {

@@ -19,12 +19,12 @@ use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, sleep, sleep_until};
 
-use super::body::build_body;
-use super::client::{Clock, Executor};
-use super::config::{Arrival, LoadConfig, Target};
-use super::schedule::arrival_offsets;
-use super::trial::{Limits, LoadError, TrialOutcome, execute_bounded, template};
+use super::{Limits, LoadError, TrialOutcome, execute_bounded, template};
 use crate::dataset::{ChatMessage, Conversation, Conversations, Prompt, PromptBody};
+use crate::loadgen::body::build_body;
+use crate::loadgen::client::{Clock, Executor};
+use crate::loadgen::config::{Arrival, LoadConfig, Target};
+use crate::loadgen::schedule::arrival_offsets;
 use servebench_result::metrics::{SummaryOptions, summarize};
 use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord, TurnRef};
 
