@@ -125,11 +125,23 @@ fn a_plain_load_run_says_so_once_and_quiet_is_quiet() {
     assert!(!one.contains("cand"), "the spec keeps one variant");
     let spec = write_spec(dir.path(), &one);
     let out = sb(dir.path())
-        .args(["run", "--no-bars", "--trials", "1", "-c", "2"])
+        .args([
+            "run",
+            "--no-bars",
+            "--trials",
+            "1",
+            "-c",
+            "64",
+            "--requests",
+            "1000",
+        ])
         .arg(&spec)
         .assert()
         .code(0);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    // 1,000 measured and 1 warm-up prompt: their preparation is announced and timed.
+    assert!(stderr.contains("preparing 1001 prompts"), "{stderr}");
+    assert!(stderr.contains("prepared 1001 prompts in"), "{stderr}");
     assert_eq!(
         stderr.matches("plain load measurement").count(),
         1,
@@ -137,7 +149,16 @@ fn a_plain_load_run_says_so_once_and_quiet_is_quiet() {
     );
     assert!(!stderr.contains("warning:"), "{stderr}");
     let out = sb(dir.path())
-        .args(["run", "-q", "--trials", "1", "-c", "2"])
+        .args([
+            "run",
+            "-q",
+            "--trials",
+            "1",
+            "-c",
+            "64",
+            "--requests",
+            "1000",
+        ])
         .arg(&spec)
         .assert()
         .code(0);
