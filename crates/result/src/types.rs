@@ -15,6 +15,8 @@ use crate::metrics::TrialSummary;
 use crate::record::{ReceiveStamps, RequestRecord};
 use crate::server::{ServerInfo, ServerRecord, StopReport};
 
+pub mod cluster;
+
 /// Where a result came from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -209,7 +211,7 @@ pub struct ProvenanceRecord {
     /// A server that spans nodes: the Slurm allocations, the batch script and each node's
     /// hardware (absent for a server on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster::ClusterRecord>,
+    pub cluster: Option<cluster::ClusterRecord>,
 }
 
 /// A provenance command's output.
@@ -334,7 +336,7 @@ pub struct ServerStart {
     pub error: Option<String>,
     /// A server launched through Slurm: its step and ranks (absent for a local server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slurm: Option<crate::cluster::SlurmStepRecord>,
+    pub slurm: Option<cluster::SlurmStepRecord>,
 }
 
 /// One verify rule's outcome.

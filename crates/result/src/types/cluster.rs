@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{Accelerator, HostInfo};
+use super::{Accelerator, HostInfo};
 
 /// Where a multi-node run ran (`provenance.cluster`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
