@@ -83,15 +83,17 @@ impl BlockContext<'_> {
             block_repetition(block).to_string(),
         );
         env.insert("SERVEBENCH_BLOCK_SEED".into(), block_seed.to_string());
+        // Verify rules are checked by servebench itself: always fully resolved (`$$` → `$`).
+        let fin = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
         let mut verify = server_spec.verify.clone();
         for r in &mut verify {
             if let Some(t) = &r.log_contains {
-                r.log_contains = Some(sub(t)?);
+                r.log_contains = Some(fin(t)?);
             }
             if let Some(j) = &mut r.json {
-                j.path = sub(&j.path)?;
+                j.path = fin(&j.path)?;
                 if let Some(s) = j.equals.as_str() {
-                    j.equals = serde_json::Value::String(sub(s)?);
+                    j.equals = serde_json::Value::String(fin(s)?);
                 }
             }
         }
