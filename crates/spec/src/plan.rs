@@ -577,9 +577,33 @@ impl fmt::Display for Plan {
     }
 }
 
+/// The sweep point of one search trial at `load`: the workload with the axis set to it.
+pub fn search_point(spec: &SpecFile, search: &crate::types::Search, load: f64) -> SweepPoint {
+    // The workload's own point (what an empty `include` entry gives), with the axis set.
+    let mut p = include_point(spec, &Default::default());
+    match search.axis {
+        crate::types::SearchAxis::RequestRate => p.request_rate = Rate::PerSecond(load),
+        crate::types::SearchAxis::MaxConcurrency => {
+            p.max_concurrency = Some(load.round().max(1.0) as u32)
+        }
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::prompt_seed;
+
+    #[test]
+    fn the_search_dither_is_the_prompt_seed_chain() {
+        // search::round_offset repeats prompt_seed's chain (so search does not depend on the
+        // plan): the offsets recorded in older search results stay what a resume computes.
+        for (seed, round) in [(0u64, 1u32), (7, 3), (u64::MAX, 10)] {
+            let x = prompt_seed(seed ^ 0x6361_7061_6369_7479, round, usize::MAX);
+            let expect = (x >> 11) as f64 / (1u64 << 53) as f64;
+            assert_eq!(crate::search::round_offset(seed, round), expect);
+        }
+    }
 
     #[test]
     fn prompt_seed_matches_an_independent_splitmix_chain() {

@@ -22,8 +22,6 @@
 
 use serde::Serialize;
 
-use crate::plan::{SweepPoint, prompt_seed};
-use crate::rate::Rate;
 use crate::types::{Precision, Search, SearchAxis, SpecFile};
 
 /// Most grid points a search may have: a finer precision than this over its bounds is
@@ -83,9 +81,20 @@ pub struct Grid {
 /// The dither of round `round`: a share of one step in `[0, 1)`, from `workload.seed` (the
 /// same for every variant of the round, so their starts measure the same loads).
 pub fn round_offset(workload_seed: u64, round: u32) -> f64 {
-    // The prompt-seed chain with a point index no sweep reaches.
-    let x = prompt_seed(workload_seed ^ 0x6361_7061_6369_7479, round, usize::MAX);
+    // The prompt-seed chain of `plan::prompt_seed` (repeated here, so that the search's
+    // procedure does not depend on the plan) with a point index no sweep reaches.
+    let mut x = splitmix(workload_seed ^ 0x6361_7061_6369_7479 ^ 0x5345_5256_4542_4e43);
+    x = splitmix(x ^ u64::from(round));
+    x = splitmix(x ^ usize::MAX as u64);
     (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// SplitMix64's finaliser (Steele, Lea & Flood 2014), as `plan::prompt_seed` uses it.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Four significant digits: loads are printed and recorded so, and the rounding (at most
@@ -352,17 +361,6 @@ pub fn trial_budget(search: &Search) -> u64 {
         || worst_case_total(max_grid_len(search), search.max_rounds),
         u64::from,
     )
-}
-
-/// The sweep point of one search trial at `load`: the workload with the axis set to it.
-pub fn search_point(spec: &SpecFile, search: &Search, load: f64) -> SweepPoint {
-    // The workload's own point (what an empty `include` entry gives), with the axis set.
-    let mut p = crate::plan::include_point(spec, &Default::default());
-    match search.axis {
-        SearchAxis::RequestRate => p.request_rate = Rate::PerSecond(load),
-        SearchAxis::MaxConcurrency => p.max_concurrency = Some(load.round().max(1.0) as u32),
-    }
-    p
 }
 
 /// What `servebench plan` says about a search.

@@ -1,6 +1,6 @@
 //! A capacity search (`spec.search`) end to end on the simulator
-//! (`crates/cli/tests/specs/search.yaml`: no noise, a closed-form answer — `base` sustains 6
-//! requests in flight under its TPOT objective, `fast` 8; docs/search.md). The simulator is
+//! (`crates/cli/tests/specs/search.yaml`: no noise, a closed-form answer — `base` sustains 3
+//! requests in flight under its TPOT objective, `fast` 4; docs/search.md). The simulator is
 //! deterministic here, so the bracket of every server start is asserted: the known answer, a
 //! search log that names every trial and why its load was chosen, compare's capacities and
 //! ratio, the report's files, a run killed mid-search that resumes to the same answer, and
@@ -49,7 +49,7 @@ fn check_search(result: &Value) {
         .filter(|b| !b["outcome"].is_null())
         .collect();
     for round in 1..=4 {
-        for (variant, pass, fail) in [("base", 6.0, 7.0), ("fast", 8.0, 9.0)] {
+        for (variant, pass, fail) in [("base", 3.0, 4.0), ("fast", 4.0, 5.0)] {
             let b: Vec<&&Value> = finished
                 .iter()
                 .filter(|b| b["round"] == round && b["variant"] == variant)
@@ -104,7 +104,7 @@ fn check_compare(dir: &Path, path: &Path) {
         .code(0);
     let r: Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
     assert_eq!(r["format"], "servebench-capacity/1");
-    for (v, cap) in [("base", 6.0), ("fast", 8.0)] {
+    for (v, cap) in [("base", 3.0), ("fast", 4.0)] {
         let c = arr(&r["variants"])
             .iter()
             .find(|c| c["variant"] == v)
@@ -120,7 +120,7 @@ fn check_compare(dir: &Path, path: &Path) {
     assert!(
         cmp["ratio"]
             .as_f64()
-            .is_some_and(|x| (x - 8.0 / 6.0).abs() < 1e-9),
+            .is_some_and(|x| (x - 4.0 / 3.0).abs() < 1e-9),
         "{cmp}"
     );
 }
@@ -226,17 +226,17 @@ fn a_search_killed_mid_search_resumes_to_the_same_answer() {
 fn capacities_outside_the_bounds_are_said_plainly_not_made_up() {
     let dir = scratch("search_e2e", "bounds");
     let text = std::fs::read_to_string(spec()).expect("spec");
-    // 7..9: base (capacity 6) fails even at 7, fast (8) is bracketed; 2..5: both pass at 5.
+    // 4..6: base (capacity 3) fails even at 4, fast (4) is bracketed; 1..3: both pass at 3.
     for (lower, upper, says) in [
         (
-            7,
-            9,
-            "base: capacity below the lower bound 7 in flight: at 7 in flight",
+            4,
+            6,
+            "base: capacity below the lower bound 4 in flight: at 4 in flight",
         ),
         (
-            2,
-            5,
-            "fast: capacity above the upper bound 5 in flight: at 5 in flight 100% of requests \
+            1,
+            3,
+            "fast: capacity above the upper bound 3 in flight: at 3 in flight 100% of requests \
              met the SLOs (target 50%)",
         ),
     ] {
@@ -255,6 +255,16 @@ fn capacities_outside_the_bounds_are_said_plainly_not_made_up() {
             .code(0);
         let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
         assert!(stdout.contains(says), "{stdout}");
+        if lower == 1 {
+            // Both outside the bounds after round 1: nothing left to narrow.
+            assert!(
+                stdout.contains(
+                    "stopped: every variant's capacity is outside the bounds 1..3 in flight"
+                ),
+                "{stdout}"
+            );
+            assert!(stdout.contains(", 1 round(s);"), "{stdout}");
+        }
         let path = walk(&results)
             .into_iter()
             .find(|p| p.extension().is_some_and(|e| e == "json"))

@@ -19,9 +19,11 @@ use servebench_result::{
     PointInfo, ResultStore, RunResult, SearchBlock, SearchLog, SearchOutcome, SearchStep,
     TrialStatus, now_rfc3339,
 };
-use servebench_spec::plan::{Block, PlannedTrial, SweepPoint, prompt_seed, round_blocks};
+use servebench_spec::plan::{
+    Block, PlannedTrial, SweepPoint, prompt_seed, round_blocks, search_point,
+};
 use servebench_spec::search::{
-    Bracket, Grid, Next, max_grid_len, next_step, search_point, trial_budget, worst_case_trials,
+    Bracket, Grid, Next, max_grid_len, next_step, trial_budget, worst_case_trials,
 };
 use servebench_spec::{Search, SearchAxis, SpecFile, TokenCount};
 
