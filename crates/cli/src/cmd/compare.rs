@@ -118,7 +118,9 @@ fn capacity(first: &servebench_compare::LoadedResult, args: &Args) -> Result<Exi
     let tripped = report.comparisons.iter().any(|c| {
         args.fail_on.iter().any(|g| match g {
             FailOn::Regressed => c.verdict == "regressed",
-            FailOn::LikelyRegressed => matches!(c.verdict.as_str(), "regressed" | "likely-regressed"),
+            FailOn::LikelyRegressed => {
+                matches!(c.verdict.as_str(), "regressed" | "likely-regressed")
+            }
             FailOn::Suspicious => false,
         })
     });

@@ -136,7 +136,12 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     let no_estimate = outcome.result.search.as_ref().map_or(0, |l| {
         l.blocks
             .iter()
-            .filter(|b| matches!(b.outcome, Some(servebench_result::SearchOutcome::Invalid { .. })))
+            .filter(|b| {
+                matches!(
+                    b.outcome,
+                    Some(servebench_result::SearchOutcome::Invalid { .. })
+                )
+            })
             .count()
     });
     if no_estimate > 0 {
