@@ -638,7 +638,19 @@ pub fn search_look(result: &RunResult, after_round: u32) -> SearchLook {
         .filter(|v| !v.settled)
         .map(|v| format!("{}: {}", v.variant, v.note))
         .collect();
-    let (stop, why) = if after_round < q.min_rounds {
+    let (stop, why) = if !variants.is_empty() && variants.iter().all(|v| v.settled && !v.precise) {
+        // Nothing left to narrow: more rounds would only repeat the bound.
+        (
+            true,
+            format!(
+                "every variant's capacity is outside the bounds {}..{} {}: widen \
+                 `search.lower`..`upper` to measure it",
+                load(q.lower),
+                load(q.upper),
+                q.axis.unit()
+            ),
+        )
+    } else if after_round < q.min_rounds {
         (
             false,
             format!("round {after_round} of at least {}", q.min_rounds),
