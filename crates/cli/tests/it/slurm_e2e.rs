@@ -507,3 +507,42 @@ echo "STEPS_AFTER: $(squeue -h -s -j $SLURM_JOB_ID -o %j | grep servebench- | tr
         "the interrupted block's server was stopped: {r}"
     );
 }
+
+#[test]
+fn without_slurms_commands_run_and_submit_say_what_to_do() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch("slurm_e2e", "no_commands");
+    let spec = spec_in(&dir);
+    // submit on a machine without sbatch: no cluster needed.
+    let out = Command::new(servebench_bin())
+        .arg("submit")
+        .arg(&spec)
+        .current_dir(&dir)
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("submit");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`sbatch` is not on PATH"), "{err}");
+    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
+    // run inside an allocation whose shell lacks srun.
+    let Some(env) = cluster() else { return };
+    let sb = servebench_bin();
+    let out = salloc(
+        &env,
+        2,
+        &dir,
+        &[
+            "env",
+            "PATH=/nonexistent",
+            sb.to_str().expect("path"),
+            "run",
+            "--no-bars",
+            spec.to_str().expect("path"),
+        ],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`srun` is not on PATH"), "{err}");
+    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
+}
