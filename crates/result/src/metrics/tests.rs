@@ -164,3 +164,61 @@ fn summary_round_trips_through_json() {
     let back: TrialSummary = serde_json::from_str(&json).expect("parses");
     assert_eq!(back, s);
 }
+
+#[test]
+fn cache_hit_ratio_send_lateness_and_turns_with_known_answers() {
+    use crate::record::{PromptTokensDetails, ServerTimings, TurnRef};
+    // Open loop: due every 10 ms, sent 0, 1, 2 and 3 ms late.
+    let mut recs: Vec<RequestRecord> = (0..4).map(|i| req(i, 10 * u64::from(i), 5, 2, 3)).collect();
+    for (i, r) in recs.iter_mut().enumerate() {
+        r.send_ns = Some(r.intended_ns + i as u64 * MS);
+        r.turn = Some(TurnRef {
+            conversation: 0,
+            turn: i as u32 % 2,
+        });
+    }
+    // Cached tokens: 60 of 100 in usage, 40 of 100 in usage, none reported, and llama.cpp's
+    // timings (cache_n 30 + prompt_n 70 prefilled).
+    recs[0].usage.as_mut().expect("usage").prompt_tokens_details = Some(PromptTokensDetails {
+        cached_tokens: Some(60),
+    });
+    recs[1].usage.as_mut().expect("usage").prompt_tokens_details = Some(PromptTokensDetails {
+        cached_tokens: Some(40),
+    });
+    recs[3].server_timings = Some(ServerTimings {
+        prompt_n: Some(70),
+        cache_n: Some(30),
+        ..Default::default()
+    });
+    let s = summarize(
+        &recs,
+        &SummaryOptions {
+            max_concurrency: None,
+            closed_loop: false,
+            slo: None,
+        },
+    );
+    assert_eq!(s.tokens.cached_prompt_tokens, Some(130));
+    assert_eq!(s.tokens.cache_reported_prompt_tokens, Some(300));
+    let ratio = s.metric("cache_hit_ratio").expect("reported");
+    assert!((ratio - 130.0 / 300.0).abs() < 1e-12, "{ratio}");
+    let late = s.send_lateness.expect("open loop");
+    assert!((late.mean - 1.5).abs() < 1e-9, "{late:?}");
+    assert!((late.max - 3.0).abs() < 1e-9, "{late:?}");
+    // Intended sends span 30 ms, actual ones 33 ms: 3 gaps.
+    assert!((s.scheduled_rate.expect("rate") - 100.0).abs() < 1e-9);
+    assert!((s.achieved_rate.expect("rate") - 3.0 / 0.033).abs() < 1e-6);
+    assert_eq!(s.turns.len(), 2);
+    assert_eq!((s.turns[0].turn, s.turns[0].requests), (0, 2));
+    assert_eq!(s.turns[1].mean_prompt_tokens, Some(100.0));
+    // Closed loop: no lateness, no rates; no cached tokens reported: no ratio.
+    let recs: Vec<RequestRecord> = (0..2).map(|i| req(i, 0, 5, 2, 3)).collect();
+    let closed = SummaryOptions {
+        closed_loop: true,
+        ..SummaryOptions::default()
+    };
+    let s = summarize(&recs, &closed);
+    assert!(s.send_lateness.is_none() && s.scheduled_rate.is_none());
+    assert_eq!(s.metric("cache_hit_ratio"), None);
+    assert!(s.turns.is_empty());
+}
