@@ -44,7 +44,7 @@ use servebench_stats::verdict::classify;
 use crate::text::{num, pct, signed_pct};
 
 /// A load or level as printed: [`num`]'s digits without trailing zeros (`7`, `41.7`,
-/// `2.125`), so a bound reads as the spec wrote it.
+/// `2.5`), so a bound reads as the spec wrote it.
 pub fn load(x: f64) -> String {
     let s = num(x);
     if s.contains('.') && !s.contains('e') {
@@ -254,6 +254,20 @@ fn design(result: &RunResult, q: &Search) -> Option<SequentialDesign> {
     .ok()
 }
 
+/// Mean attainment at the bound over the starts that ended there (`below`: at `lower`,
+/// else at `upper`), as their outcomes recorded it.
+fn bound_attainment(blocks: &[&SearchBlock], below: bool) -> Option<f64> {
+    let vals: Vec<f64> = blocks
+        .iter()
+        .filter_map(|b| match (&b.outcome, below) {
+            (Some(SearchOutcome::BelowLower { attainment }), true)
+            | (Some(SearchOutcome::AboveUpper { attainment }), false) => *attainment,
+            _ => None,
+        })
+        .collect();
+    (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+}
+
 /// Mean attainment of `variant`'s trials at `load`.
 fn attainment_at(result: &RunResult, variant: &str, load: f64) -> Option<f64> {
     let log = result.search.as_ref()?;
@@ -312,7 +326,7 @@ fn variant_capacity(result: &RunResult, q: &Search, name: &str, round: u32) -> V
     let n = st.on_scale.len();
     let ended = n as u64 + st.below + st.above;
     if st.below > 0 && n == 0 && st.above == 0 {
-        let a = attainment_at(result, name, q.lower);
+        let a = bound_attainment(&blocks, true).or_else(|| attainment_at(result, name, q.lower));
         out.outcome = CapacityOutcome::BelowLower { attainment: a };
         out.note = format!(
             "capacity below the lower bound {} {unit}: {}",
@@ -330,7 +344,7 @@ fn variant_capacity(result: &RunResult, q: &Search, name: &str, round: u32) -> V
         return out;
     }
     if st.above > 0 && n == 0 && st.below == 0 {
-        let a = attainment_at(result, name, q.upper);
+        let a = bound_attainment(&blocks, false).or_else(|| attainment_at(result, name, q.upper));
         out.outcome = CapacityOutcome::AboveUpper { attainment: a };
         out.note = format!(
             "capacity above the upper bound {} {unit}: {}",
@@ -818,4 +832,90 @@ pub fn render_capacity(r: &CapacityReport) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report crate's committed search result (capacities 6 and 8 in flight, 4 rounds).
+    fn fixture() -> RunResult {
+        let text = include_str!("../../report/tests/fixtures/search.json");
+        serde_json::from_str(text).expect("the search fixture parses")
+    }
+
+    /// Every finished start of `variant` ends bracketed at `estimates[i]`, in order.
+    fn set_estimates(r: &mut RunResult, variant: &str, estimates: &[f64]) {
+        let log = r.search.as_mut().expect("log");
+        let blocks = log.blocks.iter_mut().filter(|b| b.variant == variant);
+        for (b, e) in blocks.zip(estimates) {
+            b.outcome = Some(SearchOutcome::Bracketed {
+                pass_load: *e,
+                fail_load: e + 1.0,
+                estimate: *e,
+            });
+        }
+    }
+
+    #[test]
+    fn identical_starts_get_the_rounding_floor_not_a_zero_width_interval() {
+        let r = capacity_report(&fixture()).expect("a search");
+        let base = &r.variants[0];
+        assert_eq!(base.start_estimates, vec![6.0; 4]);
+        let (lo, hi) = (base.lower.expect("lo"), base.upper.expect("hi"));
+        // 4 starts, s² floored at 1/12: the half-width is t·√(1/48) > 0.
+        assert!(lo < 6.0 && hi > 6.0 && hi - lo > 0.5, "[{lo}, {hi}]");
+        assert!((hi + lo) / 2.0 - 6.0 < 1e-12);
+        assert_eq!(r.comparisons[0].verdict, "improved");
+    }
+
+    #[test]
+    fn an_a_a_pair_is_not_improved_or_regressed() {
+        let mut result = fixture();
+        set_estimates(&mut result, "base", &[6.0, 7.0, 6.0, 7.0]);
+        set_estimates(&mut result, "fast", &[7.0, 6.0, 6.0, 7.0]);
+        let r = capacity_report(&result).expect("a search");
+        let c = &r.comparisons[0];
+        assert!((c.ratio.expect("ratio") - 1.0).abs() < 1e-12, "{c:?}");
+        assert!(
+            !matches!(c.verdict.as_str(), "improved" | "regressed"),
+            "{c:?}"
+        );
+        assert!(c.lower.expect("lo") < 1.0 && c.upper.expect("hi") > 1.0);
+    }
+
+    #[test]
+    fn a_capacity_below_the_lower_bound_is_said_in_words_without_a_number() {
+        let mut result = fixture();
+        for b in result.search.as_mut().expect("log").blocks.iter_mut() {
+            if b.variant == "base" {
+                b.outcome = Some(SearchOutcome::BelowLower {
+                    attainment: Some(0.71),
+                });
+            }
+        }
+        let r = capacity_report(&result).expect("a search");
+        let base = &r.variants[0];
+        assert!(matches!(base.outcome, CapacityOutcome::BelowLower { .. }));
+        assert_eq!((base.estimate, base.lower, base.upper), (None, None, None));
+        assert!(
+            base.note.starts_with(
+                "capacity below the lower bound 1 in flight: at 1 in flight 71% of requests met \
+                 the SLOs (target 50%)"
+            ),
+            "{}",
+            base.note
+        );
+        assert_eq!(r.comparisons[0].verdict, "not-computed");
+        let look = search_look(&result, 4);
+        assert!(look.variants[0].settled && !look.variants[0].precise);
+    }
+
+    #[test]
+    fn loads_print_as_the_spec_wrote_them() {
+        assert_eq!(load(7.0), "7");
+        assert_eq!(load(41.7), "41.7");
+        assert_eq!(load(2.5), "2.5");
+        assert_eq!(load(1500.0), "1500");
+    }
 }
