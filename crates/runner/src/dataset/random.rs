@@ -259,8 +259,10 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
     ) -> Result<Option<(String, u32)>, DatasetError> {
         let t = i64::from(target);
         let mut sum = 0i64;
+        let mut below = 0i64;
         let mut n = 0;
         while sum < t {
+            below = sum;
             let w = words.word(n);
             let (first, after) = match self.word_tokens.get(w) {
                 Some(&c) => c,
@@ -280,10 +282,17 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
                 return Ok(None);
             }
         }
-        if sum != t {
+        // No whole word count hits the target: pad the words under it with single-token
+        // words, as the search ends up doing (so the prompt is the same either way).
+        let (n, pad) = if sum == t { (n, 0) } else { (n - 1, t - below) };
+        if n == 0 {
             return Ok(None);
         }
-        let text = words.text(n);
+        let mut text = words.text(n);
+        for _ in 0..pad {
+            text.push(' ');
+            text.push_str(PAD);
+        }
         let c = self.count(&text).await?;
         if c != t {
             return Ok(None);
@@ -453,8 +462,8 @@ mod tests {
                 pr.expected_input_tokens
             );
         }
-        // One call a prompt, more only where no whole word count hits the target (padding).
-        assert!(calls <= 650, "{calls} calls for 500 prompts");
+        // One call a prompt (a few more to count words not seen yet).
+        assert!(calls <= 550, "{calls} calls for 500 prompts");
         assert!(slow.stats().counts > calls, "{:?}", slow.stats());
     }
 

@@ -320,7 +320,7 @@ impl TokenCounter for LocalTokenizer {
     async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
         let enc = self
             .tok
-            .encode(text, true)
+            .encode_fast(text, true)
             .map_err(|e| DatasetError::Tokenize(format!("{}: {e}", self.path.display())))?;
         Ok(u32::try_from(enc.len()).unwrap_or(u32::MAX))
     }
