@@ -265,19 +265,21 @@ fn a_small_capacity_search_runs_to_completion() {
     let Some(env) = require_llamacpp() else {
         return;
     };
-    // specs/llamacpp-gemma-search.yaml: concurrency 1..4, three server starts. Where the
-    // capacity lies depends on the machine; that the search runs, judges every trial and
-    // ends with an outcome for every start does not.
+    // specs/llamacpp-gemma-search.yaml: concurrency 1..4, at most three server starts. Where
+    // the capacity lies depends on the machine (a search whose every start ends at a bound
+    // stops early); that the search runs, judges every trial and ends every start with an
+    // outcome does not.
     let text =
         std::fs::read_to_string(repo().join("specs/llamacpp-gemma-search.yaml")).expect("spec");
     let (r, _) = run_spec(&env, &text);
     assert_eq!(r["status"], "complete", "{}", r["error"]);
     let log = &r["search"];
+    assert!(log["stopped"].is_string(), "{log}");
     let looks = log["looks"].as_array().expect("looks");
-    assert_eq!(looks.len(), 3, "max_rounds 3: {log}");
-    assert_eq!(looks[2]["stop"], true);
+    assert!((1..=3).contains(&looks.len()), "max_rounds 3: {log}");
+    assert_eq!(looks[looks.len() - 1]["stop"], true);
     let blocks = log["blocks"].as_array().expect("blocks");
-    assert_eq!(blocks.len(), 3, "one start a round");
+    assert_eq!(blocks.len(), looks.len(), "one start a round");
     let mut steps = 0;
     for b in blocks {
         let kind = b["outcome"]["kind"].as_str().unwrap_or("none");
