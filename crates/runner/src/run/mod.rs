@@ -175,7 +175,10 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         );
     }
     let mut search_finished = true;
-    if let Some(judge) = opts.search_judge.as_deref().filter(|_| plan.search.is_some())
+    if let Some(judge) = opts
+        .search_judge
+        .as_deref()
+        .filter(|_| plan.search.is_some())
         && !opts.cancel.load(Ordering::SeqCst)
     {
         search_finished = matches!(
