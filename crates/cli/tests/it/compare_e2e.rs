@@ -262,15 +262,20 @@ fn the_sim_ab_shape_reports_its_sign_change_in_words() {
     let m = &r["comparisons"][0]["metrics"][0];
     let v = verdicts(&r["comparisons"][0], "output_throughput");
     // +20% at c=1 is far beyond θ = 8%; so is the deficit at c=32 (a dearer cost per
-    // running sequence), which a loaded machine can widen into "likely regressed" (the size
-    // unsure): then no decided cell carries the sign change, and it is no crossover.
-    assert_eq!(v.first().map(String::as_str), Some("improved"), "{v:?}");
+    // running sequence). A loaded machine can widen either interval into a "likely" verdict
+    // (the direction sure, the size not): then no decided cell carries the sign change at
+    // that end, and it is no crossover.
+    let first = v.first().map(String::as_str);
+    assert!(
+        matches!(first, Some("improved" | "likely-improved")),
+        "{v:?}"
+    );
     let last = v.last().map(String::as_str);
     assert!(
         matches!(last, Some("regressed" | "likely-regressed")),
         "{v:?}"
     );
-    if last == Some("likely-regressed") {
+    if first == Some("likely-improved") || last == Some("likely-regressed") {
         assert!(m["crossovers"].as_array().is_some_and(Vec::is_empty), "{m}");
         return;
     }
