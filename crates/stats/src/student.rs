@@ -12,10 +12,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::distributions::{t_quantile, t_two_sided_p};
 use crate::error::{StatsError, check_finite, check_len, check_probability};
 use crate::estimate::ConfidenceInterval;
 use crate::summary::mean_var;
+use crate::welch::t_statistic;
 
 /// Result of Student's pooled-variance test of `after − before`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -56,20 +56,14 @@ pub fn pooled(before: &[f64], after: &[f64], level: f64) -> Result<PooledTest, S
     }
     let std_err = (pooled_var * (1.0 / na + 1.0 / nb)).sqrt();
     let diff = mb - ma;
-    let t = diff / std_err;
-    let p = t_two_sided_p(t, df)?;
-    let half = t_quantile(1.0 - (1.0 - level) / 2.0, df)? * std_err;
+    let (t, p, ci) = t_statistic(diff, std_err, df, level)?;
     Ok(PooledTest {
         diff,
         std_err,
         df,
         t,
         p,
-        ci: ConfidenceInterval {
-            level,
-            lower: diff - half,
-            upper: diff + half,
-        },
+        ci,
     })
 }
 

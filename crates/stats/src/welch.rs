@@ -78,21 +78,35 @@ pub fn welch(baseline: &[f64], candidate: &[f64], level: f64) -> Result<WelchTes
     let std_err = se2.sqrt();
     let df = se2 * se2 / (wa * wa / (na - 1.0) + wb * wb / (nb - 1.0));
     let diff = mb - ma;
-    let t = diff / std_err;
-    let p = t_two_sided_p(t, df)?;
-    let half = t_quantile(1.0 - (1.0 - level) / 2.0, df)? * std_err;
+    let (t, p, ci) = t_statistic(diff, std_err, df, level)?;
     Ok(WelchTest {
         diff,
         std_err,
         df,
         t,
         p,
-        ci: ConfidenceInterval {
-            level,
-            lower: diff - half,
-            upper: diff + half,
-        },
+        ci,
     })
+}
+
+/// The t statistic of a difference, its two-sided p-value and its `level` interval
+/// `diff ± t(1 − (1 − level)/2, df)·std_err`: the common end of Welch's test and the pooled
+/// (Student) test, which differ only in `std_err` and `df`.
+pub(crate) fn t_statistic(
+    diff: f64,
+    std_err: f64,
+    df: f64,
+    level: f64,
+) -> Result<(f64, f64, ConfidenceInterval), StatsError> {
+    let t = diff / std_err;
+    let p = t_two_sided_p(t, df)?;
+    let half = t_quantile(1.0 - (1.0 - level) / 2.0, df)? * std_err;
+    let ci = ConfidenceInterval {
+        level,
+        lower: diff - half,
+        upper: diff + half,
+    };
+    Ok((t, p, ci))
 }
 
 /// Welch's t-test on `ln` values and the ratio candidate/baseline of geometric means with its
