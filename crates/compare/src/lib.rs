@@ -28,7 +28,7 @@
 //! * [`text`] and [`words`]: numbers, percentages, aligned columns and findings in words,
 //!   shared with the report.
 //!
-//! The statistics are the stats crate's (STATISTICS.md): per-trial values are the samples,
+//! The statistics are the stats crate's (docs/statistics-method.md): per-trial values are the samples,
 //! positive metrics are compared as ratios of geometric means on the log scale and metrics
 //! that can be 0 as differences of means; flags come from `assess_sweep` and the
 //! multiplicity rule. This crate reads result files into that evidence (`evidence`),

@@ -17,7 +17,7 @@
 //! * [`capacity`] is the report of a capacity search (`spec.search`): its own document,
 //!   `capacity.svg` and `capacity.csv`.
 //!
-//! Every file is one [`Exporter`] (STYLE.md rule 6); [`exporters`] lists them and [`write()`]
+//! Every file is one [`Exporter`]; [`exporters`] lists them and [`write()`]
 //! writes them all.
 
 pub mod capacity;
@@ -171,7 +171,7 @@ pub fn exporters(report: &Report) -> Vec<Box<dyn Exporter>> {
 pub fn write(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
         path: dir.to_owned(),
-        source,
+        error: source,
     })?;
     let mut written = Vec::new();
     for e in exporters(report) {
@@ -179,7 +179,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
         let text = e.export(report)?;
         std::fs::write(&path, text).map_err(|source| ReportError::Write {
             path: path.clone(),
-            source,
+            error: source,
         })?;
         written.push(path);
     }

@@ -95,7 +95,9 @@ fn main() {
         assert_eq!(summary.all.completed as u64, per_trial);
         let lines: Vec<RequestLine> = records
             .into_iter()
-            .map(|record| RequestLine::new(trial as usize, "a".into(), trial as u32, 0, false, record))
+            .map(|record| {
+                RequestLine::new(trial as usize, "a".into(), trial as u32, 0, false, record)
+            })
             .collect();
         store.append_requests(&lines).expect("sidecar append");
         drop(lines);

@@ -27,7 +27,10 @@ pub enum ErrorKind {
     /// Never sent: the trial deadline passed before its turn.
     NotSent,
     /// The server answered with a non-2xx status.
-    Http { status: u16 },
+    Http {
+        /// The HTTP status code.
+        status: u16,
+    },
     /// Another transport error before the response headers (reset, protocol error).
     Transport,
     /// The body ended or broke before `[DONE]` or a `finish_reason`.
@@ -57,10 +60,6 @@ impl fmt::Display for ErrorKind {
             ErrorKind::ServerErrorEvent => "server_error_event",
             ErrorKind::NoContent => "no_content",
             ErrorKind::Internal => "internal",
-            ErrorKind::NoUsage => "no_usage",
-            ErrorKind::ShortOutput => "short_output",
-            ErrorKind::LongOutput => "long_output",
-            ErrorKind::InputLengthMismatch => "input_length_mismatch",
         };
         f.write_str(s)
     }
@@ -86,10 +85,6 @@ impl FromStr for ErrorKind {
             "server_error_event" => ErrorKind::ServerErrorEvent,
             "no_content" => ErrorKind::NoContent,
             "internal" => ErrorKind::Internal,
-            "no_usage" => ErrorKind::NoUsage,
-            "short_output" => ErrorKind::ShortOutput,
-            "long_output" => ErrorKind::LongOutput,
-            "input_length_mismatch" => ErrorKind::InputLengthMismatch,
             other => match other.strip_prefix("http_").map(str::parse::<u16>) {
                 Some(Ok(status)) => ErrorKind::Http { status },
                 _ => return Err(UnknownErrorKind(other.to_owned())),
@@ -173,6 +168,7 @@ impl fmt::Display for RequestFlag {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "(u64, u32)", into = "(u64, u32)")]
 pub struct TokenEvent {
+    /// Arrival of the event, in ns from the trial start.
     pub t_ns: u64,
     /// Tokens in this event: the `usage.completion_tokens` delta when the server streams
     /// usage with every chunk, else 1 (see [`RequestRecord::chunk_tokens_from_usage`]).
@@ -222,14 +218,19 @@ pub struct PromptTokensDetails {
 /// `timings` object). Unknown fields are ignored; absent ones stay `None`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerTimings {
+    /// Prompt tokens processed (llama.cpp counts only those not served from its cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_n: Option<u64>,
+    /// Time spent processing the prompt, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_ms: Option<f64>,
+    /// Tokens generated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_n: Option<u64>,
+    /// Time spent generating, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_ms: Option<f64>,
+    /// Generation time per token, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_per_token_ms: Option<f64>,
     /// Time the request waited in the server's queue before being scheduled.
@@ -276,12 +277,14 @@ pub struct RequestRecord {
     /// The prompt's input length as known to the dataset, and whether that count is the
     /// server's own (exact) or an approximation.
     pub expected_input_tokens: Option<u32>,
+    /// `expected_input_tokens` is the server's (or the model tokenizer's) own count.
     pub input_tokens_exact: bool,
     /// The server's final `usage`, if it sent one.
     pub usage: Option<Usage>,
     /// True when `usage` arrived with token-bearing chunks (continuous usage stats), so the
     /// per-event token counts are the server's deltas rather than 1 per event.
     pub chunk_tokens_from_usage: bool,
+    /// The finish reason of the last choice (`stop`, `length`, …).
     pub finish_reason: Option<String>,
     /// A fatal error, if the request failed.
     pub error: Option<ErrorKind>,

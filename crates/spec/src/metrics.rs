@@ -65,7 +65,7 @@ impl Metric {
 
 /// Smallest n with 1 − qⁿ ≥ c, i.e. n ≥ ln(1−c)/ln q: with fewer requests the sample
 /// maximum is below the true q-quantile more than 1 − c of the time (MLPerf LoadGen's rule;
-/// STATISTICS.md). At c = 0.99: 44 for p90, 459 for p99, 4603 for p99.9.
+/// docs/statistics-method.md). At c = 0.99: 44 for p90, 459 for p99, 4603 for p99.9.
 pub fn min_requests_for_quantile(q: f64, c: f64) -> u64 {
     if !(0.0 < q && q < 1.0 && 0.0 < c && c < 1.0) {
         return 1;

@@ -20,7 +20,7 @@ use crate::exit::Exit;
                   gate tripped; 2 usage or I/O error (unreadable file, unknown variant or \
                   metric)."
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// A result file (`results/<spec>/<run id>.json`): the run to compare within, or the
     /// baseline's run when a second file is given.
     result: PathBuf,
@@ -59,7 +59,7 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 }
 
 /// Compare, print, and apply the gates.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     let opts = args.selection.options();
     let first = super::load_result(&args.result)?;
     if first.result.spec.spec.search.is_some() {

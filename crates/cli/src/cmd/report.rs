@@ -19,7 +19,7 @@ use crate::exit::Exit;
                   tpot.svg, cdf.svg and trials.csv.\n\nExit codes: 0 written; 2 usage or I/O \
                   error."
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// A result file (`results/<spec>/<run id>.json`): the run to report, or the
     /// baseline's run when a second file is given.
     result: PathBuf,
@@ -46,7 +46,7 @@ fn default_dir(result: &Path) -> PathBuf {
 }
 
 /// Build and write the report.
-pub fn run(args: Args) -> Result<Exit> {
+pub(crate) fn run(args: Args) -> Result<Exit> {
     let opts = ReportOptions {
         cdf_point: args.cdf_point.clone(),
         compare: args.selection.options(),

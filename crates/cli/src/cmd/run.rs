@@ -16,7 +16,7 @@ use crate::exit::Exit;
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The spec file (with `--resume`, defaults to the spec path stored in the result).
     spec: Option<PathBuf>,
     /// Continue an interrupted run: measure only the trials missing from this result file.

@@ -217,7 +217,6 @@ fn four_slots_are_clearly_faster_than_one_at_concurrency_four() {
     );
 }
 
-
 #[test]
 fn a_small_capacity_search_runs_to_completion() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());

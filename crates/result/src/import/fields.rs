@@ -24,7 +24,11 @@ pub(crate) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// The object of `doc`, or an error saying what a result of `tool` looks like.
-    pub fn new(doc: &'a Value, src: Source<'a>, tool: &'static str) -> Result<Self, ImportError> {
+    pub(super) fn new(
+        doc: &'a Value,
+        src: Source<'a>,
+        tool: &'static str,
+    ) -> Result<Self, ImportError> {
         let obj = doc.as_object().ok_or_else(|| {
             src.field_error(format!(
                 "a {tool} result is a JSON object with fields such as `completed` and \
@@ -43,7 +47,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Whether the field is present (and not null).
-    pub fn has(&self, key: &str) -> bool {
+    pub(super) fn has(&self, key: &str) -> bool {
         self.obj.get(key).is_some_and(|v| !v.is_null())
     }
 
@@ -54,7 +58,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A number (Python's `Infinity`/`NaN` included); `None` when absent or null.
-    pub fn num(&mut self, key: &str) -> Result<Option<f64>, ImportError> {
+    pub(super) fn num(&mut self, key: &str) -> Result<Option<f64>, ImportError> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => number(v).map(Some).ok_or_else(|| {
@@ -68,7 +72,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A number the tool always writes.
-    pub fn required(&mut self, key: &str, what: &str) -> Result<f64, ImportError> {
+    pub(super) fn required(&mut self, key: &str, what: &str) -> Result<f64, ImportError> {
         self.num(key)?.ok_or_else(|| {
             self.src.field_error(format!(
                 "`{key}` ({what}) is missing: every {} result has it, so this is not one \
@@ -80,7 +84,7 @@ impl<'a> Fields<'a> {
 
     /// `completed` and `duration`, which both tools always write: (successful requests,
     /// seconds).
-    pub fn completed_and_duration(&mut self) -> Result<(u64, f64), ImportError> {
+    pub(super) fn completed_and_duration(&mut self) -> Result<(u64, f64), ImportError> {
         let completed = self.required("completed", "successful requests")? as u64;
         let duration = self.required("duration", "benchmark duration in seconds")?;
         self.map("completed", "summary.all.completed");
@@ -90,7 +94,7 @@ impl<'a> Fields<'a> {
 
     /// `request_rate`: a number > 0 or infinity (`inf` when missing, both tools' default,
     /// said in `notes`).
-    pub fn request_rate(&mut self, notes: &mut Vec<String>) -> Result<Rate, ImportError> {
+    pub(super) fn request_rate(&mut self, notes: &mut Vec<String>) -> Result<Rate, ImportError> {
         let rate = match self.num("request_rate")? {
             None => {
                 notes.push(format!(
@@ -113,7 +117,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A non-negative whole number.
-    pub fn count(&mut self, key: &str) -> Result<Option<u64>, ImportError> {
+    pub(super) fn count(&mut self, key: &str) -> Result<Option<u64>, ImportError> {
         match self.num(key)? {
             None => Ok(None),
             Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 => Ok(Some(v as u64)),
@@ -124,7 +128,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A string (a number is written as text).
-    pub fn text(&mut self, key: &str) -> Option<String> {
+    pub(super) fn text(&mut self, key: &str) -> Option<String> {
         match self.get(key)? {
             Value::String(s) => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
@@ -134,7 +138,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Read a finite metric `key` into `reported[name]`.
-    pub fn metric(&mut self, key: &str, name: &str) -> Result<(), ImportError> {
+    pub(super) fn metric(&mut self, key: &str, name: &str) -> Result<(), ImportError> {
         if let Some(v) = self.num(key)?
             && v.is_finite()
         {
@@ -145,7 +149,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Note that `key` became the spec or summary field `to`.
-    pub fn map(&mut self, key: &str, to: &str) {
+    pub(super) fn map(&mut self, key: &str, to: &str) {
         if self.obj.contains_key(key) {
             self.used.insert(key.to_owned());
             self.mapped.insert(key.to_owned(), to.to_owned());
@@ -153,7 +157,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Mark a field as read without mapping it (it informed a note).
-    pub fn touch(&mut self, key: &str) {
+    pub(super) fn touch(&mut self, key: &str) {
         if self.obj.contains_key(key) {
             self.used.insert(key.to_owned());
         }
@@ -161,7 +165,7 @@ impl<'a> Fields<'a> {
 
     /// The per-request arrays, when the file has them all (`ttfts`, `itls`, `output_lens`,
     /// `errors`; `input_lens` optional) with one entry per request.
-    pub fn per_request(&mut self) -> Result<Option<PerRequest>, ImportError> {
+    pub(super) fn per_request(&mut self) -> Result<Option<PerRequest>, ImportError> {
         if !(self.has("ttfts") && self.has("itls") && self.has("output_lens")) {
             return Ok(None);
         }
@@ -240,7 +244,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Fields present but never read, sorted.
-    pub fn ignored(&self) -> Vec<String> {
+    pub(super) fn ignored(&self) -> Vec<String> {
         self.obj
             .keys()
             .filter(|k| !self.used.contains(*k))
@@ -249,7 +253,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Fields with string values never read (vLLM's `--metadata KEY=VALUE` pairs).
-    pub fn unread_strings(&self) -> BTreeMap<String, String> {
+    pub(super) fn unread_strings(&self) -> BTreeMap<String, String> {
         self.obj
             .iter()
             .filter(|(k, _)| !self.used.contains(*k))

@@ -1,5 +1,5 @@
-//! Per-request metrics, derived from one [`RequestRecord`]. The definitions (DESIGN.md,
-//! "Metric definitions"):
+//! Per-request metrics, derived from one [`RequestRecord`]. The definitions (docs/metrics.md,
+//! "Per request"):
 //!
 //! - queue time = `send − intended` (client-side: waiting for the concurrency gate or the
 //!   dispatcher);
@@ -27,9 +27,13 @@ pub struct RequestMetrics {
     pub failure: Option<ErrorKind>,
     /// Non-fatal flags: `no_usage`, `short_output`, `long_output`, `input_length_mismatch`.
     pub flags: Vec<RequestFlag>,
+    /// Client-side wait from the scheduled arrival to the send, in ms.
     pub queue_ms: Option<f64>,
+    /// Time to first token, from the send, in ms.
     pub ttft_ms: Option<f64>,
+    /// Send to the end of the stream, in ms.
     pub e2e_ms: Option<f64>,
+    /// Time per output token after the first, in ms.
     pub tpot_ms: Option<f64>,
     /// Output tokens (usage, else the client count).
     pub n_out: Option<u64>,
@@ -40,6 +44,7 @@ pub struct RequestMetrics {
     /// The server's own TTFT (`timings.ttft_ms`, else `queue_ms + prompt_ms`), and the
     /// client's TTFT minus it: what the client and the network add.
     pub server_ttft_ms: Option<f64>,
+    /// The client TTFT minus `server_ttft_ms`, in ms.
     pub ttft_overhead_ms: Option<f64>,
 }
 

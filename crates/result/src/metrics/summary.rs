@@ -22,18 +22,23 @@ use crate::record::{ErrorKind, RequestFlag, RequestRecord};
 /// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Slo {
+    /// Time to first token at most this, in ms.
     pub ttft_ms: Option<f64>,
+    /// Time per output token at most this, in ms.
     pub tpot_ms: Option<f64>,
+    /// End-to-end latency at most this, in ms.
     pub e2e_ms: Option<f64>,
 }
 
 /// What summarising needs besides the records.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SummaryOptions {
+    /// The trial's concurrency limit, if any.
     pub max_concurrency: Option<usize>,
     /// Every request was due at once (`request_rate: inf`): only the limit paces the load,
     /// so whether the trial held it is recorded (`TrialSummary::limit_held_fraction`).
     pub closed_loop: bool,
+    /// The SLOs goodput and attainment count against.
     pub slo: Option<Slo>,
 }
 
@@ -42,31 +47,48 @@ pub struct SummaryOptions {
 pub struct WindowSummary {
     /// `[start, end]` of the window in ns from the trial start.
     pub window_ns: Option<(u64, u64)>,
+    /// Length of the window in seconds.
     pub duration_s: Option<f64>,
     /// Requests belonging to the window (all: every request, sent or not).
     pub requests: usize,
+    /// Requests of the window that succeeded.
     pub completed: usize,
+    /// Requests of the window that failed.
     pub failed: usize,
     /// Output and input tokens counted inside the window.
     pub output_tokens: u64,
+    /// Input tokens counted inside the window.
     pub input_tokens: u64,
+    /// Output tokens per second.
     pub output_throughput: Option<f64>,
+    /// Input and output tokens per second.
     pub total_throughput: Option<f64>,
+    /// Completed requests per second.
     pub request_throughput: Option<f64>,
+    /// Requests per second that succeeded and met every SLO.
     pub goodput: Option<f64>,
     /// Requests of the window that succeeded and met every SLO (the requests goodput
     /// counts, wherever they ended); `None` without SLOs and in results written before it was
     /// recorded. Over `requests` it is the window's SLO attainment (docs/search.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_met: Option<usize>,
+    /// Failed over sent requests.
     pub error_rate: Option<f64>,
+    /// Most requests in flight at once.
     pub peak_concurrency: usize,
+    /// Time-weighted mean of the requests in flight.
     pub mean_concurrency: Option<f64>,
+    /// Time to first token.
     pub ttft: Option<LatencyStats>,
+    /// Time per output token.
     pub tpot: Option<LatencyStats>,
+    /// Inter-token latency, one value per gap between token events.
     pub itl: Option<LatencyStats>,
+    /// Inter-token latency per token (a gap divided by the tokens its event carried).
     pub itl_per_token: Option<LatencyStats>,
+    /// End-to-end latency.
     pub e2e: Option<LatencyStats>,
+    /// Client-side wait from the scheduled arrival to the send.
     pub queue_time: Option<LatencyStats>,
 }
 
@@ -82,6 +104,7 @@ pub struct TokenAccounting {
     pub client_output_tokens_with_usage: u64,
     /// Σ client counts of successful requests without usage (used for their N_out).
     pub client_output_tokens_without_usage: u64,
+    /// Successful requests whose server sent no `usage`.
     pub requests_without_usage: usize,
     /// Requests whose per-event counts were reconciled with usage (mean tokens per event).
     pub reconciled_requests: usize,
@@ -109,9 +132,11 @@ impl TokenAccounting {
 /// The summary of one trial (measured requests only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrialSummary {
+    /// Every measured request.
     pub all: WindowSummary,
     /// Requests neither in the ramp-up nor in the drain (see `metrics::concurrency`).
     pub steady: WindowSummary,
+    /// The trial's concurrency limit, if any.
     pub max_concurrency: Option<usize>,
     /// Closed-loop trials with a limit: the share of the trial during which the client held
     /// at least 90% of the limit in flight while requests were still waiting to be sent
@@ -165,10 +190,13 @@ pub struct TrialSummary {
     /// events, and in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batched_event_share: Option<f64>,
+    /// Token counts and where they came from.
     pub tokens: TokenAccounting,
     /// Client TTFT minus the server's own TTFT, where the server reports one.
     pub ttft_overhead: Option<LatencyStats>,
+    /// The latency histograms, serialised.
     pub histograms: LatencyHistograms,
+    /// How percentiles were computed (the estimator's name).
     pub percentile_method: String,
     /// Metrics as another tool reported them (imported results only), by catalogue name;
     /// read when the window has no value of its own.

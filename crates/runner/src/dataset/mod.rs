@@ -36,34 +36,54 @@ pub use trace::{TraceBuilder, TraceEntry, TraceLayout, TraceWindow, load_trace};
 /// A dataset that cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
+    /// A length distribution or fixed length that cannot be used.
     #[error("invalid length distribution {0}")]
     InvalidLength(String),
+    /// The tokenizer failed or could not be loaded.
     #[error("tokenizer: {0}")]
     Tokenize(String),
-    #[error("reading {path}: {source}")]
+    /// A dataset file could not be read.
+    #[error("reading {path}: {error}")]
     Io {
+        /// The file.
         path: PathBuf,
-        source: std::io::Error,
+        /// What the OS said.
+        error: std::io::Error,
     },
+    /// A line of a dataset file is not what its format expects.
     #[error("{path}:{line}: {message}")]
     Parse {
+        /// The file.
         path: PathBuf,
+        /// The line, 1-based.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
+    /// The file has no usable entry.
     #[error("the prompt file has no usable entry")]
     Empty,
     #[error("a trial needs {needed} prompts but the file has {available}")]
-    NotEnoughEntries { needed: usize, available: usize },
+    /// A trial needs more prompts than the file holds.
+    NotEnoughEntries {
+        /// Prompts a trial needs.
+        needed: usize,
+        /// Entries the file has.
+        available: usize,
+    },
     #[error("entry {entry} has no output length: give a fixed one or `max_tokens` per entry")]
-    MissingOutputLength { entry: usize },
+    /// An entry gives no output length and none is fixed.
+    MissingOutputLength {
+        /// The entry, 0-based.
+        entry: usize,
+    },
 }
 
 impl DatasetError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         DatasetError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         }
     }
 }

@@ -25,7 +25,9 @@ use super::vocab::WORDS;
 /// The random workload: input and output length distributions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RandomDataset {
+    /// Input length per prompt.
     pub input_tokens: LengthDist,
+    /// Output length (`max_tokens`) per prompt.
     pub output_tokens: LengthDist,
     /// Prompts go to the chat API (as one user message): the length fitted is the server's
     /// count of the rendered chat prompt, template tokens included, which is what its
@@ -37,6 +39,7 @@ pub struct RandomDataset {
 /// How fitting went, over the builder's life.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BuildStats {
+    /// Prompts built.
     pub prompts: u64,
     /// Tokenizer requests made.
     pub round_trips: u64,
@@ -67,6 +70,7 @@ const MAX_ROUNDS: usize = 12;
 const PAD: &str = "a";
 
 impl<C: TokenCounter> RandomPromptBuilder<C> {
+    /// A builder for `spec` counting with `counter`; refuses invalid length distributions.
     pub fn new(spec: RandomDataset, counter: C) -> Result<Self, DatasetError> {
         spec.input_tokens.validate()?;
         spec.output_tokens.validate()?;
@@ -81,6 +85,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
         })
     }
 
+    /// How fitting went so far.
     pub fn stats(&self) -> BuildStats {
         BuildStats {
             round_trips: self.counter.round_trips(),

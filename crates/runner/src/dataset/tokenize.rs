@@ -22,6 +22,7 @@ use super::prompt::ChatMessage;
 
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send {
+    /// Tokens of `text` as a completion prompt.
     fn count(&mut self, text: &str) -> impl Future<Output = Result<u32, DatasetError>> + Send;
     /// Tokens of a chat prompt as the server renders it (template included); `None` when
     /// this counter cannot tell (no tokenizer, or a server without chat tokenization).
@@ -184,6 +185,9 @@ impl ServerTokenizer {
         if let Some(a) = &self.auth {
             req = req.header(AUTHORIZATION, a.clone());
         }
+        for (k, v) in &self.headers {
+            req = req.header(k, v.clone());
+        }
         self.round_trips += 1;
         let resp = req
             .send()
@@ -301,7 +305,7 @@ impl LocalTokenizer {
     pub fn open(path: &std::path::Path) -> Result<Self, DatasetError> {
         let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         })?;
         let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
             DatasetError::Tokenize(format!(
@@ -341,12 +345,16 @@ impl TokenCounter for LocalTokenizer {
 /// A counter chosen at run time from a [`TokenizerSpec`].
 #[derive(Debug)]
 pub enum AnyCounter {
+    /// Counts through the server's `/tokenize`.
     Server(Box<ServerTokenizer>),
+    /// Counts with a local `tokenizer.json`.
     Local(Box<LocalTokenizer>),
+    /// Counts whitespace-separated words (approximate).
     Approximate(WordCount),
 }
 
 impl AnyCounter {
+    /// The counter `spec` names (loads a local tokenizer, builds the HTTP client).
     pub fn from_spec(spec: &TokenizerSpec) -> Result<Self, DatasetError> {
         match spec {
             TokenizerSpec::Server {
@@ -354,13 +362,18 @@ impl AnyCounter {
                 path,
                 model,
                 api_key,
-            } => Ok(AnyCounter::Server(Box::new(ServerTokenizer::new(
-                base_url,
-                path,
-                model.clone(),
-                api_key.as_deref(),
-                TokenizeStyle::Auto,
-            )?))),
+                headers,
+            } => {
+                let mut t = ServerTokenizer::new(
+                    base_url,
+                    path,
+                    model.clone(),
+                    api_key.as_deref(),
+                    TokenizeStyle::Auto,
+                )?;
+                t.set_headers(headers)?;
+                Ok(AnyCounter::Server(Box::new(t)))
+            }
             TokenizerSpec::Local { path } => {
                 Ok(AnyCounter::Local(Box::new(LocalTokenizer::open(path)?)))
             }

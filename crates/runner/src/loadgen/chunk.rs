@@ -22,8 +22,11 @@ pub struct ChunkInfo<'a> {
     /// At least one choice carried a token. A role-only delta (`{"role":"assistant"}` or
     /// `"content": ""`) does not.
     pub content: bool,
+    /// The choice's finish reason, when it ended.
     pub finish_reason: Option<Cow<'a, str>>,
+    /// The `usage` member, when present.
     pub usage: Option<Usage>,
+    /// The server's `timings` member (llama.cpp, the simulator), when present.
     pub timings: Option<ServerTimings>,
     /// The `error` member, when present and not `null`.
     pub error: Option<serde_json::Value>,

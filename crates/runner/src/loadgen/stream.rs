@@ -14,6 +14,7 @@ use servebench_result::record::{ErrorKind, RequestRecord, TokenEvent, truncate_u
 /// Whether to keep reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
+    /// Keep reading.
     Continue,
     /// A fatal error was recorded: stop reading and drop the connection.
     Stop,
@@ -44,6 +45,7 @@ const HEAD_BYTES: usize = 512;
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
 
 impl StreamConsumer {
+    /// A consumer that has seen nothing yet.
     pub fn new() -> Self {
         Self::default()
     }

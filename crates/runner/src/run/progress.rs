@@ -22,7 +22,7 @@ pub enum ProgressMode {
 
 /// The progress display of one run.
 #[derive(Debug)]
-pub struct Progress {
+pub(super) struct Progress {
     mode: ProgressMode,
     bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
     total: usize,
@@ -30,7 +30,7 @@ pub struct Progress {
 
 impl Progress {
     /// Bars or lines for `plan`; trials already in `result` count as done.
-    pub fn new(mode: ProgressMode, plan: &Plan, result: &RunResult) -> Self {
+    pub(super) fn new(mode: ProgressMode, plan: &Plan, result: &RunResult) -> Self {
         let done = result.trials.len() as u64;
         let bars = (mode == ProgressMode::Auto && std::io::stderr().is_terminal()).then(|| {
             let mp = MultiProgress::new();
@@ -66,7 +66,7 @@ impl Progress {
     }
 
     /// Trials added to the run after it started (a round of a sequential run).
-    pub fn add_planned(&mut self, trials: usize) {
+    pub(super) fn add_planned(&mut self, trials: usize) {
         self.total += trials;
         if let Some((_, run, _)) = &self.bars {
             run.set_length(self.total as u64);
@@ -74,7 +74,7 @@ impl Progress {
     }
 
     /// A status line.
-    pub fn line(&self, msg: &str) {
+    pub(super) fn line(&self, msg: &str) {
         match (&self.bars, self.mode) {
             (Some((mp, ..)), _) => {
                 let _ = mp.println(msg);
@@ -85,7 +85,7 @@ impl Progress {
     }
 
     /// A trial begins.
-    pub fn trial_start(&self, t: &PlannedTrial, point: &str) {
+    pub(super) fn trial_start(&self, t: &PlannedTrial, point: &str) {
         let msg = format!(
             "#{}/{} {} t={} {}",
             t.seq + 1,
@@ -105,12 +105,12 @@ impl Progress {
     }
 
     /// The trial bar, when bars are shown (for live updates while a trial runs).
-    pub fn trial_bar(&self) -> Option<ProgressBar> {
+    pub(super) fn trial_bar(&self) -> Option<ProgressBar> {
         self.bars.as_ref().map(|(_, _, bar)| bar.clone())
     }
 
     /// A trial ended (recorded).
-    pub fn trial_end(&self, t: &TrialResult) {
+    pub(super) fn trial_end(&self, t: &TrialResult) {
         let what = match (&t.status, &t.summary) {
             (TrialStatus::Ok, Some(s)) => {
                 // A trial whose requests all failed has no latency: "—", not "NaN".
@@ -162,7 +162,7 @@ impl Progress {
     }
 
     /// Update `bar` every half second with the live output-token rate until dropped.
-    pub async fn live_throughput(bar: Option<ProgressBar>) {
+    pub(super) async fn live_throughput(bar: Option<ProgressBar>) {
         let Some(bar) = bar else {
             return std::future::pending().await;
         };
@@ -188,7 +188,7 @@ impl Progress {
     }
 
     /// Clear the bars.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some((_, run, trial)) = &self.bars {
             trial.finish_and_clear();
             run.finish();

@@ -13,7 +13,7 @@ use super::{RunError, RunOptions};
 use crate::{gpu, provenance, server};
 
 /// `YYYYMMDDTHHMMSSZ-xxxx`: sortable by time, unique by a random suffix.
-pub fn new_run_id() -> String {
+pub(super) fn new_run_id() -> String {
     let t = OffsetDateTime::now_utc();
     let suffix: u16 = rand::random();
     format!(
@@ -28,7 +28,7 @@ pub fn new_run_id() -> String {
 }
 
 /// A new result (written at once) or the resumed one.
-pub fn open(
+pub(super) fn open(
     spec: &Spec,
     plan: &Plan,
     opts: &RunOptions,
@@ -92,7 +92,7 @@ pub fn open(
 
 /// Server groups a previous (killed) run left running: stop each whose command line still
 /// matches what was recorded; never touch a group that runs something else now.
-pub async fn stop_orphans(result: &RunResult) {
+pub(super) async fn stop_orphans(result: &RunResult) {
     let policy = result
         .spec
         .spec

@@ -195,9 +195,17 @@ async fn missing_usage_is_flagged_not_filled_in() {
     assert_eq!(r.error, None);
     assert_eq!(r.usage, None);
     let s = &out.summary;
-    assert_eq!(s.flags.get(&servebench_result::record::RequestFlag::NoUsage), Some(&1));
+    assert_eq!(
+        s.flags
+            .get(&servebench_result::record::RequestFlag::NoUsage),
+        Some(&1)
+    );
     // Requested 3 tokens, got 2 (client count): short output is flagged too.
-    assert_eq!(s.flags.get(&servebench_result::record::RequestFlag::ShortOutput), Some(&1));
+    assert_eq!(
+        s.flags
+            .get(&servebench_result::record::RequestFlag::ShortOutput),
+        Some(&1)
+    );
     assert_eq!(
         s.all.output_tokens, 2,
         "the client's count, never the requested length"

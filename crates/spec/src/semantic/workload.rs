@@ -117,7 +117,8 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
         (None, Some(_)) => {
             let unbounded = crate::plan::sweep_points(spec)
                 .iter()
-                .any(|p| p.requests.is_none() && p.request_rate == crate::rate::Rate::Inf);
+                .any(|p| p.requests.is_none() && p.request_rate == crate::rate::Rate::Inf)
+                && !searches_rate(spec);
             if unbounded {
                 out.push(
                     Diagnostic::error(
@@ -152,6 +153,7 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
         ));
     }
     let rate_numeric = !matches!(w.request_rate, Rate::Inf)
+        || searches_rate(spec)
         || s.sweep
             .request_rate
             .as_ref()
@@ -193,11 +195,22 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
     compare(spec, out);
 }
 
+/// A search on the request-rate axis sets the rate of every trial (docs/search.md).
+fn searches_rate(spec: &SpecFile) -> bool {
+    spec.spec
+        .search
+        .as_ref()
+        .is_some_and(|q| q.axis == crate::types::SearchAxis::RequestRate)
+}
+
 fn kind_name(k: DatasetKind) -> &'static str {
     match k {
         DatasetKind::Random => "random",
         DatasetKind::Jsonl => "jsonl",
         DatasetKind::Sharegpt => "sharegpt",
+        DatasetKind::SharedPrefix => "shared_prefix",
+        DatasetKind::MultiTurn => "multi_turn",
+        DatasetKind::Trace => "trace",
     }
 }
 
@@ -208,9 +221,6 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::error(
                     at(&format!("sweep.{key}")),
-        DatasetKind::SharedPrefix => "shared_prefix",
-        DatasetKind::MultiTurn => "multi_turn",
-        DatasetKind::Trace => "trace",
                     format!("`sweep.{key}` lists no values"),
                 )
                 .with_hint("list at least one value, or remove the key"),
@@ -246,6 +256,9 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     if let Some(v) = &sw.output_tokens {
         dupes("output_tokens", v, out);
     }
+    if let Some(v) = &sw.trace_speed {
+        dupes("trace_speed", v, out);
+    }
     for (list, name) in [(&sw.include, "include"), (&sw.exclude, "exclude")] {
         for (i, p) in list.iter().enumerate() {
             if *p == Default::default() {
@@ -256,9 +269,6 @@ fn sweep(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                     )
                     .with_hint("e.g. `{max_concurrency: 64}`"),
                 );
-    if let Some(v) = &sw.trace_speed {
-        dupes("trace_speed", v, out);
-    }
             }
         }
     }

@@ -266,6 +266,7 @@ impl<'a> BlockContext<'a> {
             api: api_kind(self.spec.spec.target.api),
             model: self.spec.spec.target.model.clone(),
             api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
         };
         Ok((running, target))
     }

@@ -23,7 +23,12 @@ pub(crate) fn throughput() -> MetricSettings {
     }
 }
 
-pub(crate) fn point(label: &str, level: f64, base: ArmEvidence, cand: ArmEvidence) -> PointComparison {
+pub(crate) fn point(
+    label: &str,
+    level: f64,
+    base: ArmEvidence,
+    cand: ArmEvidence,
+) -> PointComparison {
     PointComparison::new(label, level, base, cand, &throughput(), 0.05)
 }
 
