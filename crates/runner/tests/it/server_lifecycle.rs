@@ -96,7 +96,7 @@ async fn exit_before_ready_fails_at_once_with_status_and_log_tail() {
 async fn readiness_timeout_shows_last_answer_and_log_tail_and_stops_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("child.pid");
-    let launch = fake_launch(
+    let mut launch = fake_launch(
         dir.path(),
         &[
             "--ready-after",
@@ -106,8 +106,12 @@ async fn readiness_timeout_shows_last_answer_and_log_tail_and_stops_the_server()
             "--spawn-child",
             pidfile.to_str().unwrap(),
         ],
-        Duration::from_millis(1500),
+        // Long enough for the Python fake server to start and answer 503 at least once on a
+        // busy machine (at 1.5 s its first answer could come after the deadline).
+        Duration::from_millis(4000),
     );
+    // Few probes, so the server's access log of them does not push its own line out of the tail.
+    launch.readiness.interval = HumanDuration::from_millis(400);
     let err = start(&launch).await.unwrap_err();
     let ServerError::ReadinessTimeout {
         after,
@@ -118,11 +122,11 @@ async fn readiness_timeout_shows_last_answer_and_log_tail_and_stops_the_server()
     else {
         panic!("expected ReadinessTimeout, got {err:?}");
     };
-    assert_eq!(*after, Duration::from_millis(1500));
+    assert_eq!(*after, Duration::from_millis(4000));
     assert_eq!(last_status_or_error, "HTTP 503");
     assert!(log_tail.contains("compiling kernels"), "{log_tail}");
     let msg = err.to_string();
-    assert!(msg.contains("not ready after 1.5 s"), "{msg}");
+    assert!(msg.contains("not ready after 4.0 s"), "{msg}");
     assert!(msg.contains("/health"), "{msg}");
     // The server and its child were stopped before the error came back.
     let child = read_pid_file(&pidfile).await;
