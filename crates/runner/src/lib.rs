@@ -14,7 +14,7 @@
 //!   builds prompts of exact lengths.
 //! * [`server`] launches, verifies and stops servers and finds orphans; [`gpu`] runs and
 //!   parses `nvidia-smi`; [`provenance`] collects the host, repository, commands and file
-//!   hashes recorded with a run.
+//!   hashes recorded with a run; [`tls`] makes the rustls configuration of `https://` targets.
 
 pub mod dataset;
 pub mod gpu;
@@ -22,3 +22,4 @@ pub mod loadgen;
 pub mod provenance;
 pub mod run;
 pub mod server;
+pub mod tls;

@@ -3,11 +3,14 @@
 //! separate process (so `getrusage(RUSAGE_SELF)` of the client measures the client alone).
 //!
 //! ```text
-//! loadgen_bench sim --mode zero|paced|c10k [--port P]
+//! loadgen_bench sim --mode zero|paced|c10k [--port P] [--front tcp|tls --ca-out PATH]
 //!     serves the simulator (current-thread runtime) until SIGTERM/SIGINT; prints
-//!     "servebench sim listening on http://HOST:PORT"
+//!     "servebench sim listening on http://HOST:PORT"; `--front` puts a proxy in front of it
+//!     in the same process (`front.rs`): a TCP relay, or TLS terminated with a certificate
+//!     whose CA's PEM is written to PATH (then the URL printed is https://)
 //! loadgen_bench client --url URL [--requests N] [--concurrency C] [--input-tokens I]
-//!     [--output-tokens O] [--output-spread S] [--warmup W] [--raw | --reqwest | --user-clock]
+//!     [--output-tokens O] [--output-spread S] [--warmup W] [--ca-file PATH]
+//!     [--raw | --reqwest | --user-clock]
 //!     runs one trial on a current-thread runtime and prints the figures; `--reqwest` uses
 //!     the reqwest executor instead of the lean one; `--user-clock` dates reads by the clock
 //!     instead of the kernel's receive stamp; `--raw` sends the same requests through
@@ -27,6 +30,7 @@ use servebench_runner::dataset::{
 use servebench_runner::loadgen::{ApiKind, LoadConfig, Target, raise_open_file_limit, run_trial};
 use servebench_sim::{Preset, SimConfig};
 
+mod front;
 mod raw;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -112,7 +116,26 @@ fn run_sim(args: &[String]) -> Result<(), BoxError> {
                 _ = tokio::signal::ctrl_c() => {}
             }
         };
-        servebench_sim::run_until(config, &mut std::io::stdout(), shutdown).await?;
+        let Some(front) = flag(args, "--front") else {
+            servebench_sim::run_until(config, &mut std::io::stdout(), shutdown).await?;
+            return Ok(());
+        };
+        let handle = servebench_sim::spawn(config).await?;
+        let (tls, scheme) = match front {
+            "tcp" => (None, "http"),
+            "tls" => {
+                let (server, ca_pem) = front::pki()?;
+                std::fs::write(
+                    flag(args, "--ca-out").ok_or("--ca-out is required")?,
+                    ca_pem,
+                )?;
+                (Some(server), "https")
+            }
+            other => return Err(format!("--front: tcp or tls, not {other}").into()),
+        };
+        let addr = front::serve(handle.addr(), tls).await?;
+        println!("servebench sim listening on {scheme}://{addr}");
+        shutdown.await;
         Ok(())
     })
 }
@@ -136,7 +159,9 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
     let spread: u32 = num(args, "--output-spread", 0)?;
     let nofile = raise_open_file_limit()?;
     current_thread()?.block_on(async move {
-        let tokenizer = ServerTokenizer::new(&url, "/tokenize", None, None, TokenizeStyle::Prompt)?;
+        let ca_file = flag(args, "--ca-file").map(std::path::PathBuf::from);
+        let mut tokenizer = ServerTokenizer::new(&url, "/tokenize", None, None, TokenizeStyle::Prompt)?;
+        tokenizer.set_ca_file(ca_file.as_deref())?;
         let spec = RandomDataset {
             input_tokens: LengthDist::Fixed { tokens: input },
             // `--output-spread S`: uniform in [O − S, O + S], so closed-loop waves desynchronise.
@@ -154,6 +179,7 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             model: "sim-model".into(),
             api_key: None,
             headers: Vec::new(),
+            ca_file: ca_file.clone(),
         };
         let mut cfg = LoadConfig::new(requests);
         cfg.max_concurrency = Some(concurrency);
@@ -189,8 +215,12 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
         let events: usize = all.clone().map(|r| r.events.len()).sum();
         let failed_warmup = out.warmup_records.iter().filter(|r| r.error.is_some()).count();
         let s = &out.summary;
+        let tls = servebench_runner::tls::client_config(ca_file.as_deref())?;
+        let stats_client = reqwest::Client::builder()
+            .tls_backend_preconfigured(rustls::ClientConfig::clone(&tls))
+            .build()?;
         let sim_stats: serde_json::Value =
-            reqwest::get(format!("{url}/v1/sim/stats")).await?.json().await?;
+            stats_client.get(format!("{url}/v1/sim/stats")).send().await?.json().await?;
         let ms = |name: &str| s.metric(name).map_or("-".to_owned(), |v| format!("{v:.3}"));
         println!("open_file_limit={nofile}");
         println!(
@@ -208,7 +238,8 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             events as f64 / wall.as_secs_f64()
         );
         println!(
-            "ttft_p50_ms={} ttft_p99_ms={} tpot_p50_ms={} e2e_p50_ms={} output_throughput={}",
+            "ttft_mean_ms={} ttft_p50_ms={} ttft_p99_ms={} tpot_p50_ms={} e2e_p50_ms={} output_throughput={}",
+            ms("ttft_mean"),
             ms("ttft_p50"),
             ms("ttft_p99"),
             ms("tpot_p50"),

@@ -58,6 +58,8 @@ pub enum TokenizerSpec {
         api_key: Option<String>,
         /// Extra headers sent with every request (`target.headers`, resolved).
         headers: Vec<(String, String)>,
+        /// PEM CA certificates trusted besides the system's roots (`target.tls.ca_file`).
+        ca_file: Option<PathBuf>,
     },
     /// A local Hugging Face `tokenizer.json`.
     Local {
@@ -100,6 +102,17 @@ impl std::fmt::Debug for ServerTokenizer {
     }
 }
 
+/// The client of `/tokenize` requests; nothing hangs: a tokenizer that does not answer fails
+/// the dataset, with its URL.
+fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, DatasetError> {
+    crate::tls::reqwest_builder(ca_file)
+        .map_err(|e| DatasetError::Tokenize(e.to_string()))?
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| DatasetError::Tokenize(format!("building HTTP client: {e}")))
+}
+
 #[derive(Deserialize)]
 struct TokenizeResponse {
     #[serde(default)]
@@ -122,6 +135,13 @@ impl ServerTokenizer {
             value.set_sensitive(true);
             self.headers.append(name, value);
         }
+        Ok(())
+    }
+
+    /// Trusts `ca_file`'s PEM certificates besides the system's roots (an `https://` server
+    /// whose certificate a private CA signed).
+    pub fn set_ca_file(&mut self, ca_file: Option<&std::path::Path>) -> Result<(), DatasetError> {
+        self.http = http_client(ca_file)?;
         Ok(())
     }
 
@@ -150,11 +170,7 @@ impl ServerTokenizer {
             None => None,
         };
         // Nothing hangs: a tokenizer that does not answer fails the dataset, with its URL.
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .timeout(std::time::Duration::from_secs(60))
-            .build()
-            .map_err(|e| DatasetError::Tokenize(format!("building HTTP client: {e}")))?;
+        let http = http_client(None)?;
         Ok(ServerTokenizer {
             http,
             url,
@@ -363,6 +379,7 @@ impl AnyCounter {
                 model,
                 api_key,
                 headers,
+                ca_file,
             } => {
                 let mut t = ServerTokenizer::new(
                     base_url,
@@ -372,6 +389,9 @@ impl AnyCounter {
                     TokenizeStyle::Auto,
                 )?;
                 t.set_headers(headers)?;
+                if ca_file.is_some() {
+                    t.set_ca_file(ca_file.as_deref())?;
+                }
                 Ok(AnyCounter::Server(Box::new(t)))
             }
             TokenizerSpec::Local { path } => {

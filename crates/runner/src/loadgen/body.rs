@@ -145,6 +145,7 @@ mod tests {
             model: "m".into(),
             api_key: None,
             headers: Vec::new(),
+            ca_file: None,
         }
     }
 

@@ -85,12 +85,16 @@ pub enum ClientError {
          and `-`, a value without line breaks)"
     )]
     InvalidHeader(String),
+    /// TLS could not be set up.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// The HTTP client could not be built.
     #[error("building the HTTP client: {0}")]
     Build(String),
 }
 
-/// The real executor: plain HTTP/1.1 over a pooled reqwest client, `stream: true`.
+/// The real executor: HTTP/1.1 (over TLS for `https://`) through a pooled reqwest client,
+/// `stream: true`.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     http: reqwest::Client,
@@ -123,7 +127,7 @@ impl HttpClient {
             }
             None => None,
         };
-        let http = reqwest::Client::builder()
+        let http = crate::tls::reqwest_builder(target.ca_file.as_deref())?
             .http1_only()
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)

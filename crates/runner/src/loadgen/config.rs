@@ -32,7 +32,8 @@ impl ApiKind {
 /// The server under test. `Debug` never prints the API key.
 #[derive(Clone)]
 pub struct Target {
-    /// `http://host:port`, optionally with a path prefix (no trailing `/v1`).
+    /// `http://host:port` or `https://host:port`, optionally with a path prefix (no trailing
+    /// `/v1`).
     pub base_url: String,
     /// Which endpoint and body shape.
     pub api: ApiKind,
@@ -43,6 +44,9 @@ pub struct Target {
     /// Extra request headers (`target.headers`, resolved), sent with every request; their
     /// values are never logged, serialised or printed.
     pub headers: Vec<(String, String)>,
+    /// PEM CA certificates trusted besides the system's roots for an `https://` target
+    /// (`target.tls.ca_file`, resolved against the spec's directory).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for Target {
@@ -60,6 +64,7 @@ impl fmt::Debug for Target {
                     .map(|(k, _)| (k.as_str(), "<redacted>"))
                     .collect::<Vec<_>>(),
             )
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }
@@ -320,6 +325,7 @@ mod tests {
             model: "m".into(),
             api_key: Some("sk-secret".into()),
             headers: vec![("X-Token".into(), "hdr-secret".into())],
+            ca_file: None,
         };
         let s = format!("{t:?}");
         assert!(!s.contains("sk-secret") && s.contains("redacted"), "{s}");

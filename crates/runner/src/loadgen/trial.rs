@@ -75,11 +75,16 @@ pub enum LoadError {
 }
 
 /// Runs one trial against `target` over HTTP (client per `cfg.transport`) and summarises it.
+/// An `https://` target whose certificate does not verify is refused before the first
+/// request ([`crate::tls::check`]).
 pub async fn run_trial(
     target: &Target,
     cfg: &LoadConfig,
     prompts: &TrialPrompts,
 ) -> Result<TrialOutcome, LoadError> {
+    crate::tls::check(&target.base_url, target.ca_file.as_deref())
+        .await
+        .map_err(ClientError::Tls)?;
     match cfg.transport {
         Transport::Lean => {
             let client = LeanClient::new(target).await?;

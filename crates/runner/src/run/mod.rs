@@ -105,6 +105,34 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
+/// For a spec that launches no server and sends to an `https://` base URL, a TLS handshake
+/// before anything is written: a certificate that does not verify refuses the run. (A base
+/// URL that needs a variant's variables is checked when its block opens.)
+async fn tls_preflight(file: &servebench_spec::SpecFile, spec_dir: &Path) -> Result<(), RunError> {
+    let target = &file.spec.target;
+    let Some(raw) = target.base_url.as_deref() else {
+        return Ok(());
+    };
+    if file.spec.server.is_some() {
+        return Ok(());
+    }
+    let ctx = servebench_spec::substitute::Context {
+        env: true,
+        ..Default::default()
+    };
+    let Ok(url) = servebench_spec::substitute::resolve(raw, &ctx) else {
+        return Ok(());
+    };
+    let ca_file = target
+        .tls
+        .as_ref()
+        .and_then(|t| t.ca_file.as_ref())
+        .map(|f| spec_dir.join(f));
+    crate::tls::check(&url, ca_file.as_deref())
+        .await
+        .map_err(|e| RunError::Setup(e.to_string()))
+}
+
 /// Carry out `spec`.
 pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let plan: Plan = plan(&spec.file);
@@ -131,6 +159,7 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .unwrap_or_else(|| PathBuf::from("."));
     workload::check_files(&spec.file, &spec_dir)
         .map_err(|e| RunError::Setup(format!("workload.dataset: {e}")))?;
+    tls_preflight(&spec.file, &spec_dir).await?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;

@@ -165,6 +165,7 @@ pub(super) fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> To
             model: Some(target.model.clone()),
             api_key: target.api_key.clone(),
             headers: target.headers.clone(),
+            ca_file: target.ca_file.clone(),
         },
         TokenizerSource::Local => TokenizerSpec::Local {
             path: spec_dir.join(spec.spec.target.tokenizer_path.clone().unwrap_or_default()),

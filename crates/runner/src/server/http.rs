@@ -8,7 +8,8 @@ use servebench_spec::{HttpMethod, HttpProbe};
 /// A client for loopback probes: no proxy (a `HTTP_PROXY` in the environment must not route
 /// 127.0.0.1 through it), no connection pooling across probes.
 pub(crate) fn client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
+    crate::tls::reqwest_builder(None)
+        .map_err(|e| e.to_string())?
         .no_proxy()
         .pool_max_idle_per_host(0)
         .connect_timeout(Duration::from_secs(5))

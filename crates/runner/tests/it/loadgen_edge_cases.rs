@@ -224,6 +224,7 @@ async fn connection_refused_is_connect() {
         model: "m".into(),
         api_key: Some("sk-test".into()),
         headers: Vec::new(),
+        ca_file: None,
     };
     for transport in [Transport::Lean, Transport::Reqwest] {
         let cfg = LoadConfig {

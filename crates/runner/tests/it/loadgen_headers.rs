@@ -57,6 +57,7 @@ fn target(base_url: String, value: &str) -> Target {
         model: "m".into(),
         api_key: Some("sk-k".into()),
         headers: vec![("X-Tenant".into(), value.into())],
+        ca_file: None,
     }
 }
 

@@ -86,6 +86,7 @@ async fn trial(url: String, requests: usize) -> servebench_runner::loadgen::Tria
         model: "m".into(),
         api_key: None,
         headers: Vec::new(),
+        ca_file: None,
     };
     let mut cfg = LoadConfig::new(requests);
     cfg.max_concurrency = Some(1);

@@ -96,6 +96,7 @@ async fn trial(kernel_stamps: bool) -> TrialOutcome {
         model: "m".into(),
         api_key: None,
         headers: Vec::new(),
+        ca_file: None,
     };
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = Some(1);

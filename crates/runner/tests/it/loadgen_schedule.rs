@@ -68,6 +68,7 @@ fn target() -> Target {
         model: "m".into(),
         api_key: None,
         headers: Vec::new(),
+        ca_file: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn target(s: &SimHandle, api: ApiKind) -> Target {
         model: "sim-model".into(),
         api_key: None,
         headers: Vec::new(),
+        ca_file: None,
     }
 }
 

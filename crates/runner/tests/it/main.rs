@@ -11,6 +11,7 @@ mod loadgen_lean;
 mod loadgen_receive_stamps;
 mod loadgen_schedule;
 mod loadgen_sim;
+mod loadgen_tls;
 mod local_tokenizer;
 mod run_sequencer;
 mod server_gpu;

@@ -6,8 +6,13 @@
 //! wake-ups and several small allocations. On one core at a few tens of thousands of events
 //! per second that is what delays the events behind a burst; this executor does one read and
 //! no allocation per event (see docs/performance.md for the measured difference). It speaks
-//! only what benchmark targets need: plain HTTP/1.1 to an IP address or a name resolved once (every address tried),
-//! responses framed by chunked encoding, `Content-Length` or connection close.
+//! only what benchmark targets need: HTTP/1.1 (over TLS for `https://`, through tokio-rustls)
+//! to an IP address or a name resolved once (every address tried), responses framed by
+//! chunked encoding, `Content-Length` or connection close.
+//!
+//! Over TLS a read is dated by a clock reading when its decrypted bytes are read: the kernel's
+//! receive stamp is of the encrypted records, which rustls reads ahead of the data it hands
+//! out, so it is not asked for.
 
 pub mod codec;
 mod stamp;
@@ -20,7 +25,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
 
 use self::codec::{ChunkedDecoder, Framing, Head, parse_head};
 use self::stamp::{Received, Socket};
@@ -45,6 +53,11 @@ pub struct LeanClient {
     pool: Mutex<Vec<Conn>>,
     /// Ask the kernel to stamp reads (see `stamp`).
     kernel_stamps: bool,
+    /// For an `https://` target: the connector and the name the certificate must carry.
+    tls: Option<(
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls_pki_types::ServerName<'static>,
+    )>,
     reads: ReadCounts,
 }
 
@@ -55,9 +68,47 @@ struct ReadCounts {
     clock: AtomicU64,
 }
 
+/// A connection's byte stream: a plain socket (reads stamped by the kernel where it can) or
+/// TLS over TCP (reads dated when the decrypted bytes are read).
+enum Stream {
+    Plain(Socket),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stream::Plain(s) => s.fmt(f),
+            Stream::Tls(_) => f.write_str("Tls"),
+        }
+    }
+}
+
+impl Stream {
+    async fn read(&mut self, buf: &mut [u8]) -> io::Result<Received> {
+        match self {
+            Stream::Plain(s) => s.read(buf).await,
+            Stream::Tls(s) => Ok(Received {
+                n: s.read(buf).await?,
+                age: None,
+            }),
+        }
+    }
+
+    async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(data).await,
+            Stream::Tls(s) => {
+                s.write_all(data).await?;
+                s.flush().await
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Conn {
-    sock: Socket,
+    sock: Stream,
     /// READ_BUF bytes, of which the last read filled `filled`.
     buf: Vec<u8>,
     filled: usize,
@@ -65,11 +116,18 @@ struct Conn {
 
 impl Conn {
     fn new(stream: TcpStream, kernel_stamps: bool) -> io::Result<Self> {
-        Ok(Conn {
-            sock: Socket::new(stream, kernel_stamps)?,
+        Ok(Conn::with(Stream::Plain(Socket::new(
+            stream,
+            kernel_stamps,
+        )?)))
+    }
+
+    fn with(sock: Stream) -> Self {
+        Conn {
+            sock,
             buf: vec![0; READ_BUF],
             filled: 0,
-        })
+        }
     }
 
     /// What the last read returned.
@@ -120,16 +178,20 @@ impl Drop for Tally<'_> {
 }
 
 impl LeanClient {
-    /// Resolves the target's host once (names through the system resolver).
+    /// Resolves the target's host once (names through the system resolver); for an
+    /// `https://` target, loads the trusted roots (the system's and `target.ca_file`).
     pub async fn new(target: &Target) -> Result<Self, ClientError> {
         let bad = |message: String| ClientError::InvalidUrl {
             url: target.base_url.clone(),
             message,
         };
-        let rest = target
-            .base_url
-            .strip_prefix("http://")
-            .ok_or_else(|| bad("only plain http:// targets are supported".into()))?;
+        let (rest, secure) = if let Some(r) = target.base_url.strip_prefix("http://") {
+            (r, false)
+        } else if let Some(r) = target.base_url.strip_prefix("https://") {
+            (r, true)
+        } else {
+            return Err(bad("the URL must start with http:// or https://".into()));
+        };
         let (authority, prefix) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
@@ -140,7 +202,14 @@ impl LeanClient {
         {
             authority.to_owned()
         } else {
-            format!("{authority}:80")
+            format!("{authority}:{}", if secure { 443 } else { 80 })
+        };
+        let tls = if secure {
+            let host = with_port.rsplit_once(':').map_or("", |(h, _)| h);
+            let config = crate::tls::client_config(target.ca_file.as_deref())?;
+            Some((config, crate::tls::server_name(host)?))
+        } else {
+            None
         };
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host(with_port.as_str())
             .await
@@ -178,6 +247,7 @@ impl LeanClient {
             head_prefix: head.into_bytes(),
             pool: Mutex::new(Vec::new()),
             kernel_stamps: true,
+            tls,
             reads: ReadCounts::default(),
         })
     }
@@ -205,8 +275,21 @@ impl LeanClient {
             match TcpStream::connect(self.addrs[i]).await {
                 Ok(stream) => {
                     self.preferred.store(i, Relaxed);
-                    return Conn::new(stream, self.kernel_stamps)
-                        .map_err(|e| format!("setting up {}: {e}", self.addrs[i]));
+                    let Some((config, name)) = &self.tls else {
+                        return Conn::new(stream, self.kernel_stamps)
+                            .map_err(|e| format!("setting up {}: {e}", self.addrs[i]));
+                    };
+                    stream
+                        .set_nodelay(true)
+                        .map_err(|e| format!("setting up {}: {e}", self.addrs[i]))?;
+                    let connector = TlsConnector::from(config.clone());
+                    return match connector.connect(name.clone(), stream).await {
+                        Ok(tls) => Ok(Conn::with(Stream::Tls(Box::new(tls)))),
+                        Err(e) => {
+                            let host = name.to_str();
+                            Err(crate::tls::handshake_error(&host, &e).to_string())
+                        }
+                    };
                 }
                 Err(e) => errors.push(format!("connect {}: {e}", self.addrs[i])),
             }

@@ -86,6 +86,12 @@ impl<'a> BlockContext<'a> {
     }
 
     /// The folder relative paths of the spec are read from.
+    /// `target.tls.ca_file`, resolved against the spec's directory.
+    pub(super) fn ca_file(&self) -> Option<PathBuf> {
+        let tls = self.spec.spec.target.tls.as_ref()?;
+        tls.ca_file.as_ref().map(|f| self.spec_dir.join(f))
+    }
+
     pub(super) fn spec_dir(&self) -> &Path {
         &self.spec_dir
     }
@@ -261,12 +267,22 @@ impl<'a> BlockContext<'a> {
                 Err(e) => return Err(Opening::Failed(format!("target URL: {e}"))),
             }
         };
+        // An https:// endpoint whose certificate does not verify fails here, before any
+        // trial of the block, not as every request's connect error.
+        if running.is_none()
+            && let Err(e) = crate::tls::check(&base_url, self.ca_file().as_deref()).await
+        {
+            let reason = e.to_string();
+            ui.line(&format!("block {}: {reason}", block.index + 1));
+            return Err(Opening::Failed(reason));
+        }
         let target = Target {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api: api_kind(self.spec.spec.target.api),
             model: self.spec.spec.target.model.clone(),
             api_key: self.api_key.clone(),
             headers: self.headers.clone(),
+            ca_file: self.ca_file(),
         };
         Ok((running, target))
     }

@@ -86,6 +86,7 @@ impl TestServer {
             model: "test".into(),
             api_key: None,
             headers: Vec::new(),
+            ca_file: None,
         }
     }
 }

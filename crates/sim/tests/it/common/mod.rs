@@ -8,6 +8,9 @@ use serde_json::Value;
 use servebench_sim::{Preset, SimConfig, SimHandle};
 
 pub(crate) fn client() -> reqwest::Client {
+    // reqwest is built with `rustls-no-provider` (the runner hands it a ring configuration):
+    // a plain builder needs a process-wide provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .no_proxy()
         .build()
