@@ -253,3 +253,45 @@ fn a_small_capacity_search_runs_to_completion() {
     }
     assert_eq!(steps, r["trials"].as_array().map_or(0, Vec::len));
 }
+
+#[test]
+fn a_shared_prefix_run_shows_llamacpps_cache_hits() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo().join("specs/llamacpp-gemma-shared-prefix.yaml"))
+        .expect("spec");
+    let (r, lines) = run_spec(&env, &text);
+    assert_eq!(r["status"], "complete");
+    let mut by_trial: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+    for l in lines.iter().filter(|l| l["warmup"] == false) {
+        by_trial
+            .entry(l["trial"].as_u64().expect("trial"))
+            .or_default()
+            .push(l);
+    }
+    assert_eq!(by_trial.len(), 2);
+    for reqs in by_trial.values_mut() {
+        reqs.sort_by_key(|l| l["index"].as_u64());
+        assert_eq!(reqs.len(), 6);
+        // Exact lengths through the server's /tokenize: prefix + suffix.
+        for l in reqs.iter() {
+            assert_eq!(l["usage"]["prompt_tokens"], 272, "{l}");
+        }
+        // One slot, one group: after the first request, the prefix is in the slot's cache.
+        for l in &reqs[1..] {
+            let cached = l["server_timings"]["cache_n"].as_u64().expect("cache_n");
+            assert!(cached >= 256, "cache_n {cached}: {l}");
+        }
+    }
+    for t in r["trials"].as_array().expect("trials") {
+        let tokens = &t["summary"]["tokens"];
+        let ratio = f(&tokens["cached_prompt_tokens"]) / f(&tokens["cache_reported_prompt_tokens"]);
+        // 5 of 6 prompts reuse ≥ 256 of their 272 tokens.
+        assert!(
+            ratio > 5.0 * 256.0 / (6.0 * 272.0) - 1e-9,
+            "hit ratio {ratio}: {t}"
+        );
+    }
+}
