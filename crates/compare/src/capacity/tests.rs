@@ -1,0 +1,84 @@
+//! Unit tests of the capacity report on the report crate's committed search fixture.
+
+use super::*;
+
+/// The report crate's committed search result (capacities 6 and 8 in flight, 4 rounds).
+fn fixture() -> RunResult {
+    let text = include_str!("../../../report/tests/fixtures/search.json");
+    serde_json::from_str(text).expect("the search fixture parses")
+}
+
+/// Every finished start of `variant` ends bracketed at `estimates[i]`, in order.
+fn set_estimates(r: &mut RunResult, variant: &str, estimates: &[f64]) {
+    let log = r.search.as_mut().expect("log");
+    let blocks = log.blocks.iter_mut().filter(|b| b.variant == variant);
+    for (b, e) in blocks.zip(estimates) {
+        b.outcome = Some(SearchOutcome::Bracketed {
+            pass_load: *e,
+            fail_load: e + 1.0,
+            estimate: *e,
+        });
+    }
+}
+
+#[test]
+fn identical_starts_get_the_rounding_floor_not_a_zero_width_interval() {
+    let r = capacity_report(&fixture()).expect("a search");
+    let base = &r.variants[0];
+    assert_eq!(base.start_estimates, vec![6.0; 4]);
+    let (lo, hi) = (base.lower.expect("lo"), base.upper.expect("hi"));
+    // 4 starts, s² floored at 1/12: the half-width is t·√(1/48) > 0.
+    assert!(lo < 6.0 && hi > 6.0 && hi - lo > 0.5, "[{lo}, {hi}]");
+    assert!((hi + lo) / 2.0 - 6.0 < 1e-12);
+    assert_eq!(r.comparisons[0].verdict, "improved");
+}
+
+#[test]
+fn an_a_a_pair_is_not_improved_or_regressed() {
+    let mut result = fixture();
+    set_estimates(&mut result, "base", &[6.0, 7.0, 6.0, 7.0]);
+    set_estimates(&mut result, "fast", &[7.0, 6.0, 6.0, 7.0]);
+    let r = capacity_report(&result).expect("a search");
+    let c = &r.comparisons[0];
+    assert!((c.ratio.expect("ratio") - 1.0).abs() < 1e-12, "{c:?}");
+    assert!(
+        !matches!(c.verdict.as_str(), "improved" | "regressed"),
+        "{c:?}"
+    );
+    assert!(c.lower.expect("lo") < 1.0 && c.upper.expect("hi") > 1.0);
+}
+
+#[test]
+fn a_capacity_below_the_lower_bound_is_said_in_words_without_a_number() {
+    let mut result = fixture();
+    for b in result.search.as_mut().expect("log").blocks.iter_mut() {
+        if b.variant == "base" {
+            b.outcome = Some(SearchOutcome::BelowLower {
+                attainment: Some(0.71),
+            });
+        }
+    }
+    let r = capacity_report(&result).expect("a search");
+    let base = &r.variants[0];
+    assert!(matches!(base.outcome, CapacityOutcome::BelowLower { .. }));
+    assert_eq!((base.estimate, base.lower, base.upper), (None, None, None));
+    assert!(
+        base.note.starts_with(
+            "capacity below the lower bound 1 in flight: at 1 in flight 71% of requests met \
+             the SLOs (target 50%)"
+        ),
+        "{}",
+        base.note
+    );
+    assert_eq!(r.comparisons[0].verdict, "not-computed");
+    let look = search_look(&result, 4);
+    assert!(look.variants[0].settled && !look.variants[0].precise);
+}
+
+#[test]
+fn loads_print_as_the_spec_wrote_them() {
+    assert_eq!(load(7.0), "7");
+    assert_eq!(load(41.7), "41.7");
+    assert_eq!(load(2.5), "2.5");
+    assert_eq!(load(1500.0), "1500");
+}
