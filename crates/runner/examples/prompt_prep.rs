@@ -1,8 +1,9 @@
 //! CPU cost of preparing random prompts with a local `tokenizer.json`: builds N prompts of
 //! a fixed input length (exact in tokens) and prints the process CPU time per prompt and
-//! the tokenizer calls per prompt, twice: as `run` prepares them (per-word counts, one
-//! confirming count a prompt) and by the fitting search alone (the counter hides that it
-//! is local: how prompts were prepared before). bench/prompt-prep.sh runs it;
+//! the tokenizer calls per prompt, three ways: as `run` prepares them (per-word counts
+//! summed, one prompt in 64 counted whole to check), as it does for a tokenizer whose counts
+//! are not sums over words (one confirming count a prompt), and by the fitting search alone
+//! (the counter hides that it is local: how prompts were prepared first). bench/prompt-prep.sh runs it;
 //! docs/performance.md records the figures.
 //!
 //!   cargo run --release -p servebench-runner --example prompt_prep -- [TOKENIZER] [N] [TOKENS]
@@ -17,6 +18,25 @@ use servebench_runner::dataset::{
 
 /// The local tokenizer, not saying it is local: the builder fits by its search alone.
 struct SearchOnly(LocalTokenizer);
+
+/// The local tokenizer, not saying that its counts are sums over words: every prompt is
+/// counted once to confirm the prediction.
+struct ConfirmEach(LocalTokenizer);
+
+impl TokenCounter for ConfirmEach {
+    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
+        self.0.count(text).await
+    }
+    async fn count_chat(&mut self, m: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
+        self.0.count_chat(m).await
+    }
+    fn is_exact(&self) -> bool {
+        true
+    }
+    fn counts_locally(&self) -> bool {
+        true
+    }
+}
 
 impl TokenCounter for SearchOnly {
     async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
@@ -65,13 +85,20 @@ fn main() {
         n,
         tokens,
     );
+    let confirm = measure(
+        &rt,
+        RandomPromptBuilder::new(spec, ConfirmEach(open())).expect("builder"),
+        n,
+        tokens,
+    );
     let before = measure(
         &rt,
         RandomPromptBuilder::new(spec, SearchOnly(open())).expect("builder"),
         n,
         tokens,
     );
-    assert_eq!(now, before, "both ways give the same prompts");
+    assert_eq!(now, confirm, "all three ways give the same prompts");
+    assert_eq!(now, before, "all three ways give the same prompts");
 }
 
 /// Builds `n` prompts, prints the figures, returns the prompts.
@@ -81,10 +108,13 @@ fn measure<C: TokenCounter>(
     n: usize,
     tokens: u32,
 ) -> Vec<servebench_runner::dataset::Prompt> {
-    let label = if std::any::type_name::<C>().contains("SearchOnly") {
-        "search only (before)"
+    let name = std::any::type_name::<C>();
+    let label = if name.contains("SearchOnly") {
+        "search only (first)"
+    } else if name.contains("ConfirmEach") {
+        "word counts + one confirming count a prompt (a tokenizer that does not sum over words)"
     } else {
-        "word counts + one confirming count (now)"
+        "word counts summed, one prompt in 64 counted (now)"
     };
     let before = cpu_s();
     let wall = std::time::Instant::now();

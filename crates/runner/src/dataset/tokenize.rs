@@ -41,6 +41,15 @@ pub trait TokenCounter: Send {
     fn counts_locally(&self) -> bool {
         false
     }
+    /// Whether a text of ASCII-letter words joined by single spaces is counted as the sum of
+    /// its words: the first word's count alone (special tokens included) plus, for each later
+    /// word, what it adds after another. True for a local tokenizer that splits at those
+    /// spaces before merging and looks across nothing else (see
+    /// [`LocalTokenizer::open`]); the random builder then checks only a sample of its
+    /// predictions instead of every prompt (docs/performance.md, "Preparing prompts").
+    fn sums_over_words(&self) -> bool {
+        false
+    }
 }
 
 /// Which tokenizer a dataset uses.
@@ -305,6 +314,8 @@ impl TokenCounter for WordCount {
 pub struct LocalTokenizer {
     path: PathBuf,
     tok: tokenizers::Tokenizer,
+    /// See [`TokenCounter::sums_over_words`].
+    sums_over_words: bool,
 }
 
 impl std::fmt::Debug for LocalTokenizer {
@@ -331,9 +342,35 @@ impl LocalTokenizer {
         })?;
         Ok(LocalTokenizer {
             path: path.to_path_buf(),
+            sums_over_words: splits_at_spaces(&tok),
             tok,
         })
     }
+}
+
+/// Whether `tok` counts a text of ASCII-letter words joined by single spaces as the sum of
+/// its words' counts: no normalizer (it could rewrite across words), a pre-tokenizer that
+/// splits at each such space (GPT-2's byte-level regex, or whitespace splitting) so that the
+/// model merges within one word, no added token that such a text could contain (they are
+/// cut out before pre-tokenizing, and could span words), and no truncation or padding. A
+/// post-processor only adds the same special tokens to every text, which the first word's
+/// count includes.
+fn splits_at_spaces(tok: &tokenizers::Tokenizer) -> bool {
+    use tokenizers::PreTokenizerWrapper as P;
+    let splits = match tok.get_pre_tokenizer() {
+        Some(P::ByteLevel(b)) => b.use_regex,
+        Some(P::Whitespace(_) | P::WhitespaceSplit(_)) => true,
+        _ => false,
+    };
+    let letters_only = |s: &str| s.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ');
+    splits
+        && tok.get_normalizer().is_none()
+        && tok.get_truncation().is_none()
+        && tok.get_padding().is_none()
+        && !tok
+            .get_added_tokens_decoder()
+            .values()
+            .any(|t| letters_only(&t.content))
 }
 
 impl TokenCounter for LocalTokenizer {
@@ -355,6 +392,10 @@ impl TokenCounter for LocalTokenizer {
 
     fn counts_locally(&self) -> bool {
         true
+    }
+
+    fn sums_over_words(&self) -> bool {
+        self.sums_over_words
     }
 }
 
@@ -421,6 +462,10 @@ impl TokenCounter for AnyCounter {
 
     fn is_exact(&self) -> bool {
         matches!(self, AnyCounter::Server(_) | AnyCounter::Local(_))
+    }
+
+    fn sums_over_words(&self) -> bool {
+        matches!(self, AnyCounter::Local(l) if l.sums_over_words())
     }
 
     fn counts_locally(&self) -> bool {
