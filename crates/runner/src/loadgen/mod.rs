@@ -23,6 +23,7 @@ pub mod schedule;
 pub mod sse;
 pub mod stream;
 pub mod trial;
+mod wait;
 
 pub use client::{ClientError, Clock, Executor, HttpClient};
 pub use config::{ApiKind, Arrival, ConfigError, LoadConfig, MinTokens, Target, Transport};

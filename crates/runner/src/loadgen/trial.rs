@@ -14,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::time::{Instant, sleep_until, timeout_at};
+use tokio::time::{Instant, timeout_at};
 
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
@@ -288,9 +288,7 @@ impl Phase {
     /// passes first.
     async fn admit(&self, due: Instant) -> Option<OwnedSemaphorePermit> {
         let gate = async {
-            if Instant::now() < due {
-                sleep_until(due).await;
-            }
+            super::wait::until(due).await;
             self.gate.clone().acquire_owned().await.ok()
         };
         match self.deadline {

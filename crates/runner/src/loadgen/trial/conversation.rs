@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
-use tokio::time::{Instant, sleep, sleep_until};
+use tokio::time::{Instant, sleep};
 
 use super::{Limits, LoadError, TrialOutcome, execute_bounded, template};
 use crate::dataset::{ChatMessage, Conversation, Conversations, Prompt, PromptBody};
@@ -127,9 +127,7 @@ impl<E: Executor> ConvPhase<E> {
             let (limits, think, conv) = (self.limits, self.think, conv.clone());
             tasks.spawn(async move {
                 let due = clock.origin() + Duration::from_nanos(offset);
-                if Instant::now() < due {
-                    sleep_until(due).await;
-                }
+                crate::loadgen::wait::until(due).await;
                 let permit = gate.acquire_owned().await.ok();
                 let recs =
                     conversation(&exec, &target, &cfg, &conv, c, offset, clock, limits, think)
