@@ -2,7 +2,7 @@
 # Load-generator benchmark (docs/performance.md): client and simulator in separate
 # processes, each pinned to its own core with taskset.
 #
-#   bench/loadgen.sh [zero|paced|c10k|all]     (default: all)
+#   bench/loadgen.sh [zero|paced|c10k|scale|all]     (default: all; scale is not in all)
 #
 # Env: CLIENT_CPU (default 0), SIM_CPU (default 1), BIN, and per-scenario sizes below.
 # Loopback only; every run is bounded by the client's trial deadline.
@@ -30,10 +30,10 @@ stop_sim() {
 }
 trap 'stop_sim; rm -rf "$WORK"' EXIT
 
-# Starts the simulator in mode $1 on $SIM_CPU; sets URL.
+# Starts the simulator in mode $1 on $SIM_CPU (further arguments go to it); sets URL.
 start_sim() {
     : >"$WORK/sim.out"
-    taskset -c "$SIM_CPU" "$BIN" sim --mode "$1" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+    taskset -c "$SIM_CPU" "$BIN" sim --mode "$@" >"$WORK/sim.out" 2>"$WORK/sim.err" &
     SIM_PID=$!
     for _ in $(seq 100); do
         URL=$(sed -n 's/^servebench sim listening on //p' "$WORK/sim.out")
@@ -49,7 +49,7 @@ scenario() {
     local name=$1 mode=$2
     shift 2
     echo "== $name (sim --mode $mode, client: $*)"
-    start_sim "$mode"
+    start_sim $mode
     taskset -c "$CLIENT_CPU" "$BIN" client --url "$URL" "$@"
     stop_sim
     echo
@@ -85,5 +85,23 @@ if [[ $which == paced || $which == all ]]; then
     for client in "" --user-clock --raw; do
         scenario "paced c=1 ${client:-load generator}" paced --requests 200 --concurrency 1 \
             --warmup 8 --input-tokens 64 --output-tokens 4 $client
+    done
+fi
+if [[ $which == scale ]]; then
+    # Client CPU per token event and per read at concurrency 64 against 1024, every stream
+    # admitted at once (sim --mode wide), 64 output tokens: at the same decode step (10 ms,
+    # a GPU-like pace: 6,400 against 102,400 events/s) and at the same total event rate
+    # (c=1024 at 160 ms steps; c=64 at 0.625 ms steps). Alternating, SCALE_REPS times.
+    # The do-nothing reference client (--raw) runs the same requests: what does not scale in
+    # the reference either is the kernel's and the loopback's, not the load generator's.
+    for rep in $(seq "${SCALE_REPS:-2}"); do
+        for run in "64 2048 10" "1024 8192 10" "1024 3072 160" "64 8192 0.625"; do
+            set -- $run
+            for client in "" --raw; do
+                scenario "scale #$rep c=$1 step=${3}ms ${client:-load generator}" "wide --step-ms $3" \
+                    --requests "$2" --concurrency "$1" --warmup "$1" --input-tokens 32 \
+                    --output-tokens 64 $client
+            done
+        done
     done
 fi

@@ -3,7 +3,8 @@
 //! separate process (so `getrusage(RUSAGE_SELF)` of the client measures the client alone).
 //!
 //! ```text
-//! loadgen_bench sim --mode zero|paced|c10k [--port P] [--front tcp|tls --ca-out PATH]
+//! loadgen_bench sim --mode zero|paced|c10k|wide [--step-ms MS] [--port P]
+//!     [--front tcp|tls --ca-out PATH]
 //!     serves the simulator (current-thread runtime) until SIGTERM/SIGINT; prints
 //!     "servebench sim listening on http://HOST:PORT"; `--front` puts a proxy in front of it
 //!     in the same process (`front.rs`): a TCP relay, or TLS terminated with a certificate
@@ -75,13 +76,13 @@ fn current_thread() -> Result<tokio::runtime::Runtime, BoxError> {
 }
 
 /// The simulator configurations of the three scenarios.
-fn sim_config(mode: &str, port: u16) -> Result<SimConfig, BoxError> {
+fn sim_config(mode: &str, port: u16, step_ms: f64) -> Result<SimConfig, BoxError> {
     let mut c = match mode {
         // Tokens as fast as the HTTP stack takes them.
         "zero" => SimConfig::from_preset(Preset::ZeroDelay),
         // 10 ms decode steps whatever the batch, no noise; prefill is free, so the engine's
         // TTFT is one to two steps.
-        "paced" | "c10k" => {
+        "paced" | "c10k" | "wide" => {
             let mut c = SimConfig::from_preset(Preset::Default);
             let e = &mut c.engine;
             e.decode_base_ms = 10.0;
@@ -89,6 +90,15 @@ fn sim_config(mode: &str, port: u16) -> Result<SimConfig, BoxError> {
             e.prefill_ms_per_token = 0.0;
             e.jitter_cv = 0.0;
             e.speed_cv = 0.0;
+            if mode == "wide" {
+                // Every stream admitted at once (up to 16,384), one token per stream each
+                // `--step-ms` (default 10): the same per-stream event rate at any
+                // concurrency, for client CPU per event at c=64 against c=1024.
+                e.max_num_seqs = 16_384;
+                e.max_batched_tokens = 1 << 22;
+                e.kv_capacity_tokens = 1 << 30;
+                e.decode_base_ms = step_ms;
+            }
             if mode == "c10k" {
                 // Every stream admitted at once, one token per 250 ms: 10,000 streams stay
                 // open together for seconds at ~40,000 events/s.
@@ -107,7 +117,11 @@ fn sim_config(mode: &str, port: u16) -> Result<SimConfig, BoxError> {
 
 fn run_sim(args: &[String]) -> Result<(), BoxError> {
     let mode = flag(args, "--mode").unwrap_or("zero");
-    let config = sim_config(mode, num(args, "--port", 0u16)?)?;
+    let config = sim_config(
+        mode,
+        num(args, "--port", 0u16)?,
+        num(args, "--step-ms", 10.0)?,
+    )?;
     current_thread()?.block_on(async move {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let shutdown = async move {
@@ -198,7 +212,18 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
             let warm: Vec<_> = prompts.warmup.iter().map(body).collect::<Result<_, _>>()?;
             let measured: Vec<_> = prompts.measured.iter().map(body).collect::<Result<_, _>>()?;
             raw::run(addr, warm, concurrency).await?;
+            let n = measured.len();
+            let cpu0 = cpu_time()?;
             let o = raw::run(addr, measured, concurrency).await?;
+            // Every request streams `output` tokens (fixed lengths, no faults): CPU a token
+            // event of the measured phase.
+            if spread == 0 {
+                let cpu = cpu_time()? - cpu0;
+                println!(
+                    "raw_client client_cpu_us_per_event={:.3}",
+                    cpu.as_secs_f64() * 1e6 / (n as f64 * f64::from(output)).max(1.0)
+                );
+            }
             let o = servebench_result::metrics::LatencyStats::from_values(o).ok_or("no result")?;
             println!(
                 "raw_client ttft_overhead_ms mean={:.3} p50={:.3} p90={:.3} p99={:.3} max={:.3} n={}",
@@ -269,6 +294,17 @@ fn run_client(args: &[String]) -> Result<(), BoxError> {
         }
         if let Some(st) = out.receive_stamps {
             println!("reads_dated_by_kernel={} reads_dated_by_clock={}", st.kernel, st.clock);
+            // Reads are counted in the measured phase only: events a read from its records,
+            // and the CPU a read on the assumption that warm-up reads cost the same.
+            let reads = st.kernel + st.clock;
+            let measured: usize = out.records.iter().map(|r| r.events.len()).sum();
+            if reads > 0 {
+                let per_read = measured as f64 / reads as f64;
+                println!(
+                    "events_per_read={per_read:.3} client_cpu_us_per_read={:.3}",
+                    cpu.as_secs_f64() * 1e6 / events.max(1) as f64 * per_read
+                );
+            }
         }
         println!(
             "client_peak_concurrency={} sim_max_in_flight={} sim_requests_received={}",
