@@ -49,6 +49,13 @@ pub struct SimArgs {
     /// Most tokens the prefix cache holds; the least recently used blocks are evicted.
     #[arg(long, default_value_t = 1 << 20, value_name = "TOKENS")]
     pub prefix_cache_capacity: u64,
+    /// Serve HTTPS only (TLS 1.2/1.3), with this certificate chain (PEM, leaf first); needs
+    /// --tls-key. The listening line then says `https://`.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// Run as a worker rank of a multi-node server (servebench's Slurm tests): bind nothing,
     /// print a start line with the label, and stay alive until SIGTERM or SIGINT (exit 0), or
     /// until the head at --head-url, having answered once, stops answering (exit 1). Every
@@ -262,6 +269,13 @@ impl SimArgs {
                     block_tokens: self.prefix_cache_block,
                     capacity_tokens: self.prefix_cache_capacity,
                 }),
+            tls: match (&self.tls_cert, &self.tls_key) {
+                (Some(cert), Some(key)) => Some(crate::config::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                _ => None,
+            },
         };
         config.validate()?;
         Ok(config)
@@ -418,5 +432,18 @@ mod tests {
         let cli =
             Cli::try_parse_from(["sim", "--stall-rate", "1.5"]).unwrap_or_else(|e| panic!("{e}"));
         assert!(cli.sim.to_config().is_err());
+    }
+
+    #[test]
+    fn tls_takes_a_certificate_and_its_key_together() {
+        let c = parse(&["--tls-cert", "c.pem", "--tls-key", "k.pem"]);
+        let tls = c.tls.expect("tls");
+        assert_eq!(tls.cert, std::path::PathBuf::from("c.pem"));
+        assert_eq!(tls.key, std::path::PathBuf::from("k.pem"));
+        assert!(parse(&[]).tls.is_none());
+        for half in [["--tls-cert", "c.pem"], ["--tls-key", "k.pem"]] {
+            let err = Cli::try_parse_from(std::iter::once("sim").chain(half)).expect_err("half");
+            assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        }
     }
 }

@@ -480,6 +480,19 @@ pub struct SimConfig {
     pub shutdown_grace: Duration,
     /// The prefix cache (`--prefix-cache`); `None`: off, every prompt token is prefilled.
     pub prefix_cache: Option<crate::prefix_cache::PrefixCacheParams>,
+    /// Serve HTTPS only, with this certificate and key (`--tls-cert`, `--tls-key`); `None`:
+    /// plain HTTP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsFiles>,
+}
+
+/// The certificate chain and key a simulator serves HTTPS with (PEM files).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first (PEM).
+    pub cert: std::path::PathBuf,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: std::path::PathBuf,
 }
 
 /// An API key: compared, never shown (its `Debug` is redacted).
@@ -513,6 +526,7 @@ impl SimConfig {
             api_key: None,
             shutdown_grace: Duration::from_secs(5),
             prefix_cache: None,
+            tls: None,
         }
     }
 

@@ -27,7 +27,7 @@ pub mod tokenizer;
 mod worker;
 
 pub use args::{EngineArgs, FaultArgs, SimArgs};
-pub use config::{ApiKey, EngineParams, FaultParams, Preset, RequestRange, SimConfig};
+pub use config::{ApiKey, EngineParams, FaultParams, Preset, RequestRange, SimConfig, TlsFiles};
 pub use engine::Timings;
 pub use error::SimError;
 pub use prefix_cache::PrefixCacheParams;

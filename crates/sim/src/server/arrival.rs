@@ -84,7 +84,14 @@ impl Arrival {
 
 impl Connected<IncomingStream<'_, StampedListener>> for Arrival {
     fn connect_info(stream: IncomingStream<'_, StampedListener>) -> Self {
-        Arrival(Arc::clone(&stream.io().last))
+        stream.io().arrival()
+    }
+}
+
+impl StampedStream {
+    /// The connection's [`Arrival`], for the requests it carries (also under TLS: `tls.rs`).
+    pub(crate) fn arrival(&self) -> Arrival {
+        Arrival(Arc::clone(&self.last))
     }
 }
 

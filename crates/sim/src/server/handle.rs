@@ -13,6 +13,7 @@ use tokio::time::{Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::arrival::{Arrival, StampedListener};
+use super::tls::{TlsListener, server_config};
 use super::{AppState, SimInfo, SimStats, router};
 use crate::config::SimConfig;
 use crate::{SimArgs, SimError, driver, raise_nofile_limit};
@@ -25,6 +26,8 @@ const KILL_WAIT: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct SimHandle {
     addr: SocketAddr,
+    /// `http`, or `https` with `--tls-cert`.
+    scheme: &'static str,
     state: Arc<AppState>,
     kill: CancellationToken,
     stop: CancellationToken,
@@ -36,6 +39,8 @@ pub struct SimHandle {
 /// `servebench sim: start ...` line with the configuration to stderr, and returns at once.
 pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     config.validate()?;
+    let tls = config.tls.as_ref().map(server_config).transpose()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let addr = SocketAddr::new(config.host, config.port);
     let listener = TcpListener::bind(addr)
         .await
@@ -73,11 +78,23 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     });
     eprintln!("{}", state.log_line(local));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();
-    let server = axum::serve(StampedListener(listener), app)
-        .with_graceful_shutdown(stop.clone().cancelled_owned());
-    let server = tokio::spawn(async move { server.await });
+    let listener = StampedListener(listener);
+    let server = match tls {
+        None => {
+            let server =
+                axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+            tokio::spawn(async move { server.await })
+        }
+        Some(tls) => {
+            let listener = TlsListener::new(listener, tls).map_err(SimError::Serve)?;
+            let server =
+                axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+            tokio::spawn(async move { server.await })
+        }
+    };
     Ok(SimHandle {
         addr: local,
+        scheme,
         state,
         kill,
         stop,
@@ -92,9 +109,9 @@ impl SimHandle {
         self.addr
     }
 
-    /// `http://HOST:PORT`.
+    /// `http://HOST:PORT` (`https://` when serving TLS).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Live counters.
@@ -187,7 +204,7 @@ where
         eprintln!("servebench sim: warning: {e}");
     }
     let handle = spawn(config).await?;
-    writeln!(out, "servebench sim listening on http://{}", handle.addr())
+    writeln!(out, "servebench sim listening on {}", handle.base_url())
         .and_then(|()| out.flush())
         .map_err(SimError::Stdout)?;
     let exited = tokio::select! {

@@ -10,6 +10,7 @@ mod generate;
 mod handle;
 mod stats;
 mod stream;
+mod tls;
 mod wire;
 
 use std::sync::Arc;

@@ -8,3 +8,4 @@ mod faults;
 mod latency;
 mod lifecycle;
 mod prefix_cache;
+mod tls;
