@@ -10,6 +10,7 @@ mod fault_host;
 mod fault_matrix;
 mod fault_wire;
 mod history_cli;
+mod https_e2e;
 mod import_e2e;
 mod llamacpp_e2e;
 mod published_results;

@@ -315,3 +315,71 @@ fn a_multi_turn_run_carries_the_history_and_records_each_turn() {
         }
     }
 }
+
+#[test]
+fn requests_longer_than_the_server_takes_are_refused_unsent_with_what_to_change() {
+    // The simulator takes at most 256 tokens a request (its /v1/models says so); the workload
+    // asks for 300-token prompts: each trial is recorded as failed before anything is sent.
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = dir.path().join("too-long.yaml");
+    std::fs::write(
+        &spec,
+        r#"apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: too-long}
+spec:
+  server:
+    command: ["${servebench}", sim]
+    args: [--port, "${port}", --preset, fast, --max-model-len, "256"]
+    readiness: {http: {path: /health}, interval: 20ms, timeout: 20s}
+  target: {api: openai-completions, model: sim-model, tokenizer: server}
+  variants:
+    - {name: a, baseline: true}
+  workload:
+    dataset: {kind: random, input_tokens: 300, output_tokens: 16}
+    requests: 8
+    warmup_requests: 1
+    max_concurrency: 2
+  trials: {count: 1}
+"#,
+    )
+    .expect("spec");
+    let out = sb()
+        .current_dir(dir.path())
+        .args(["run", "--no-bars", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .arg(&spec)
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    let folder = dir.path().join("results/too-long");
+    let path = std::fs::read_dir(&folder)
+        .expect("results folder")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a result file");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("result")).expect("json");
+    let trial = &result["trials"][0];
+    assert_eq!(trial["status"], "failed", "{trial}");
+    let why = trial["failure"].as_str().expect("a reason");
+    assert!(
+        why.contains("9 of 9 requests need more tokens than the server takes")
+            && why.contains("300 prompt + 16 output = 316 tokens")
+            && why.contains("limit is 256 (`max_model_len` of sim-model in /v1/models)")
+            && why.contains("--max-model-len"),
+        "{why}"
+    );
+    assert!(
+        text.contains("need more tokens than the server takes"),
+        "{text}"
+    );
+    // Nothing was sent: no request record (the sidecar is absent or empty).
+    let side = path.with_file_name(result["requests_file"].as_str().unwrap_or("none"));
+    assert!(
+        !side.exists() || crate::common::faults::sidecar_lines(&side).is_empty(),
+        "no request records"
+    );
+}

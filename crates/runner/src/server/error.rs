@@ -83,6 +83,20 @@ pub enum ServerError {
         /// The log's last lines.
         log_tail: String,
     },
+    /// The server answered the readiness probe over HTTPS with a certificate that does not
+    /// verify: waiting longer would not help.
+    #[error(
+        "the server's certificate does not verify ({probe}: {error}); it was stopped. Set          `target.tls.ca_file` to the PEM of the CA that signed it, or make `target.base_url`          name a host the certificate holds. Its log is {}",
+        .log_path.display()
+    )]
+    UntrustedCertificate {
+        /// The probe, e.g. `GET https://127.0.0.1:8000/health → 200`.
+        probe: String,
+        /// What the TLS client said.
+        error: String,
+        /// The log.
+        log_path: PathBuf,
+    },
 }
 
 impl ServerError {
@@ -91,7 +105,8 @@ impl ServerError {
         match self {
             ServerError::SpawnFailed { log_path, .. }
             | ServerError::ExitedBeforeReady { log_path, .. }
-            | ServerError::ReadinessTimeout { log_path, .. } => Some(log_path),
+            | ServerError::ReadinessTimeout { log_path, .. }
+            | ServerError::UntrustedCertificate { log_path, .. } => Some(log_path),
             ServerError::Log { path, .. } => Some(path),
             ServerError::EmptyCommand
             | ServerError::PortInUse { .. }

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use servebench_spec::{HttpMethod, HttpProbe};
 
-/// A client for loopback probes: no proxy (a `HTTP_PROXY` in the environment must not route
+/// A client for probes (`ca_file`: a CA to trust besides the system's roots): no proxy (a `HTTP_PROXY` in the environment must not route
 /// 127.0.0.1 through it), no connection pooling across probes.
-pub(crate) fn client() -> Result<reqwest::Client, String> {
-    crate::tls::reqwest_builder(None)
+pub(crate) fn client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, String> {
+    crate::tls::reqwest_builder(ca_file)
         .map_err(|e| e.to_string())?
         .no_proxy()
         .pool_max_idle_per_host(0)
@@ -17,10 +17,11 @@ pub(crate) fn client() -> Result<reqwest::Client, String> {
         .map_err(|e| describe(&e))
 }
 
-/// `http://127.0.0.1:{port}{path}`.
-pub(crate) fn url(port: u16, path: &str) -> String {
+/// `{base}{path}`, with one slash between (`base`: e.g. `http://127.0.0.1:8000`).
+pub(crate) fn url(base: &str, path: &str) -> String {
+    let base = base.trim_end_matches('/');
     let slash = if path.starts_with('/') { "" } else { "/" };
-    format!("http://127.0.0.1:{port}{slash}{path}")
+    format!("{base}{slash}{path}")
 }
 
 /// Sends one readiness probe; the response's status, or why there was none.

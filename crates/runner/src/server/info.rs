@@ -27,12 +27,16 @@ const INFO_TIMEOUT: Duration = Duration::from_secs(3);
 /// The first JSON answer (2xx, a JSON object or array) of [`INFO_ENDPOINTS`] on `server`, or
 /// `None` when none answers. Best effort: failures are not errors.
 pub async fn server_info(server: &RunningServer) -> Option<ServerInfo> {
-    server_info_at(&server.base_url()).await
+    server_info_at(&server.base_url(), server.ca_file()).await
 }
 
-/// [`server_info`] for a server at `base_url` (e.g. a spec's `target.base_url`).
-pub async fn server_info_at(base_url: &str) -> Option<ServerInfo> {
-    let client = http::client().ok()?;
+/// [`server_info`] for a server at `base_url` (e.g. a spec's `target.base_url`), trusting
+/// `ca_file` besides the system's roots for an `https://` URL.
+pub async fn server_info_at(
+    base_url: &str,
+    ca_file: Option<&std::path::Path>,
+) -> Option<ServerInfo> {
+    let client = http::client(ca_file).ok()?;
     let base = base_url.trim_end_matches('/');
     for endpoint in INFO_ENDPOINTS {
         let url = format!("{base}{endpoint}");

@@ -19,6 +19,7 @@ mod error;
 mod group;
 mod http;
 mod info;
+mod limit;
 mod log;
 mod orphan;
 mod port;
@@ -41,6 +42,7 @@ use tokio::process::Child;
 
 pub use error::{OrphanError, ServerError};
 pub use info::{INFO_ENDPOINTS, server_info, server_info_at};
+pub use limit::{ContextLimit, check_lengths, context_limit};
 pub use log::TAIL_LINES;
 pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
 pub use port::{pick_free_port, port_is_free};
@@ -73,6 +75,12 @@ pub struct ServerLaunch {
     /// Values that must never be recorded (e.g. what `${env.*}` references resolved to);
     /// the values of `env`'s secret-named variables are added automatically.
     pub secret_values: Vec<String>,
+    /// Where readiness probes, verify rules and the info read-back reach the server when not
+    /// at `http://127.0.0.1:{port}`: a server that serves only HTTPS
+    /// (`https://127.0.0.1:{port}`, or a host name its certificate holds). Resolved.
+    pub base_url: Option<String>,
+    /// A CA to trust besides the system's roots, for an `https://` `base_url`.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl ServerLaunch {
@@ -88,6 +96,17 @@ impl ServerLaunch {
             verify: Vec::new(),
             stop: StopPolicy::default(),
             secret_values: Vec::new(),
+            base_url: None,
+            ca_file: None,
+        }
+    }
+
+    /// Where probes reach the server: `base_url`, or `http://127.0.0.1:{port}`; no trailing
+    /// slash.
+    pub fn probe_base(&self) -> String {
+        match &self.base_url {
+            Some(u) => u.trim_end_matches('/').to_owned(),
+            None => format!("http://127.0.0.1:{}", self.port),
         }
     }
 }
@@ -105,6 +124,10 @@ pub struct RunningServer {
     stopped: bool,
     /// The Slurm step, for a server started through [`slurm::start`].
     slurm: Option<slurm::Step>,
+    /// [`ServerLaunch::probe_base`].
+    base_url: String,
+    /// [`ServerLaunch::ca_file`].
+    ca_file: Option<PathBuf>,
 }
 
 impl RunningServer {
@@ -112,18 +135,20 @@ impl RunningServer {
         record: ServerRecord,
         child: Child,
         log: ServerLog,
-        stop: StopPolicy,
+        launch: &ServerLaunch,
         ready_after: Duration,
     ) -> Self {
         RunningServer {
             record,
             child,
             log,
-            stop,
+            stop: launch.stop.clone(),
             ready_after,
             exit: None,
             stopped: false,
             slurm: None,
+            base_url: launch.probe_base(),
+            ca_file: launch.ca_file.clone(),
         }
     }
 
@@ -143,9 +168,13 @@ impl RunningServer {
     pub fn port(&self) -> u16 {
         self.record.port
     }
-    /// `http://127.0.0.1:{port}`.
+    /// Where it is reached: `http://127.0.0.1:{port}`, or the launch's `base_url`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.record.port)
+        self.base_url.clone()
+    }
+    /// The CA trusted for an `https://` base URL besides the system's roots.
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca_file.as_deref()
     }
     /// The log file.
     pub fn log_path(&self) -> &Path {

@@ -24,7 +24,8 @@ const MAX_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// The command runs in its own process group (pgid = pid) with stdout and stderr appended to
 /// `launch.log_path`, after a header with the UTC time and the redacted argv and env. The
-/// readiness probe (`http://127.0.0.1:{port}{path}`) is sent every `readiness.interval` until
+/// readiness probe (`{base}{path}`, the base `http://127.0.0.1:{port}` unless the launch
+/// names another: [`ServerLaunch::probe_base`]) is sent every `readiness.interval` until
 /// it answers `expect_status` or `readiness.timeout` has passed since the spawn. If the
 /// process exits first, this fails at once with its exit status. On any failure after the
 /// spawn the whole group is stopped (by `launch.stop`) before the error, which carries the
@@ -34,7 +35,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
     if !port_is_free(launch.port) {
         return Err(ServerError::PortInUse { port: launch.port });
     }
-    let client = http::client().map_err(ServerError::HttpClient)?;
+    let client = http::client(launch.ca_file.as_deref()).map_err(ServerError::HttpClient)?;
     let mut secrets = launch.secret_values.clone();
     secrets.extend(secret_values_of_env(&launch.env));
     let argv = redact_argv(&launch.argv, &secrets);
@@ -90,7 +91,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
     ));
 
     let r = &launch.readiness;
-    let url = http::url(launch.port, &r.http.path);
+    let url = http::url(&launch.probe_base(), &r.http.path);
     let probe = format!(
         "{} {url} → {}",
         r.http.method.as_str(),
@@ -114,20 +115,14 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
                 started_at,
                 ready_after_s: ready_after.as_secs_f64(),
             };
-            return Ok(RunningServer::new(
-                record,
-                child,
-                log,
-                launch.stop.clone(),
-                ready_after,
-            ));
+            return Ok(RunningServer::new(record, child, log, launch, ready_after));
         }
         Err(f) => f,
     };
 
     let reaped = match &failure {
         NotReady::Exited(st, _) => Some(*st),
-        NotReady::TimedOut(_) => None,
+        NotReady::TimedOut(_) | NotReady::Untrusted(_) => None,
     };
     match &failure {
         NotReady::Exited(st, after) => log.event(&format!(
@@ -137,6 +132,9 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
         NotReady::TimedOut(last) => log.event(&format!(
             "not ready after {:.2} s ({probe}; last answer: {last}); stopping it",
             r.timeout.get().as_secs_f64()
+        )),
+        NotReady::Untrusted(e) => log.event(&format!(
+            "the server's certificate does not verify ({probe}: {e}); stopping it"
         )),
     }
     let target = Target {
@@ -164,7 +162,18 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
             log_path,
             log_tail,
         },
+        NotReady::Untrusted(error) => ServerError::UntrustedCertificate {
+            probe,
+            error,
+            log_path,
+        },
     })
+}
+
+/// Whether a probe's error is rustls refusing the server's certificate (an unknown issuer,
+/// a name the certificate does not hold, an expired one).
+fn is_certificate_error(e: &str) -> bool {
+    e.contains("invalid peer certificate")
 }
 
 /// Why the server never became ready.
@@ -174,6 +183,8 @@ enum NotReady {
     Exited(ExitRecord, Duration),
     /// The timeout passed; the last probe's answer.
     TimedOut(String),
+    /// An HTTPS probe was refused by certificate verification (the client's error).
+    Untrusted(String),
 }
 
 /// Polls the probe; the time from spawn to the expected answer.
@@ -205,6 +216,8 @@ async fn wait_ready(
             answer = http::probe(client, &r.http, url, timeout) => match answer {
                 Ok(s) if s == r.http.expect_status => return Ok(t0.elapsed()),
                 Ok(s) => last = format!("HTTP {s}"),
+                // A certificate that does not verify will not verify later either.
+                Err(e) if is_certificate_error(&e) => return Err(NotReady::Untrusted(e)),
                 Err(e) => last = e,
             },
         }

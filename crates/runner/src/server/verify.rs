@@ -148,19 +148,32 @@ pub async fn verify(
     server: &RunningServer,
     rules: &[VerifyRule],
 ) -> Result<Vec<VerifyOutcome>, VerifyError> {
+    let at = Reach {
+        base: &server.base_url,
+        ca_file: server.ca_file.as_deref(),
+    };
     if let Some(step) = &server.slurm {
-        return step.verify(server.port(), rules).await;
+        return step.verify(at, rules).await;
     }
-    verify_rules(&server.log, server.port(), rules, LOG_GRACE).await
+    verify_rules(&server.log, at, rules, LOG_GRACE).await
+}
+
+/// Where `json` rules reach the server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reach<'a> {
+    /// e.g. `http://127.0.0.1:8000`.
+    pub(crate) base: &'a str,
+    /// A CA to trust besides the system's roots.
+    pub(crate) ca_file: Option<&'a std::path::Path>,
 }
 
 pub(crate) async fn verify_rules(
     log: &ServerLog,
-    port: u16,
+    at: Reach<'_>,
     rules: &[VerifyRule],
     grace: Duration,
 ) -> Result<Vec<VerifyOutcome>, VerifyError> {
-    let client = http::client();
+    let client = http::client(at.ca_file);
     let deadline = Instant::now() + grace;
     let mut passed = Vec::new();
     let mut failures = Vec::new();
@@ -179,9 +192,9 @@ pub(crate) async fn verify_rules(
         }
         if let (Some(check), None) = (&rule.json, &problem) {
             let res = match &client {
-                Ok(c) => check_json(c, port, check).await,
+                Ok(c) => check_json(c, at.base, check).await,
                 Err(e) => Err(RuleProblem::Endpoint {
-                    url: http::url(port, &check.path),
+                    url: http::url(at.base, &check.path),
                     error: e.clone(),
                 }),
             };
@@ -247,10 +260,10 @@ async fn check_log(
 
 async fn check_json(
     client: &reqwest::Client,
-    port: u16,
+    base: &str,
     check: &JsonCheck,
 ) -> Result<String, RuleProblem> {
-    let url = http::url(port, &check.path);
+    let url = http::url(base, &check.path);
     let doc = http::get_json(client, &url, JSON_TIMEOUT)
         .await
         .map_err(|e| RuleProblem::Endpoint {

@@ -157,7 +157,7 @@ async fn the_simulator_describes_itself() {
     config.port = 0;
     config.label = "variant-a".to_owned();
     let sim = servebench_sim::spawn(config).await.unwrap();
-    let info = server_info_at(&sim.base_url()).await.unwrap();
+    let info = server_info_at(&sim.base_url(), None).await.unwrap();
     assert_eq!(info.endpoint, "/server_info");
     assert_eq!(info.info["server"], "servebench-sim");
     assert_eq!(info.info["label"], "variant-a");
@@ -166,7 +166,7 @@ async fn the_simulator_describes_itself() {
     // Nothing listening: no info, quickly.
     let port = servebench_runner::server::pick_free_port().unwrap();
     assert!(
-        server_info_at(&format!("http://127.0.0.1:{port}"))
+        server_info_at(&format!("http://127.0.0.1:{port}"), None)
             .await
             .is_none()
     );

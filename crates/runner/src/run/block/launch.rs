@@ -122,6 +122,13 @@ impl BlockContext<'_> {
             verify: verify.clone(),
             stop: server_spec.stop.clone(),
             secret_values: secrets.clone(),
+            // `target.base_url` with a launched server (`https://127.0.0.1:${port}` for one
+            // that serves only HTTPS): probes, verify rules and the load all go there.
+            base_url: match &self.spec.spec.target.base_url {
+                Some(raw) => Some(fin(raw)?),
+                None => None,
+            },
+            ca_file: self.ca_file(),
         };
         let mut record = ServerStart {
             block: block.index,

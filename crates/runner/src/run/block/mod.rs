@@ -35,6 +35,9 @@ pub(super) struct BlockContext<'a> {
     pub(super) headers: Vec<(String, String)>,
     /// Variants whose verify failed: not measured again in this run.
     refused: BTreeMap<String, String>,
+    /// The longest request the open block's server takes, when it says
+    /// (`server::context_limit`): trials whose prompts exceed it are refused unsent.
+    limit: Option<crate::server::ContextLimit>,
 }
 
 impl<'a> BlockContext<'a> {
@@ -73,6 +76,7 @@ impl<'a> BlockContext<'a> {
             api_key,
             headers,
             refused: BTreeMap::new(),
+            limit: None,
         })
     }
 
@@ -231,13 +235,8 @@ impl<'a> BlockContext<'a> {
             ));
             match self.start_server(block, variant, server_spec, result).await {
                 Ok(s) => {
-                    let url = self
-                        .spec
-                        .spec
-                        .target
-                        .base_url
-                        .clone()
-                        .unwrap_or_else(|| s.base_url());
+                    // `target.base_url` resolved for this start, or http://127.0.0.1:${port}.
+                    let url = s.base_url();
                     running = Some(s);
                     url
                 }
@@ -284,6 +283,14 @@ impl<'a> BlockContext<'a> {
             headers: self.headers.clone(),
             ca_file: self.ca_file(),
         };
+        self.limit = crate::server::context_limit(
+            &target.base_url,
+            target.ca_file.as_deref(),
+            &target.model,
+            target.api_key.as_deref(),
+            &target.headers,
+        )
+        .await;
         Ok((running, target))
     }
 
@@ -341,6 +348,12 @@ impl<'a> BlockContext<'a> {
             Ok(p) => p,
             Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
         };
+        // Requests longer than the server takes would each fail: refuse the trial unsent.
+        if let Some(limit) = &self.limit
+            && let Err(why) = crate::server::check_lengths(&prompts, limit)
+        {
+            return Some((failed(t, block, &why), Vec::new()));
+        }
         let outcome = tokio::select! {
             r = run_trial(target, &cfg, &prompts) => r,
             _ = wait_cancel(self) => return None,

@@ -406,11 +406,11 @@ impl Step {
     /// rank's log.
     pub(crate) async fn verify(
         &self,
-        port: u16,
+        at: super::verify::Reach<'_>,
         rules: &[VerifyRule],
     ) -> Result<Vec<VerifyOutcome>, VerifyError> {
         let head = ServerLog::whole(&rank_file(&self.stem, 0, "log"));
-        let mut out = verify_rules(&head, port, rules, LOG_GRACE).await;
+        let mut out = verify_rules(&head, at, rules, LOG_GRACE).await;
         let log_rules: Vec<VerifyRule> = rules
             .iter()
             .map(|r| VerifyRule {
@@ -420,7 +420,7 @@ impl Step {
             .collect();
         for r in 1..self.ranks {
             let log = ServerLog::whole(&rank_file(&self.stem, r, "log"));
-            let res = verify_rules(&log, port, &log_rules, LOG_GRACE).await;
+            let res = verify_rules(&log, at, &log_rules, LOG_GRACE).await;
             let Err(e) = res else { continue };
             let failures: Vec<_> = e
                 .failures
