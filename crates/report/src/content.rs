@@ -116,6 +116,14 @@ fn trials(report: &Report) -> Vec<Block> {
         )]));
         out.push(metric_table(report, cache, "fraction"));
     }
+    if let Some(table) = batched_table(report) {
+        out.push(Block::Para(vec![t(
+            "Token events that arrived in one read with another event of the same request \
+             (their ITL gap is 0 ms, so ITL percentiles at or below this share read 0 ms; \
+             docs/metrics.md, \"ITL and batched events\"), mean over trials:",
+        )]));
+        out.push(table);
+    }
     let mut failed = Vec::new();
     for arm in &report.arms {
         let r = report.result(arm);
@@ -154,6 +162,61 @@ fn trials(report: &Report) -> Vec<Block> {
         t(" (one row per trial and sweep point, for spreadsheets and pandas)."),
     ]));
     out
+}
+
+/// The share of batched token events per arm and point (mean over ok trials), when any
+/// trial recorded one above zero; results written before the share existed have none.
+fn batched_table(report: &Report) -> Option<Block> {
+    let mut header = vec!["sweep point".to_owned()];
+    header.extend(report.arms.iter().map(|a| a.label.clone()));
+    let mut labels: Vec<String> = Vec::new();
+    let mut any = false;
+    let mut cells: Vec<(String, usize, String)> = Vec::new();
+    for (i, arm) in report.arms.iter().enumerate() {
+        let r = report.result(arm);
+        for p in report.points(arm) {
+            if !labels.contains(&p.short) {
+                labels.push(p.short.clone());
+            }
+            let v: Vec<f64> = r
+                .trials
+                .iter()
+                .filter(|x| {
+                    x.variant == arm.variant && x.point == p.index && x.status == TrialStatus::Ok
+                })
+                .filter_map(|x| x.summary.as_ref()?.batched_event_share)
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            any |= mean > 0.0;
+            cells.push((p.short, i, format!("{:.1}%", 100.0 * mean)));
+        }
+    }
+    if !any {
+        return None;
+    }
+    let rows = labels
+        .iter()
+        .map(|label| {
+            let mut row = vec![vec![t(label.clone())]];
+            for i in 0..report.arms.len() {
+                let cell = cells
+                    .iter()
+                    .find(|(l, a, _)| l == label && *a == i)
+                    .map_or_else(|| "—".to_owned(), |c| c.2.clone());
+                row.push(vec![t(cell)]);
+            }
+            row
+        })
+        .collect();
+    let right = (0..=report.arms.len()).map(|i| i > 0).collect();
+    Some(Block::Table {
+        header,
+        right,
+        rows,
+    })
 }
 
 /// The whole report.

@@ -371,3 +371,33 @@ fn csv_of_the_example() {
     let csv = TrialsCsv.export(&r).expect("renders");
     insta::assert_snapshot!("example_trials_csv", redact(&csv, &[&raw]));
 }
+
+#[test]
+fn the_share_of_batched_token_events_is_shown_beside_the_trials_when_recorded() {
+    // The example predates the share: no table. With shares recorded (one value per
+    // variant), a row per point with the baseline's column first.
+    let text = md(&within(example(), &opts()).expect("reports"));
+    assert!(
+        !text.contains("arrived in one read with another"),
+        "none recorded"
+    );
+    let mut lr = example();
+    for t in &mut lr.result.trials {
+        let s = t.summary.as_mut().expect("a summary");
+        s.batched_event_share = Some(if t.variant == "cutedsl" { 0.25 } else { 0.125 });
+    }
+    let text = md(&within(lr, &opts()).expect("reports"));
+    assert!(text.contains("arrived in one read with another"), "{text}");
+    let after = &text[text.find("arrived in one read with another").expect("said")..];
+    let rows: Vec<&str> = after
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| l.contains("c="))
+        .collect();
+    assert!(!rows.is_empty(), "{after}");
+    for row in rows {
+        let (base, cand) = (row.find("12.5%"), row.find("25.0%"));
+        assert!(base.is_some() && cand.is_some() && base < cand, "{row}");
+    }
+}
