@@ -88,9 +88,9 @@ fn from_props(doc: &Value) -> Option<ContextLimit> {
     })
 }
 
-/// Refuses prompts whose known length plus `max_tokens` exceeds `limit`: the message says how
-/// many, the longest, the limit and where it came from, and what to change. Prompts of unknown
-/// length (chat turns, no tokenizer) are not checked.
+/// Refuses prompts whose exact length plus `max_tokens` exceeds `limit`: the message says how
+/// many, the longest, the limit and where it came from, and what to change. Prompts whose
+/// length is unknown or estimated (chat turns, no tokenizer) are not checked.
 pub fn check_lengths(prompts: &TrialPrompts, limit: &ContextLimit) -> Result<(), String> {
     let all = prompts.measured.iter().chain(&prompts.warmup);
     let mut over = 0usize;
@@ -98,7 +98,9 @@ pub fn check_lengths(prompts: &TrialPrompts, limit: &ContextLimit) -> Result<(),
     let mut longest: Option<(u64, u64)> = None;
     for p in all {
         total += 1;
-        let Some(input) = p.expected_input_tokens else {
+        // Only lengths the server's (or the model tokenizer's) own count gave: a word-count
+        // estimate could refuse a workload that fits.
+        let (Some(input), true) = (p.expected_input_tokens, p.input_tokens_exact) else {
             continue;
         };
         let (input, output) = (u64::from(input), u64::from(p.max_tokens));
@@ -135,6 +137,7 @@ mod tests {
                 .iter()
                 .map(|&(input, max_tokens)| Prompt {
                     expected_input_tokens: input,
+                    input_tokens_exact: input.is_some(),
                     max_tokens,
                     ..Prompt::text("x", max_tokens)
                 })
@@ -174,6 +177,13 @@ mod tests {
             check_lengths(&prompts(&[(None, 5000)]), &limit),
             Ok(()),
             "unknown lengths are not checked"
+        );
+        let mut estimated = prompts(&[(Some(5000), 16)]);
+        estimated.measured[0].input_tokens_exact = false;
+        assert_eq!(
+            check_lengths(&estimated, &limit),
+            Ok(()),
+            "estimated lengths are not checked"
         );
         let err = check_lengths(
             &prompts(&[(Some(900), 101), (Some(10), 16), (Some(990), 64)]),
