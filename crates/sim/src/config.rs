@@ -3,14 +3,16 @@
 //! [`SimArgs`](crate::SimArgs) (the CLI flags) resolves into a [`SimConfig`] by taking a
 //! [`Preset`] and overriding the values given explicitly.
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::SimError;
+
+mod faults;
+
+pub use faults::{FaultParams, RequestRange};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;
@@ -280,172 +282,9 @@ impl EngineParams {
     }
 }
 
-/// Request numbers `first..=last`, counted from 1; no `last`: to the end. Written (on the
-/// command line, in the info endpoint and the start line) `A..B` or `A..`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestRange {
-    /// First request selected, from 1.
-    pub first: u64,
-    /// Last request selected (inclusive); `None`: every request from `first` on.
-    pub last: Option<u64>,
-}
-
-impl RequestRange {
-    /// True when request number `n` (from 1) is in the range.
-    pub fn contains(self, n: u64) -> bool {
-        n >= self.first && self.last.is_none_or(|last| n <= last)
-    }
-
-    fn check(self) -> Result<(), String> {
-        if self.first == 0 {
-            return Err(format!(
-                "requests are numbered from 1 (the first request a server start receives is \
-                 1), got {self}"
-            ));
-        }
-        if self.last.is_some_and(|last| last < self.first) {
-            return Err(format!("the range {self} is empty: write A..B with A <= B"));
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for RequestRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.last {
-            Some(last) => write!(f, "{}..{last}", self.first),
-            None => write!(f, "{}..", self.first),
-        }
-    }
-}
-
-impl FromStr for RequestRange {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let form = || {
-            format!(
-                "`{s}` is not a request range: write A..B (requests A to B, inclusive, \
-                 counted from 1) or A.. (from A on), e.g. 29..56"
-            )
-        };
-        let (a, b) = s.trim().split_once("..").ok_or_else(form)?;
-        let first = a.trim().parse::<u64>().map_err(|_| form())?;
-        let b = b.trim();
-        let last = if b.is_empty() {
-            None
-        } else {
-            Some(b.parse::<u64>().map_err(|_| form())?)
-        };
-        let r = RequestRange { first, last };
-        r.check()?;
-        Ok(r)
-    }
-}
-
-impl Serialize for RequestRange {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
 /// `1,3,5`.
 pub(crate) fn join(xs: &[u32]) -> String {
     xs.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-}
-
-/// Injected faults. Rates are per-request probabilities in [0, 1], drawn from the seed and
-/// the request's number, so a run with the same seed and request order repeats its faults.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FaultParams {
-    /// Time after start during which `/health`, `/v1/models` and generation answer 503.
-    pub startup_delay_ms: u64,
-    /// Share of generation requests answered with HTTP 500.
-    pub error_rate_500: f64,
-    /// Share of generation requests answered with HTTP 429.
-    pub error_rate_429: f64,
-    /// Share of generation requests whose connection is cut mid-response.
-    pub disconnect_rate: f64,
-    /// Share of generation requests that pause `stall_ms` mid-response.
-    pub stall_rate: f64,
-    /// Length of an injected stall.
-    pub stall_ms: u64,
-    /// Share of streaming requests that get one broken-JSON event mid-stream.
-    pub malformed_rate: f64,
-    /// Stop the whole server right after this many generation requests have been answered.
-    pub exit_after_requests: Option<u64>,
-    /// Readiness flaps: after the start-up delay, every period of this many ms ends with
-    /// `flap_down_ms` during which the server answers as if starting up (503); 0 = never.
-    pub flap_period_ms: u64,
-    /// The unready part of each flap period.
-    pub flap_down_ms: u64,
-}
-
-impl Default for FaultParams {
-    fn default() -> Self {
-        FaultParams {
-            startup_delay_ms: 0,
-            error_rate_500: 0.0,
-            error_rate_429: 0.0,
-            disconnect_rate: 0.0,
-            stall_rate: 0.0,
-            stall_ms: 1000,
-            malformed_rate: 0.0,
-            exit_after_requests: None,
-            flap_period_ms: 0,
-            flap_down_ms: 0,
-        }
-    }
-}
-
-impl FaultParams {
-    /// Checks that every rate is a probability.
-    pub fn validate(&self) -> Result<(), SimError> {
-        let rates = [
-            ("error_rate_500", self.error_rate_500),
-            ("error_rate_429", self.error_rate_429),
-            ("disconnect_rate", self.disconnect_rate),
-            ("stall_rate", self.stall_rate),
-            ("malformed_rate", self.malformed_rate),
-        ];
-        for (name, v) in rates {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(SimError::InvalidConfig(format!(
-                    "{name} must be in [0, 1], got {v}"
-                )));
-            }
-        }
-        if self.error_rate_500 + self.error_rate_429 > 1.0 {
-            return Err(SimError::InvalidConfig(
-                "error_rate_500 + error_rate_429 must not exceed 1".into(),
-            ));
-        }
-        for (name, v) in [
-            ("startup_delay_ms", self.startup_delay_ms),
-            ("stall_ms", self.stall_ms),
-        ] {
-            if v > MAX_DELAY_MS {
-                return Err(SimError::InvalidConfig(format!(
-                    "{name} must be at most {MAX_DELAY_MS}, got {v}"
-                )));
-            }
-        }
-        if self.flap_period_ms > MAX_DELAY_MS
-            || (self.flap_period_ms > 0
-                && (self.flap_down_ms == 0 || self.flap_down_ms >= self.flap_period_ms))
-        {
-            return Err(SimError::InvalidConfig(format!(
-                "flap_down_ms must be in (0, flap_period_ms) and flap_period_ms at most {MAX_DELAY_MS}, got {} and {}",
-                self.flap_down_ms, self.flap_period_ms
-            )));
-        }
-        if self.exit_after_requests == Some(0) {
-            return Err(SimError::InvalidConfig(
-                "exit_after_requests must be at least 1".into(),
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// Everything one simulator instance runs with.
@@ -565,119 +404,4 @@ impl Default for SimConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_preset_is_valid() {
-        for p in [
-            Preset::Default,
-            Preset::Fast,
-            Preset::Tiny,
-            Preset::ZeroDelay,
-        ] {
-            SimConfig::from_preset(p)
-                .validate()
-                .map_err(|e| format!("{p:?}: {e}"))
-                .unwrap();
-        }
-        assert!(Preset::ZeroDelay.engine().is_zero_delay());
-        assert!(!Preset::Default.engine().is_zero_delay());
-    }
-
-    #[test]
-    fn bad_values_are_rejected() {
-        let mut c = SimConfig::default();
-        c.engine.max_batched_tokens = 10;
-        assert!(matches!(c.validate(), Err(SimError::InvalidConfig(_))));
-        let mut c = SimConfig::default();
-        c.faults.error_rate_500 = 0.7;
-        c.faults.error_rate_429 = 0.7;
-        assert!(c.validate().is_err());
-        let mut c = SimConfig::default();
-        c.engine.jitter_cv = f64::NAN;
-        assert!(c.validate().is_err());
-    }
-
-    fn refusal(edit: impl FnOnce(&mut SimConfig)) -> String {
-        let mut c = SimConfig::default();
-        edit(&mut c);
-        match c.validate() {
-            Err(SimError::InvalidConfig(m)) => m,
-            other => panic!("accepted: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn scales_drifts_and_selectors_are_checked() {
-        let m = refusal(|c| c.engine.step_scale = 0.0);
-        assert!(m.contains("step_scale must be a number > 0"), "{m}");
-        let m = refusal(|c| c.engine.step_scale = f64::INFINITY);
-        assert!(m.contains("step_scale"), "{m}");
-        let m = refusal(|c| c.engine.time_scale = -0.5);
-        assert!(m.contains("time_scale must be a number > 0"), "{m}");
-        let m = refusal(|c| c.engine.time_scale = 5000.0);
-        assert!(m.contains("at most 1000"), "{m}");
-        let m = refusal(|c| c.engine.drift_per_repetition = -1.0);
-        assert!(
-            m.contains("drift_per_repetition must be finite and > -1"),
-            "{m}"
-        );
-        let m = refusal(|c| c.engine.step_scale_repetitions = Some(vec![]));
-        assert!(m.contains("at least one repetition"), "{m}");
-        let m = refusal(|c| c.engine.step_scale_repetitions = Some(vec![0, 2]));
-        assert!(m.contains("counts from 1") && m.contains("0,2"), "{m}");
-        let m = refusal(|c| {
-            c.engine.step_scale_requests = Some(RequestRange {
-                first: 5,
-                last: Some(4),
-            });
-        });
-        assert!(m.contains("5..4 is empty"), "{m}");
-        let m = refusal(|c| c.repetition = 0);
-        assert!(m.contains("repetition counts from 1"), "{m}");
-    }
-
-    #[test]
-    fn request_ranges_parse_and_select() {
-        let r: RequestRange = "29..56".parse().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((r.first, r.last), (29, Some(56)));
-        assert_eq!(r.to_string(), "29..56");
-        assert!(!r.contains(28) && r.contains(29) && r.contains(56) && !r.contains(57));
-        let open: RequestRange = "5..".parse().unwrap_or_else(|e| panic!("{e}"));
-        assert!(!open.contains(4) && open.contains(5) && open.contains(u64::MAX));
-        assert_eq!(open.to_string(), "5..");
-        assert_eq!(
-            serde_json::to_value(r).unwrap_or_default(),
-            serde_json::json!("29..56")
-        );
-        for bad in ["", "29", "..5", "a..b", "3..x", "29-56"] {
-            let e = bad.parse::<RequestRange>().err().unwrap_or_default();
-            assert!(e.contains("write A..B"), "{bad:?}: {e}");
-        }
-        let e = "0..5".parse::<RequestRange>().err().unwrap_or_default();
-        assert!(e.contains("numbered from 1"), "{e}");
-        let e = "9..3".parse::<RequestRange>().err().unwrap_or_default();
-        assert!(e.contains("empty"), "{e}");
-    }
-
-    #[test]
-    fn step_scale_selection_and_repetition_factor() {
-        let mut e = Preset::Default.engine();
-        assert!(!e.step_scale_at(1), "1.0 is off");
-        e.step_scale = 1.3;
-        assert!(e.step_scale_at(1) && e.step_scale_at(7));
-        e.step_scale_repetitions = Some(vec![3]);
-        assert!(!e.step_scale_at(1) && e.step_scale_at(3));
-        e.step_scale_requests = Some(RequestRange {
-            first: 29,
-            last: Some(56),
-        });
-        assert!(e.step_scale_selects(3, 29) && e.step_scale_selects(3, 56));
-        assert!(!e.step_scale_selects(3, 28) && !e.step_scale_selects(3, 57));
-        assert!(!e.step_scale_selects(2, 30));
-        e.drift_per_repetition = 0.02;
-        assert_eq!(e.repetition_factor(1), 1.0);
-        assert!((e.repetition_factor(4) - 1.06).abs() < 1e-12);
-    }
-}
+mod tests;
