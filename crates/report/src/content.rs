@@ -164,8 +164,9 @@ fn trials(report: &Report) -> Vec<Block> {
     out
 }
 
-/// The share of batched token events per arm and point (mean over ok trials), when any
-/// trial recorded one above zero; results written before the share existed have none.
+/// The share of batched token events per arm and point (mean over ok trials), when it is
+/// [`BATCHED_SHOWN`] or more somewhere (below that no ITL percentile a report reads is
+/// touched); results written before the share existed have none.
 fn batched_table(report: &Report) -> Option<Block> {
     let mut header = vec!["sweep point".to_owned()];
     header.extend(report.arms.iter().map(|a| a.label.clone()));
@@ -190,7 +191,7 @@ fn batched_table(report: &Report) -> Option<Block> {
                 continue;
             }
             let mean = v.iter().sum::<f64>() / v.len() as f64;
-            any |= mean > 0.0;
+            any |= mean >= BATCHED_SHOWN;
             cells.push((p.short, i, format!("{:.1}%", 100.0 * mean)));
         }
     }
@@ -218,6 +219,9 @@ fn batched_table(report: &Report) -> Option<Block> {
         rows,
     })
 }
+
+/// The share of batched token events from which the report shows them.
+const BATCHED_SHOWN: f64 = 0.01;
 
 /// The whole report.
 pub fn document(report: &Report) -> Document {
