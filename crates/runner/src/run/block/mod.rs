@@ -2,26 +2,24 @@
 //! trials in plan order, stop it. Each trial is written to disk before the next starts.
 
 mod launch;
+mod measure;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use servebench_spec::plan::{Block, Plan, PlannedTrial, SweepPoint};
+use servebench_spec::plan::{Block, Plan, PlannedTrial};
 use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{Spec, SpecFile, Variant};
 
 use super::progress::Progress;
-use super::workload::{PromptSource, api_kind, load_config, tokenizer};
+use super::workload::{PromptSource, api_kind, tokenizer};
 use super::{RunError, RunOptions};
-use crate::loadgen::{Target, run_trial};
+use crate::loadgen::Target;
 use crate::server::{self, RunningServer};
+use servebench_result::now_rfc3339;
 use servebench_result::{RequestLine, ResultStore, RunResult, TrialResult, TrialStatus};
-use servebench_result::{now_rfc3339, rfc3339};
-
-/// Prompt counts from which their preparation is announced.
-const PREPARE_NOTICE: usize = 1000;
 
 /// What stays the same across blocks.
 pub(super) struct BlockContext<'a> {
@@ -292,111 +290,6 @@ impl<'a> BlockContext<'a> {
         )
         .await;
         Ok((running, target))
-    }
-
-    /// Measure trial `t` at `point`; `None` when interrupted (then nothing is recorded).
-    pub(super) async fn measure(
-        &self,
-        t: &PlannedTrial,
-        block: &Block,
-        point: &SweepPoint,
-        source: &mut PromptSource,
-        target: &Target,
-        live: Option<indicatif::ProgressBar>,
-    ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        self.measure_with_prompts(t, block, point, (t.trial, t.point), source, target, live)
-            .await
-    }
-
-    /// [`BlockContext::measure`] with the prompts of `prompts = (trial, point)` of the
-    /// source (a search draws them per round and step, its points being loads).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn measure_with_prompts(
-        &self,
-        t: &PlannedTrial,
-        block: &Block,
-        point: &SweepPoint,
-        prompts: (u32, usize),
-        source: &mut PromptSource,
-        target: &Target,
-        live: Option<indicatif::ProgressBar>,
-    ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
-        // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
-        let say = |msg: String| match (&live, self.opts.progress) {
-            (_, super::ProgressMode::Quiet) => {}
-            (Some(bar), _) => bar.println(format!("servebench: {msg}")),
-            (None, _) => eprintln!("servebench: {msg}"),
-        };
-        let count = cfg.requests + self.spec.spec.workload.warmup_requests as usize;
-        if count >= PREPARE_NOTICE {
-            say(format!("preparing {count} prompts …"));
-        }
-        let preparing = std::time::Instant::now();
-        let prompts = tokio::select! {
-            p = source.trial_prompts(self.spec, prompts.0, prompts.1, cfg.requests) => p,
-            _ = wait_cancel(self) => return None,
-        };
-        let took = preparing.elapsed().as_secs_f64();
-        if count >= PREPARE_NOTICE || took >= 1.0 {
-            say(format!(
-                "prepared {count} prompts in {took:.2} s ({:.0} µs a prompt)",
-                took * 1e6 / count.max(1) as f64
-            ));
-        }
-        let prompts = match prompts {
-            Ok(p) => p,
-            Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
-        };
-        // Requests longer than the server takes would each fail: refuse the trial unsent.
-        if let Some(limit) = &self.limit
-            && let Err(why) = crate::server::check_lengths(&prompts, limit)
-        {
-            return Some((failed(t, block, &why), Vec::new()));
-        }
-        let outcome = tokio::select! {
-            r = run_trial(target, &cfg, &prompts) => r,
-            _ = wait_cancel(self) => return None,
-            _ = Progress::live_throughput(live) => return None,
-        };
-        Some(match outcome {
-            Err(e) => (
-                failed(t, block, &format!("load generator: {e}")),
-                Vec::new(),
-            ),
-            Ok(o) => {
-                let errors = o
-                    .summary
-                    .errors
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), *v))
-                    .collect();
-                // The records move into the sidecar lines (no copy: a trial's records are its
-                // largest allocation).
-                let mut lines = Vec::with_capacity(o.records.len() + o.warmup_records.len());
-                for (warmup, recs) in [(true, o.warmup_records), (false, o.records)] {
-                    lines.extend(recs.into_iter().map(|record| {
-                        RequestLine::new(t.seq, t.variant.clone(), t.trial, t.point, warmup, record)
-                    }));
-                }
-                let trial = TrialResult {
-                    seq: t.seq,
-                    block: block.index,
-                    variant: t.variant.clone(),
-                    trial: t.trial,
-                    point: t.point,
-                    prompt_seed: t.prompt_seed,
-                    status: TrialStatus::Ok,
-                    failure: None,
-                    started_at: rfc3339(o.started_at),
-                    ended_at: rfc3339(o.ended_at),
-                    errors,
-                    summary: Some(o.summary),
-                    receive_stamps: o.receive_stamps,
-                };
-                (trial, lines)
-            }
-        })
     }
 
     pub(super) fn record(
