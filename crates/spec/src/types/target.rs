@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Target {
     /// Base URL when no server is launched, e.g. `http://10.0.0.5:8000`. With a `server`
-    /// block the default is `http://127.0.0.1:${port}`. Host-specific: not part of the hash.
+    /// block the default is `http://127.0.0.1:${port}`; set it to reach the launched server
+    /// elsewhere, e.g. `https://127.0.0.1:${port}` for one that serves only HTTPS (probes,
+    /// verify rules and load all go there). Host-specific: not part of the hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// `openai-completions` (`/v1/completions`) or `openai-chat` (`/v1/chat/completions`).
