@@ -17,127 +17,35 @@
 //! * Orphans: a step left by a killed servebench is found by its name in the recorded job and
 //!   cancelled ([`cancel_orphan_step`]).
 
+mod allocation;
 mod cmd;
 mod script;
+mod stop;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use servebench_result::cluster::{AllocationRecord, NodeRecord, RankRecord, SlurmStepRecord};
+use servebench_result::cluster::{NodeRecord, RankRecord, SlurmStepRecord};
 use servebench_result::{Accelerator, HostInfo};
-use servebench_spec::{SlurmLauncher, StopPolicy, StopSignal, VerifyRule};
+use servebench_spec::{SlurmLauncher, VerifyRule};
 use tokio::time::Instant;
 
 use super::error::ServerError;
 use super::log::{ServerLog, TAIL_LINES, indent};
 use super::redact::redact_argv;
 use super::verify::{LOG_GRACE, VerifyError, VerifyOutcome, verify_rules};
-use super::{RunningServer, ServerLaunch, StopOptions};
+use super::{RunningServer, ServerLaunch};
 
+pub use allocation::Allocation;
 pub use script::quote as shell_quote;
+pub use stop::cancel_orphan_step;
+use stop::ensure_gone;
 
 /// How long after readiness every rank's marker must be visible.
 const MARKER_WAIT: Duration = Duration::from_secs(10);
 /// How long to wait for Slurm to stop listing a step that ended.
 const STEP_GONE_WAIT: Duration = Duration::from_secs(60);
-
-/// The Slurm allocation servebench runs in, read from the job's environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Allocation {
-    /// `SLURM_JOB_ID`.
-    pub job_id: String,
-    /// `SLURM_JOB_NAME`.
-    pub job_name: Option<String>,
-    /// `SLURM_JOB_PARTITION`.
-    pub partition: Option<String>,
-    /// Every node of the allocation, in Slurm's order (the first is where the batch script,
-    /// and so servebench, runs).
-    pub nodes: Vec<String>,
-    /// The address of the first node (`NodeAddr`), the value of `${head.host}`.
-    pub head_addr: String,
-}
-
-impl Allocation {
-    /// The allocation this process runs in, checked to hold `nodes` nodes, with `srun` on
-    /// `PATH` and this process on its first node. The error says what to do instead.
-    pub async fn detect(nodes: u32) -> Result<Allocation, String> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let Some(job_id) = var("SLURM_JOB_ID") else {
-            return Err(format!(
-                "the spec starts its server through Slurm (`server.launcher.slurm`, {nodes} \
-                 node(s)), but servebench is not running inside a Slurm allocation \
-                 (SLURM_JOB_ID is not set): submit it with `servebench submit SPEC` (sbatch), \
-                 or run it inside one: `salloc -N{nodes} --ntasks-per-node=1 -- servebench run SPEC`"
-            ));
-        };
-        if crate::gpu::find_on_path("srun").is_none() {
-            return Err(format!(
-                "servebench runs in Slurm job {job_id} but `srun` is not on PATH: load Slurm's \
-                 client commands (e.g. `module load slurm`) before `servebench run`"
-            ));
-        }
-        let Some(list) = var("SLURM_JOB_NODELIST").or_else(|| var("SLURM_NODELIST")) else {
-            return Err(format!(
-                "Slurm job {job_id}: SLURM_JOB_NODELIST is not set, so the nodes of the \
-                 allocation are unknown; run servebench from the batch script or `salloc`, \
-                 not from a shell that only copied SLURM_JOB_ID"
-            ));
-        };
-        let names = cmd::hostnames(&list)
-            .await
-            .map_err(|e| format!("cannot list the nodes of Slurm job {job_id}: {e}"))?;
-        if names.len() < nodes as usize {
-            return Err(format!(
-                "the spec's server spans {nodes} nodes (`server.launcher.slurm.nodes`), but \
-                 Slurm job {job_id} holds {} ({}): allocate at least {nodes} \
-                 (`salloc -N{nodes}` or `servebench submit --nodes {nodes}`), or lower \
-                 `server.launcher.slurm.nodes`",
-                names.len(),
-                names.join(",")
-            ));
-        }
-        if let Some(here) = var("SLURMD_NODENAME")
-            && here != names[0]
-        {
-            return Err(format!(
-                "servebench runs on node {here}, but the server's head (rank 0) is placed on \
-                 the allocation's first node {}, and the head must run where servebench runs \
-                 (the port is picked and probed there): run servebench from the batch script, \
-                 not from an `srun` step on another node",
-                names[0]
-            ));
-        }
-        let head_addr = cmd::node_addr(&names[0]).await;
-        Ok(Allocation {
-            job_id,
-            job_name: var("SLURM_JOB_NAME"),
-            partition: var("SLURM_JOB_PARTITION"),
-            nodes: names,
-            head_addr,
-        })
-    }
-
-    /// The first `n` nodes: the server's.
-    pub fn server_nodes(&self, n: u32) -> Vec<String> {
-        self.nodes.iter().take(n as usize).cloned().collect()
-    }
-
-    /// What the result records about this allocation (`batch_script` and `node_info` are
-    /// filled by the caller).
-    pub fn record(&self, server_nodes: u32, recorded_at: String) -> AllocationRecord {
-        AllocationRecord {
-            job_id: self.job_id.clone(),
-            job_name: self.job_name.clone(),
-            partition: self.partition.clone(),
-            nodes: self.nodes.clone(),
-            server_nodes: self.server_nodes(server_nodes),
-            batch_script: None,
-            node_info: Vec::new(),
-            recorded_at,
-        }
-    }
-}
 
 /// What a Slurm start needs beyond the [`ServerLaunch`], whose `argv` is then the head's with
 /// `${node.rank}` left in (and `$$` still escaped: `servebench_spec::substitute::substitute`,
@@ -445,82 +353,6 @@ impl Step {
         }
         out
     }
-
-    /// Stops the step: the policy's signal through `scancel`, the grace, `scancel` (`SIGKILL`),
-    /// then waits until `srun` has exited and Slurm no longer lists the step. Timeline lines go
-    /// to `log`.
-    pub(crate) async fn stop(
-        &self,
-        policy: &StopPolicy,
-        srun: &mut tokio::process::Child,
-        log: &ServerLog,
-        opts: &StopOptions,
-    ) {
-        let id = self.id().await;
-        let Some(id) = id else {
-            log.event(&format!(
-                "stop: Slurm lists no step named {} in job {}: already gone",
-                self.record.step_name, self.record.job_id
-            ));
-            return;
-        };
-        let sig = signal_name(policy.signal);
-        let t0 = Instant::now();
-        let sent = if policy.signal == StopSignal::SIGKILL {
-            cmd::cancel(&id, None).await
-        } else {
-            cmd::cancel(&id, Some(sig)).await
-        };
-        log.event(&format!(
-            "stop: scancel --signal={sig} {id}{}",
-            sent.err()
-                .map(|e| format!(" failed: {e}"))
-                .unwrap_or_default()
-        ));
-        if !wait_exit(srun, policy.grace.get()).await {
-            let r = cmd::cancel(&id, None).await;
-            log.event(&format!(
-                "stop: step {id} still running {:.2} s after {sig}: scancel {id} (SIGKILL){}",
-                t0.elapsed().as_secs_f64(),
-                r.err().map(|e| format!(" failed: {e}")).unwrap_or_default()
-            ));
-            wait_exit(srun, opts.kill_wait).await;
-        }
-        if wait_step_gone(&id, STEP_GONE_WAIT).await {
-            log.event(&format!(
-                "stop: Slurm no longer lists step {id} ({:.2} s after the stop)",
-                t0.elapsed().as_secs_f64()
-            ));
-        } else {
-            log.event(&format!(
-                "stop: Slurm still lists step {id} {:.0} s after the stop; the next step may wait for its nodes",
-                t0.elapsed().as_secs_f64()
-            ));
-        }
-    }
-
-    /// `JOB.STEP`: the one recorded at start, else looked up by name.
-    async fn id(&self) -> Option<String> {
-        match &self.record.step_id {
-            Some(id) => Some(id.clone()),
-            None => cmd::steps_named(&self.record.job_id, &self.record.step_name)
-                .await
-                .ok()
-                .and_then(|v| v.into_iter().next()),
-        }
-    }
-
-    /// The safety net of a dropped, unstopped server: `scancel JOB.STEP`, without waiting.
-    pub(crate) fn kill_now(&self) {
-        if let Some(id) = &self.record.step_id {
-            let _ = std::process::Command::new("scancel")
-                .arg(id)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-    }
 }
 
 /// The nodes' facts each rank's probe wrote at the last start of `log_path`, one per node
@@ -578,79 +410,6 @@ fn parse_node(text: &str, rank: &RankRecord) -> NodeRecord {
         },
         accelerators,
     }
-}
-
-fn signal_name(s: StopSignal) -> &'static str {
-    match s {
-        StopSignal::SIGTERM => "TERM",
-        StopSignal::SIGINT => "INT",
-        StopSignal::SIGQUIT => "QUIT",
-        StopSignal::SIGHUP => "HUP",
-        StopSignal::SIGKILL => "KILL",
-    }
-}
-
-/// Whether `srun` exited within `timeout` (it is reaped later by the group stop).
-async fn wait_exit(srun: &mut tokio::process::Child, timeout: Duration) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if !matches!(srun.try_wait(), Ok(None)) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Polls until Slurm lists no step `id`, at most `timeout`.
-async fn wait_step_gone(id: &str, timeout: Duration) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if !cmd::step_alive(id).await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// After a failed start: cancel whatever is left of the step and wait until it is gone.
-async fn ensure_gone(step: &Step, log: &ServerLog) {
-    let ids = cmd::steps_named(&step.record.job_id, &step.record.step_name)
-        .await
-        .unwrap_or_default();
-    for id in ids {
-        let _ = cmd::cancel(&id, None).await;
-        let gone = wait_step_gone(&id, STEP_GONE_WAIT).await;
-        log.event(&format!(
-            "slurm step {id} cancelled after the failed start{}",
-            if gone { "" } else { "; Slurm still lists it" }
-        ));
-    }
-}
-
-/// Cancels the step named `step_name` that a killed servebench left in job `job_id`, if Slurm
-/// still lists it, and waits until it is gone. The step ids cancelled.
-pub async fn cancel_orphan_step(job_id: &str, step_name: &str) -> Result<Vec<String>, String> {
-    let ids = match cmd::steps_named(job_id, step_name).await {
-        Ok(ids) => ids,
-        // The job itself is gone (squeue: "Invalid job id"): nothing of it is left.
-        Err(e) if e.contains("Invalid job id") => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    for id in &ids {
-        cmd::cancel(id, None).await?;
-        if !wait_step_gone(id, STEP_GONE_WAIT).await {
-            return Err(format!(
-                "Slurm still lists step {id} {STEP_GONE_WAIT:?} after `scancel {id}`"
-            ));
-        }
-    }
-    Ok(ids)
 }
 
 #[cfg(test)]
