@@ -165,6 +165,25 @@ pub fn limit_held_fraction(records: &[RequestRecord], limit: Option<usize>) -> O
     Some(held as f64 / (last_end - first) as f64)
 }
 
+/// Largest in-flight count inside `[a, b)`.
+pub(crate) fn peak_within(records: &[RequestRecord], (a, b): (u64, u64)) -> usize {
+    let mut ev: Vec<(u64, i8)> = Vec::new();
+    for (s, e) in records.iter().filter_map(interval) {
+        let (s, e) = (s.max(a), e.min(b));
+        if s < e {
+            ev.push((s, 1));
+            ev.push((e, -1));
+        }
+    }
+    ev.sort_unstable();
+    let (mut c, mut peak) = (0i64, 0i64);
+    for (_, d) in ev {
+        c += i64::from(d);
+        peak = peak.max(c);
+    }
+    peak as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,19 +5,23 @@
 //! [`concurrency`] the peak and mean in-flight counts and the steady window; [`summary`] the
 //! [`TrialSummary`] with the catalogue's metric names; [`histograms`] the HDR histograms.
 
+mod catalogue;
 pub mod concurrency;
 pub mod derive;
 pub mod histograms;
 pub mod latency;
+mod sending;
 pub mod summary;
+mod turns;
 
+pub use catalogue::metric_names;
 pub use derive::{RequestMetrics, derive, itl_gaps};
 pub use histograms::LatencyHistograms;
 pub use latency::LatencyStats;
 pub use summary::{
-    InputMismatch, Slo, SummaryOptions, TokenAccounting, TrialSummary, TurnSummary, WindowSummary,
-    metric_names, summarize,
+    InputMismatch, Slo, SummaryOptions, TokenAccounting, TrialSummary, WindowSummary, summarize,
 };
+pub use turns::TurnSummary;
 
 #[cfg(test)]
 mod tests;

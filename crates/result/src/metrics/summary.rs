@@ -13,10 +13,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::concurrency::{Phase, interval, limit_held_fraction, mean_in_flight, sweep};
+use super::concurrency::{
+    Phase, interval, limit_held_fraction, mean_in_flight, peak_within, sweep,
+};
 use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
-use super::latency::{LatencyStats, STAT_NAMES};
+use super::latency::LatencyStats;
+use super::sending::{rate_held_fraction, send_rates};
+use super::turns::{TurnSummary, turn_summaries};
 use crate::record::{ErrorKind, RequestFlag, RequestRecord};
 
 /// Service-level objectives for goodput, in milliseconds; unset ones are not checked.
@@ -228,115 +232,6 @@ fn median(mut v: Vec<u64>) -> Option<u64> {
     v.get(v.len() / 2).copied()
 }
 
-/// One turn index of a `multi_turn` trial (`TrialSummary::turns`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct TurnSummary {
-    /// The turn index (0-based).
-    pub turn: u32,
-    /// Requests of that turn (one per conversation that reached it).
-    pub requests: usize,
-    /// Of them, the ones that succeeded.
-    pub completed: usize,
-    /// TTFT of the successful ones.
-    pub ttft: Option<LatencyStats>,
-    /// Mean `usage.prompt_tokens` of the successful ones that reported it.
-    pub mean_prompt_tokens: Option<f64>,
-}
-
-/// Per-turn summaries of the records that carry a turn (`multi_turn`).
-fn turn_summaries(records: &[RequestRecord], metrics: &[RequestMetrics]) -> Vec<TurnSummary> {
-    let mut by: BTreeMap<u32, (usize, usize, Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for (r, m) in records.iter().zip(metrics) {
-        let Some(t) = r.turn else { continue };
-        let e = by.entry(t.turn).or_default();
-        e.0 += 1;
-        if m.failure.is_none() {
-            e.1 += 1;
-            e.2.extend(m.ttft_ms);
-            e.3.extend(r.usage.map(|u| f64::from(u.prompt_tokens)));
-        }
-    }
-    by.into_iter()
-        .map(|(turn, (requests, completed, ttft, prompt))| TurnSummary {
-            turn,
-            requests,
-            completed,
-            ttft: LatencyStats::from_values(ttft),
-            mean_prompt_tokens: (!prompt.is_empty())
-                .then(|| prompt.iter().sum::<f64>() / prompt.len() as f64),
-        })
-        .collect()
-}
-
-/// Names accepted by [`TrialSummary::metric`] (the catalogue's).
-pub fn metric_names() -> Vec<String> {
-    let mut v: Vec<String> = SCALARS.iter().map(|s| (*s).to_owned()).collect();
-    for fam in FAMILIES {
-        for st in STAT_NAMES {
-            v.push(format!("{fam}_{st}"));
-        }
-    }
-    v
-}
-
-const SCALARS: [&str; 8] = [
-    "output_throughput",
-    "total_throughput",
-    "request_throughput",
-    "goodput",
-    "error_rate",
-    "peak_concurrency",
-    "mean_concurrency",
-    "cache_hit_ratio",
-];
-const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
-
-impl WindowSummary {
-    /// A metric by catalogue name (`output_throughput`, `ttft_p50`, `itl_per_token_p99`,
-    /// …); `None` for an unknown name or a metric with no value in this window.
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        match name {
-            "output_throughput" => self.output_throughput,
-            "total_throughput" => self.total_throughput,
-            "request_throughput" => self.request_throughput,
-            "goodput" => self.goodput,
-            "error_rate" => self.error_rate,
-            "peak_concurrency" => Some(self.peak_concurrency as f64),
-            "mean_concurrency" => self.mean_concurrency,
-            _ => {
-                let (family, stat) = name.rsplit_once('_')?;
-                let stats = match family {
-                    "ttft" => self.ttft,
-                    "tpot" => self.tpot,
-                    "itl" => self.itl,
-                    "itl_per_token" => self.itl_per_token,
-                    "e2e" => self.e2e,
-                    "queue_time" => self.queue_time,
-                    _ => return None,
-                };
-                stats?.get(stat)
-            }
-        }
-    }
-}
-
-impl TrialSummary {
-    /// A metric over all measured requests, by catalogue name.
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        if name == "cache_hit_ratio" {
-            return self.tokens.cache_hit_ratio();
-        }
-        self.all
-            .metric(name)
-            .or_else(|| self.reported.get(name).copied())
-    }
-
-    /// A metric over the steady window, by catalogue name.
-    pub fn steady_metric(&self, name: &str) -> Option<f64> {
-        self.steady.metric(name)
-    }
-}
-
 /// Summarises the measured records of one trial.
 pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSummary {
     let metrics: Vec<RequestMetrics> = records.iter().map(derive).collect();
@@ -444,8 +339,8 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
                     .collect(),
             )
         },
-        scheduled_rate: send_rates(records, opts).map(|r| r.0),
-        achieved_rate: send_rates(records, opts).map(|r| r.1),
+        scheduled_rate: send_rates(records, opts.closed_loop).map(|r| r.0),
+        achieved_rate: send_rates(records, opts.closed_loop).map(|r| r.1),
         turns: turn_summaries(records, &metrics),
         concurrency_limit_exceeded: opts.max_concurrency.is_some_and(|l| sw.peak > l),
         errors,
@@ -558,28 +453,6 @@ fn meets(m: &RequestMetrics, slo: &Slo) -> bool {
         && ok(m.e2e_ms, slo.e2e_ms)
 }
 
-/// The achieved over the scheduled send rate of an open-loop trial (`TrialSummary::
-/// rate_held_fraction`): the span of intended send times over the span of actual ones, over
-/// the requests sent; `None` with fewer than two sent.
-fn rate_held_fraction(records: &[RequestRecord]) -> Option<f64> {
-    let sent: Vec<(u64, u64)> = records
-        .iter()
-        .filter_map(|r| r.send_ns.map(|s| (r.intended_ns, s)))
-        .collect();
-    if sent.len() < 2 {
-        return None;
-    }
-    let span = |f: fn(&(u64, u64)) -> u64| {
-        let (lo, hi) = sent
-            .iter()
-            .map(f)
-            .fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
-        hi.saturating_sub(lo) as f64
-    };
-    let (intended, actual) = (span(|p| p.0), span(|p| p.1));
-    (actual > 0.0).then(|| (intended / actual).min(1.0))
-}
-
 impl TrialSummary {
     /// SLO attainment over all measured requests: the share that succeeded and met every
     /// SLO (failed requests count as missing). `None` without SLOs, without requests, or in
@@ -588,46 +461,4 @@ impl TrialSummary {
         let met = self.all.slo_met?;
         (self.all.requests > 0).then(|| met as f64 / self.all.requests as f64)
     }
-}
-
-/// Open-loop trials: (scheduled, achieved) send rates in requests/s over the requests sent
-/// (`TrialSummary::scheduled_rate`); `None` with fewer than two sent or zero spans.
-fn send_rates(records: &[RequestRecord], opts: &SummaryOptions) -> Option<(f64, f64)> {
-    if opts.closed_loop {
-        return None;
-    }
-    let sent: Vec<(u64, u64)> = records
-        .iter()
-        .filter_map(|r| r.send_ns.map(|s| (r.intended_ns, s)))
-        .collect();
-    let n = sent.len();
-    if n < 2 {
-        return None;
-    }
-    let span = |f: fn(&(u64, u64)) -> u64| {
-        let lo = sent.iter().map(f).min().unwrap_or(0);
-        let hi = sent.iter().map(f).max().unwrap_or(0);
-        (hi - lo) as f64 / 1e9
-    };
-    let (intended, actual) = (span(|p| p.0), span(|p| p.1));
-    (intended > 0.0 && actual > 0.0).then(|| ((n - 1) as f64 / intended, (n - 1) as f64 / actual))
-}
-
-/// Largest in-flight count inside `[a, b)`.
-fn peak_within(records: &[RequestRecord], (a, b): (u64, u64)) -> usize {
-    let mut ev: Vec<(u64, i8)> = Vec::new();
-    for (s, e) in records.iter().filter_map(interval) {
-        let (s, e) = (s.max(a), e.min(b));
-        if s < e {
-            ev.push((s, 1));
-            ev.push((e, -1));
-        }
-    }
-    ev.sort_unstable();
-    let (mut c, mut peak) = (0i64, 0i64);
-    for (_, d) in ev {
-        c += i64::from(d);
-        peak = peak.max(c);
-    }
-    peak as usize
 }

@@ -1,0 +1,74 @@
+//! The metric catalogue's names and their lookup in a trial summary (`ttft_p50`,
+//! `output_throughput`, `cache_hit_ratio`, …).
+
+use super::latency::STAT_NAMES;
+use super::summary::{TrialSummary, WindowSummary};
+
+/// Names accepted by [`TrialSummary::metric`] (the catalogue's).
+pub fn metric_names() -> Vec<String> {
+    let mut v: Vec<String> = SCALARS.iter().map(|s| (*s).to_owned()).collect();
+    for fam in FAMILIES {
+        for st in STAT_NAMES {
+            v.push(format!("{fam}_{st}"));
+        }
+    }
+    v
+}
+
+const SCALARS: [&str; 8] = [
+    "output_throughput",
+    "total_throughput",
+    "request_throughput",
+    "goodput",
+    "error_rate",
+    "peak_concurrency",
+    "mean_concurrency",
+    "cache_hit_ratio",
+];
+const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
+
+impl WindowSummary {
+    /// A metric by catalogue name (`output_throughput`, `ttft_p50`, `itl_per_token_p99`,
+    /// …); `None` for an unknown name or a metric with no value in this window.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "output_throughput" => self.output_throughput,
+            "total_throughput" => self.total_throughput,
+            "request_throughput" => self.request_throughput,
+            "goodput" => self.goodput,
+            "error_rate" => self.error_rate,
+            "peak_concurrency" => Some(self.peak_concurrency as f64),
+            "mean_concurrency" => self.mean_concurrency,
+            _ => {
+                let (family, stat) = name.rsplit_once('_')?;
+                let stats = match family {
+                    "ttft" => self.ttft,
+                    "tpot" => self.tpot,
+                    "itl" => self.itl,
+                    "itl_per_token" => self.itl_per_token,
+                    "e2e" => self.e2e,
+                    "queue_time" => self.queue_time,
+                    _ => return None,
+                };
+                stats?.get(stat)
+            }
+        }
+    }
+}
+
+impl TrialSummary {
+    /// A metric over all measured requests, by catalogue name.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        if name == "cache_hit_ratio" {
+            return self.tokens.cache_hit_ratio();
+        }
+        self.all
+            .metric(name)
+            .or_else(|| self.reported.get(name).copied())
+    }
+
+    /// A metric over the steady window, by catalogue name.
+    pub fn steady_metric(&self, name: &str) -> Option<f64> {
+        self.steady.metric(name)
+    }
+}
