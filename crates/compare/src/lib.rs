@@ -37,6 +37,7 @@
 
 mod analyze;
 pub mod capacity;
+mod comparison;
 mod error;
 mod evidence;
 pub mod fingerprint;
@@ -50,24 +51,21 @@ pub mod text;
 pub mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
-use servebench_spec::{ServerRestart, SpecFile, TrialOrder, Variant};
+use servebench_spec::{SpecFile, Variant};
 use servebench_stats::Direction;
-use servebench_stats::flags::rules::{load_not_sustained, multiplicity};
-use servebench_stats::flags::{
-    ComparisonContext, FingerprintDifference, Flag, RuleSettings, Threat,
-};
-use servebench_stats::sequential::Look;
+use servebench_stats::flags::RuleSettings;
 
 pub use error::CompareError;
 pub use gate::evaluate as evaluate_gates;
 pub use render::render;
 pub use report::*;
 
-use analyze::{MetricSpec, PointInput, analyze_metric};
-use evidence::{arm_point, match_points, trial_counts};
+use analyze::MetricSpec;
+use comparison::comparison;
+use evidence::trial_counts;
 pub use sequential::Sequential;
 pub use series::{BaselineSeries, SeriesStep};
-use servebench_result::{RunResult, RunStatus, cell_stop_reason};
+use servebench_result::{RunResult, RunStatus};
 
 /// A result file and the path it was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,239 +215,6 @@ fn status_note(lr: &LoadedResult, variant: &str) -> Option<String> {
             serde_name(&lr.result.status)
         )
     })
-}
-
-/// Build one comparison of `base_v` in `base` with `cand_v` in `cand`.
-fn comparison(
-    base: &LoadedResult,
-    base_v: &Variant,
-    cand: &LoadedResult,
-    cand_v: &Variant,
-    opts: &CompareOptions,
-) -> Result<Comparison, CompareError> {
-    let (specs, alpha, mut notes) = metric_specs(&base.result.spec, opts)?;
-    let same_run = base.result.run_id == cand.result.run_id;
-    let trials = &base.result.spec.spec.trials;
-    let interleaved = same_run
-        && trials.order != TrialOrder::Blocked
-        && trials.server_restart != ServerRestart::Once;
-    let (differences, fp_notes) = if same_run {
-        (Vec::new(), Vec::new())
-    } else {
-        fingerprint::compare(&base.result, &cand.result)
-    };
-    if same_run && trials.server_restart == ServerRestart::Once {
-        notes.push(
-            "server_restart: once — each variant ran in one server start, so the variance \
-             between starts is not in the standard error"
-                .into(),
-        );
-    }
-    if !same_run && base.result.spec.spec.compare != cand.result.spec.spec.compare {
-        notes.push(format!(
-            "the two files' compare settings differ: those of {} (the baseline's) are used",
-            base.file
-        ));
-    }
-    notes.extend(fp_notes);
-    notes.extend(status_note(base, &base_v.name));
-    if !same_run {
-        notes.extend(status_note(cand, &cand_v.name));
-    }
-    let (pairs, point_notes) = match_points(&base.result, &cand.result);
-    notes.extend(point_notes);
-    let mut differences = differences;
-    if pairs.is_empty() {
-        let labels = |r: &RunResult| {
-            let l: Vec<&str> = r.points.iter().map(|p| p.label.as_str()).collect();
-            l.join("; ")
-        };
-        differences.push(FingerprintDifference {
-            field: "sweep".into(),
-            baseline: labels(&base.result),
-            candidate: labels(&cand.result),
-        });
-    }
-    let context = ComparisonContext {
-        same_run,
-        interleaved,
-        fingerprint_differences: differences.clone(),
-        baseline_run: Some(base.result.run_id.clone()),
-        candidate_run: Some(cand.result.run_id.clone()),
-    };
-    let rules = RuleSettings {
-        alpha,
-        ..opts.rules.unwrap_or_default()
-    };
-    // A sequential run's cells are read at the look each stopped at, on its trials so far.
-    let seq = if same_run && base_v.baseline {
-        Sequential::of(&base.result)?
-    } else {
-        None
-    };
-    let stops: Vec<Option<(SequentialCell, Look)>> = pairs
-        .iter()
-        .map(|pair| {
-            let s = seq.as_ref()?;
-            let (t, look) = s.stop_of(&cand.result, &cand_v.name, pair.cand_point)?;
-            let cell = SequentialCell {
-                look: look.index,
-                after_trial: t,
-                fraction: look.fraction,
-                z_boundary: look.z_boundary,
-                nominal_alpha: look.nominal_alpha,
-                stopped: cell_stop_reason(&cand.result.looks, &cand_v.name, pair.cand_point),
-            };
-            Some((cell, look))
-        })
-        .collect();
-    if seq.is_some() {
-        notes.push(
-            "sequential run (trials.until_decided): each cell is read at the look it stopped \
-             at, on the trials measured up to it, with its repeated confidence interval \
-             (group-sequential boundary; docs/statistics-method.md): the intervals are wider \
-             than a fixed-size run's, and keep the error rates at α across the looks"
-                .into(),
-        );
-    }
-    let mut metric_reports = Vec::new();
-    let mut all_p = Vec::new();
-    let mut flags = Vec::new();
-    for spec in &specs {
-        let Some(m) = metrics::metric(&spec.name) else {
-            continue;
-        };
-        let inputs: Vec<PointInput> = pairs
-            .iter()
-            .zip(&stops)
-            .map(|(pair, stop)| {
-                let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
-                PointInput {
-                    pair: pair.clone(),
-                    base: arm_point(
-                        &base.result,
-                        &base_v.name,
-                        pair.base_point,
-                        pair.output_tokens,
-                        &m,
-                        up_to,
-                    ),
-                    cand: arm_point(
-                        &cand.result,
-                        &cand_v.name,
-                        pair.cand_point,
-                        pair.output_tokens,
-                        &m,
-                        up_to,
-                    ),
-                    look: stop.as_ref().map(|(_, look)| *look),
-                }
-            })
-            .collect();
-        let (mut report, p) = analyze_metric(spec, &inputs, &context, &rules);
-        for row in &mut report.points {
-            row.sequential = pairs
-                .iter()
-                .zip(&stops)
-                .find(|(pair, _)| pair.label == row.label)
-                .and_then(|(_, s)| s.as_ref().map(|(cell, _)| cell.clone()));
-        }
-        metric_reports.push(report);
-        all_p.extend(p);
-    }
-    for pair in &pairs {
-        flags.extend(load_flag(
-            base,
-            base_v,
-            cand,
-            cand_v,
-            pair,
-            &metric_reports,
-            &rules,
-        ));
-    }
-    flags.extend(multiplicity(&all_p, alpha).ok().flatten());
-    let baseline_series = if same_run {
-        None
-    } else {
-        opts.baseline_series.clone()
-    };
-    if let Some(series) = &baseline_series {
-        let points: Vec<String> = pairs.iter().map(|p| p.point_label.clone()).collect();
-        let mut any = false;
-        for m in &mut metric_reports {
-            any |= series::extend_flag(&mut m.flags, series, &m.metric, &points);
-        }
-        if !any {
-            notes.push(format!(
-                "the baseline run's series ({} runs in {}) has no confirmed step of `{}` after \
-                 the baseline run at the compared metrics and points",
-                series.runs, series.source, base_v.name
-            ));
-        }
-    }
-    let findings = words::findings(&metric_reports);
-    Ok(Comparison {
-        mode: if same_run {
-            Mode::WithinRun
-        } else {
-            Mode::AcrossRuns
-        },
-        baseline: source(base, base_v),
-        candidate: source(cand, cand_v),
-        same_run,
-        interleaved,
-        fingerprint_differences: differences,
-        notes,
-        findings,
-        metrics: metric_reports,
-        flags,
-        baseline_series,
-    })
-}
-
-/// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:
-/// the first metric's evidence carries them), threatening every metric's verdict there.
-fn load_flag(
-    base: &LoadedResult,
-    base_v: &Variant,
-    cand: &LoadedResult,
-    cand_v: &Variant,
-    pair: &evidence::PointPair,
-    metrics: &[MetricReport],
-    rules: &RuleSettings,
-) -> Option<Flag> {
-    let any = metrics::metric("output_throughput")?;
-    let b = arm_point(
-        &base.result,
-        &base_v.name,
-        pair.base_point,
-        None,
-        &any,
-        None,
-    );
-    let c = arm_point(
-        &cand.result,
-        &cand_v.name,
-        pair.cand_point,
-        None,
-        &any,
-        None,
-    );
-    let flag = load_not_sustained(&pair.label, &b.evidence.trials, &c.evidence.trials, rules)?;
-    let threats = metrics
-        .iter()
-        .filter_map(|m| {
-            let row = m.points.iter().find(|p| p.label == pair.label)?;
-            Some(Threat {
-                metric: m.metric.clone(),
-                point: pair.label.clone(),
-                verdict: row.verdict.verdict(),
-                otherwise: None,
-            })
-        })
-        .collect();
-    Some(flag.threatening(threats))
 }
 
 fn report(alpha: f64, comparisons: Vec<Comparison>) -> CompareReport {
