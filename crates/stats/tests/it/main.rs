@@ -9,3 +9,4 @@ mod flags_sweep;
 mod properties;
 mod reference_vectors;
 mod sequential;
+mod sequential_verdicts;
