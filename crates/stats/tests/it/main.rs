@@ -6,6 +6,7 @@ mod bootstrap;
 mod changepoint;
 mod flags_rules;
 mod flags_sweep;
+mod flags_trials;
 mod properties;
 mod reference_vectors;
 mod sequential;

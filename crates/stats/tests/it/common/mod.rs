@@ -3,9 +3,9 @@
 
 use servebench_stats::flags::{
     Analysis, ArmEvidence, ComparisonContext, Flag, FlagId, FlagLevel, MetricSettings,
-    PointComparison, RuleSettings, SweepAssessment, assess_sweep,
+    PointComparison, RuleSettings, SweepAssessment, Threatens, assess_sweep,
 };
-use servebench_stats::verdict::Direction;
+use servebench_stats::verdict::{Direction, Verdict};
 
 /// Deterministic trial-to-trial noise: ~0.4% CV, no trend, no outlier.
 pub(crate) const NOISE_A: [f64; 5] = [1.004, 0.997, 1.001, 0.995, 1.003];
@@ -59,4 +59,15 @@ pub(crate) fn find(a: &SweepAssessment, id: FlagId) -> &Flag {
         .iter()
         .find(|f| f.id == id)
         .unwrap_or_else(|| panic!("expected {id:?} in {:#?}", a.flags))
+}
+
+/// The verdict a flag threatens (it threatens one cell) and what it would be otherwise.
+pub(crate) fn threat_of(f: &Flag) -> (Option<Verdict>, Option<Verdict>) {
+    match &f.threatens {
+        Threatens::Cells(cells) => {
+            assert_eq!(cells.len(), 1, "{f:#?}");
+            (cells[0].verdict, cells[0].otherwise)
+        }
+        Threatens::Comparison => panic!("expected a cell threat: {f:#?}"),
+    }
 }
