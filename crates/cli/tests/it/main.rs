@@ -22,5 +22,6 @@ mod search_e2e;
 mod secrets_e2e;
 mod sequential_e2e;
 mod slurm_e2e;
+mod slurm_submit_e2e;
 mod spec_commands;
 mod workloads_e2e;

@@ -6,89 +6,12 @@
 //! Without a running cluster each test prints `NOT RUN` and returns, except under CI (`CI`
 //! set), where that fails: CI starts the cluster before the tests (.ci/run).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{read_json, repo, result_file, scratch, walk};
-
-/// The tests share the cluster's two nodes (an allocation of two waits for the other's):
-/// one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The cluster's environment (`SLURM_CONF`, …) when it runs; `None` (and `NOT RUN`) when it
-/// does not, a panic under CI.
-fn cluster() -> Option<BTreeMap<String, String>> {
-    let script = repo().join("scripts/slurm-test-cluster");
-    let up = Command::new(&script)
-        .arg("status")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !up {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "the Slurm test cluster is not running: CI must run `scripts/slurm-test-cluster start` before the tests"
-            );
-        }
-        eprintln!(
-            "NOT RUN: the Slurm test cluster is not running; start it with `scripts/slurm-test-cluster start` (about 5 s, root)"
-        );
-        return None;
-    }
-    let out = Command::new(&script).arg("env").output().expect("env");
-    let env = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Some(env)
-}
-
-fn servebench_bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("servebench")
-}
-
-/// `salloc -N{nodes}` running `cmd…` on this host inside the allocation (bounded: 5 min).
-fn salloc(env: &BTreeMap<String, String>, nodes: u32, dir: &Path, cmd: &[&str]) -> Output {
-    let mut c = Command::new("timeout");
-    c.arg("300")
-        .arg("salloc")
-        .args([
-            "-Q",
-            &format!("-N{nodes}"),
-            "--ntasks-per-node=1",
-            "-t",
-            "5",
-        ])
-        .args(["-J", "servebench-test", "--"])
-        .args(cmd)
-        .current_dir(dir)
-        .envs(env)
-        .env_remove("SLURM_JOB_ID")
-        .env("NO_COLOR", "1");
-    c.output().expect("salloc")
-}
-
-/// The 2-node simulator spec, copied into `dir`, made small by `--set` on the command line.
-fn spec_in(dir: &Path) -> PathBuf {
-    let p = dir.join("sim-ab-2node.yaml");
-    std::fs::copy(repo().join("specs/sim-ab-2node.yaml"), &p).expect("copy spec");
-    p
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use crate::common::slurm::{SERIAL, cluster, read, salloc, servebench_bin, spec_in, text};
+use crate::common::{read_json, result_file, scratch, walk};
 
 #[test]
 fn two_node_sim_ab_runs_as_one_srun_step_per_block_with_every_rank_verified() {
@@ -408,71 +331,6 @@ fn a_spec_wanting_more_nodes_than_the_allocation_holds_fails_before_any_trial() 
 }
 
 #[test]
-fn submit_wait_writes_the_batch_script_follows_the_job_and_records_the_allocation() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(env) = cluster() else { return };
-    let dir = scratch("slurm_e2e", "submit");
-    let spec = spec_in(&dir);
-    let partition = env
-        .get("SERVEBENCH_SLURM_PARTITION")
-        .cloned()
-        .unwrap_or_else(|| "debug".into());
-    let out = Command::new("timeout")
-        .arg("300")
-        .arg(servebench_bin())
-        .args(["submit", "--wait", "--time", "5", "--partition", &partition])
-        .args(["--set", "trials.count=1", "--set", "workload.requests=8"])
-        .args(["--set", "sweep.max_concurrency=[4]"])
-        .arg(&spec)
-        .current_dir(&dir)
-        .envs(&env)
-        .env_remove("SLURM_JOB_ID")
-        .output()
-        .expect("submit");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", text(&out));
-    // What the run printed in the job is followed, down to its last line.
-    assert!(stdout.contains("submitted Slurm job"), "{stdout}");
-    assert!(stdout.contains("block 2: stopping server"), "{stdout}");
-    assert!(
-        stdout.contains("servebench submit: the run exited with status 0"),
-        "{stdout}"
-    );
-    let file = result_file(&dir);
-    let r = read_json(&file);
-    assert_eq!(r["status"], "complete");
-    let alloc = &r["provenance"]["cluster"]["allocations"][0];
-    assert_eq!(alloc["partition"], partition.as_str());
-    assert_eq!(alloc["job_name"], "servebench-sim-ab-2node");
-    let script = &alloc["batch_script"];
-    let path = Path::new(script["path"].as_str().expect("path"));
-    let canon = |p: &Path| std::fs::canonicalize(p).expect("canonical");
-    assert_eq!(
-        canon(path.parent().expect("dir")),
-        canon(file.parent().expect("dir")),
-        "the batch script sits beside the result"
-    );
-    assert_eq!(script["text"].as_str(), Some(read(path).as_str()));
-    assert!(read(path).contains("#SBATCH --nodes=2"), "{}", read(path));
-}
-
-#[test]
-fn submit_with_fewer_nodes_than_the_server_spans_is_refused_before_sbatch() {
-    let dir = scratch("slurm_e2e", "submit_too_few");
-    let spec = spec_in(&dir);
-    let out = Command::new(servebench_bin())
-        .args(["submit", "--nodes", "1"])
-        .arg(&spec)
-        .current_dir(&dir)
-        .output()
-        .expect("submit");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--nodes 1 is fewer than the 2 nodes"), "{err}");
-    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
-}
-
-#[test]
 fn an_interrupted_run_leaves_no_step_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let Some(env) = cluster() else { return };
@@ -506,43 +364,4 @@ echo "STEPS_AFTER: $(squeue -h -s -j $SLURM_JOB_ID -o %j | grep servebench- | tr
         !stop.is_null(),
         "the interrupted block's server was stopped: {r}"
     );
-}
-
-#[test]
-fn without_slurms_commands_run_and_submit_say_what_to_do() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = scratch("slurm_e2e", "no_commands");
-    let spec = spec_in(&dir);
-    // submit on a machine without sbatch: no cluster needed.
-    let out = Command::new(servebench_bin())
-        .arg("submit")
-        .arg(&spec)
-        .current_dir(&dir)
-        .env("PATH", "/nonexistent")
-        .output()
-        .expect("submit");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("`sbatch` is not on PATH"), "{err}");
-    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
-    // run inside an allocation whose shell lacks srun.
-    let Some(env) = cluster() else { return };
-    let sb = servebench_bin();
-    let out = salloc(
-        &env,
-        2,
-        &dir,
-        &[
-            "env",
-            "PATH=/nonexistent",
-            sb.to_str().expect("path"),
-            "run",
-            "--no-bars",
-            spec.to_str().expect("path"),
-        ],
-    );
-    assert!(!out.status.success(), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("`srun` is not on PATH"), "{err}");
-    assert!(walk(&dir.join("results")).is_empty(), "nothing is written");
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod faults;
+pub(crate) mod slurm;
 
 use std::path::{Path, PathBuf};
 
