@@ -33,7 +33,7 @@ pub use error::SimError;
 pub use prefix_cache::PrefixCacheParams;
 pub use rlimit::raise_nofile_limit;
 pub use server::encode::CompletionChunkEncoder;
-pub use server::{SimHandle, SimInfo, SimStats, TokenizerInfo, run, run_until, spawn};
+pub use server::{SimHandle, SimInfo, SimStats, TestPki, TokenizerInfo, run, run_until, spawn};
 
 /// The crate version, reported by the info endpoint.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

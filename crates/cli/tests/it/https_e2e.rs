@@ -7,24 +7,15 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
 use serde_json::Value;
 
-/// A CA and a certificate for 127.0.0.1 signed by it, written to `dir`.
+/// A CA and a certificate for 127.0.0.1 signed by it, written to `dir` (cert.pem, key.pem,
+/// ca.pem: the names the spec uses).
 fn pki(dir: &Path) {
-    let ca_key = KeyPair::generate().expect("key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("ca");
-    let key = KeyPair::generate().expect("key");
-    let mut params = CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = params.signed_by(&key, &ca_cert, &ca_key).expect("cert");
-    std::fs::write(dir.join("cert.pem"), cert.pem()).expect("write");
-    std::fs::write(dir.join("key.pem"), key.serialize_pem()).expect("write");
-    std::fs::write(dir.join("ca.pem"), ca_cert.pem()).expect("write");
+    servebench_sim::TestPki::generate()
+        .expect("pki")
+        .write(dir)
+        .expect("written");
 }
 
 /// The spec, in `dir`, with or without `target.tls.ca_file`.

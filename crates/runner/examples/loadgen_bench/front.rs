@@ -1,35 +1,18 @@
 //! A front for the simulator, to measure what TLS adds: a proxy in the simulator's process
-//! that terminates TLS (a certificate for 127.0.0.1 signed by a CA made at start, rcgen) or
+//! that terminates TLS (a certificate for 127.0.0.1 signed by a CA made at start, servebench_sim::TestPki) or
 //! only relays TCP, so that HTTPS and HTTP are compared through the same extra hop.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
-use rustls_pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::{TcpListener, TcpStream};
 
 type BoxError = Box<dyn std::error::Error>;
 
 /// A server configuration for 127.0.0.1 and the PEM of the CA that signed it.
 pub(crate) fn pki() -> Result<(Arc<rustls::ServerConfig>, String), BoxError> {
-    let ca_key = KeyPair::generate()?;
-    let mut ca = CertificateParams::new(Vec::<String>::new())?;
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key)?;
-    let key = KeyPair::generate()?;
-    let mut params = CertificateParams::new(vec!["localhost".to_owned()])?;
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key)?;
-    Ok((Arc::new(config), ca_cert.pem()))
+    let pki = servebench_sim::TestPki::generate()?;
+    Ok((pki.server_config()?, pki.ca_pem))
 }
 
 /// Relays connections on a new 127.0.0.1 port to `upstream`, terminating TLS with `tls`.

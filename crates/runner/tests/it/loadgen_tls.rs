@@ -8,8 +8,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use servebench_runner::dataset::{
     LengthDist, RandomDataset, RandomPromptBuilder, ServerTokenizer, TokenizeStyle,
 };
@@ -20,29 +18,9 @@ use tokio::net::{TcpListener, TcpStream};
 /// A CA's PEM certificate and a `ServerConfig` whose certificate (for 127.0.0.1 and
 /// `localhost`) it signed.
 fn pki() -> (String, Arc<rustls::ServerConfig>) {
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("CA certificate");
-    let key = KeyPair::generate().expect("server key");
-    let mut params = CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = params
-        .signed_by(&key, &ca_cert, &ca_key)
-        .expect("server certificate");
-    let chain: Vec<CertificateDer<'static>> = vec![cert.der().clone()];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("protocol versions")
-    .with_no_client_auth()
-    .with_single_cert(chain, key)
-    .expect("server config");
-    (ca_cert.pem(), Arc::new(config))
+    let pki = servebench_sim::TestPki::generate().expect("pki");
+    let config = pki.server_config().expect("server config");
+    (pki.ca_pem, config)
 }
 
 /// A proxy on 127.0.0.1:0 to `upstream`: TLS terminated with `tls`, or plain TCP without.

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use handle::{SimHandle, run, run_until, spawn};
 pub use stats::SimStats;
+pub use tls::TestPki;
 
 use crate::config::{EngineParams, FaultParams, SimConfig};
 use crate::driver::EngineHandle;

@@ -10,7 +10,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,19 +50,84 @@ pub(crate) fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig
         return Err(bad("cert", &files.cert, &"no certificate in it"));
     }
     let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| bad("key", &files.key, &e))?;
+    config_of(certs, key).map_err(|e| {
+        SimError::InvalidConfig(format!(
+            "--tls-cert {} with --tls-key {}: {e}",
+            files.cert.display(),
+            files.key.display()
+        ))
+    })
+}
+
+/// A server configuration (ring, TLS 1.2/1.3, HTTP/1.1) for a chain and its key.
+fn config_of(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<rustls::ServerConfig>, rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
-        .map_err(|e| {
-            SimError::InvalidConfig(format!(
-                "--tls-cert {} with --tls-key {}: {e}",
-                files.cert.display(),
-                files.key.display()
-            ))
-        })?;
+        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// A certificate for `localhost` and `127.0.0.1` signed by a CA made on the spot (rcgen), in
+/// PEM: what the tests and benchmarks of `https://` targets serve (`--tls-cert`/`--tls-key`
+/// from [`TestPki::write`], or [`TestPki::server_config`] in process) and trust (`ca_pem`).
+#[derive(Debug, Clone)]
+pub struct TestPki {
+    /// The CA's certificate: what a client trusts (`target.tls.ca_file`).
+    pub ca_pem: String,
+    /// The server's certificate.
+    pub cert_pem: String,
+    /// The server's private key (PKCS#8).
+    pub key_pem: String,
+}
+
+impl TestPki {
+    /// A fresh CA and a server certificate it signed.
+    pub fn generate() -> Result<TestPki, rcgen::Error> {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+        let ca_key = KeyPair::generate()?;
+        let mut ca = CertificateParams::new(Vec::<String>::new())?;
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key)?;
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(vec!["localhost".to_owned()])?;
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress([127, 0, 0, 1].into()));
+        let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
+        Ok(TestPki {
+            ca_pem: ca_cert.pem(),
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+
+    /// Writes `cert.pem`, `key.pem` and `ca.pem` into `dir`: the files to serve with, and the
+    /// CA's path.
+    pub fn write(&self, dir: &Path) -> std::io::Result<(TlsFiles, PathBuf)> {
+        let files = TlsFiles {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+        };
+        let ca = dir.join("ca.pem");
+        std::fs::write(&files.cert, &self.cert_pem)?;
+        std::fs::write(&files.key, &self.key_pem)?;
+        std::fs::write(&ca, &self.ca_pem)?;
+        Ok((files, ca))
+    }
+
+    /// The server configuration serving this certificate.
+    pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, SimError> {
+        let bad = |e: &dyn std::fmt::Display| SimError::InvalidConfig(format!("test PKI: {e}"));
+        let certs =
+            vec![CertificateDer::from_pem_slice(self.cert_pem.as_bytes()).map_err(|e| bad(&e))?];
+        let key = PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes()).map_err(|e| bad(&e))?;
+        config_of(certs, key).map_err(|e| bad(&e))
+    }
 }
 
 /// A listener whose connections are TLS over stamped TCP.

@@ -5,39 +5,24 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
-use servebench_sim::{SimError, TlsFiles};
+use servebench_sim::{SimError, TestPki, TlsFiles};
 
 use crate::common::{fast, start};
 
 /// A CA, and a certificate for 127.0.0.1 and localhost signed by it, written to `dir`:
 /// (cert, key, ca) paths.
 fn pki(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let ca_key = KeyPair::generate().expect("key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("ca");
-    let key = KeyPair::generate().expect("key");
-    let mut params = CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = params.signed_by(&key, &ca_cert, &ca_key).expect("cert");
-    let paths = (
-        dir.join("cert.pem"),
-        dir.join("key.pem"),
-        dir.join("ca.pem"),
-    );
-    std::fs::write(&paths.0, cert.pem()).expect("write");
-    std::fs::write(&paths.1, key.serialize_pem()).expect("write");
-    std::fs::write(&paths.2, ca_cert.pem()).expect("write");
-    paths
+    let (files, ca) = TestPki::generate()
+        .expect("pki")
+        .write(dir)
+        .expect("written");
+    (files.cert, files.key, ca)
 }
 
 fn trusting(ca: &Path) -> reqwest::Client {
     let mut roots = rustls::RootCertStore::empty();
     let pem = std::fs::read(ca).expect("ca");
-    let der = rustls_pemfile_free(&pem);
+    let der = certificate_of(&pem);
     roots.add(der).expect("root");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
@@ -53,7 +38,7 @@ fn trusting(ca: &Path) -> reqwest::Client {
 }
 
 /// The DER of the one certificate in `pem`.
-fn rustls_pemfile_free(pem: &[u8]) -> rustls::pki_types::CertificateDer<'static> {
+fn certificate_of(pem: &[u8]) -> rustls::pki_types::CertificateDer<'static> {
     use rustls::pki_types::pem::PemObject;
     rustls::pki_types::CertificateDer::from_pem_slice(pem).expect("a PEM certificate")
 }
