@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
+
+use crate::common::{read_json, result_file};
 
 /// A CA and a certificate for 127.0.0.1 signed by it, written to `dir` (cert.pem, key.pem,
 /// ca.pem: the names the spec uses).
@@ -72,24 +73,14 @@ fn run(dir: &Path, spec: &Path) -> assert_cmd::assert::Assert {
         .assert()
 }
 
-fn result(dir: &Path) -> Value {
-    let folder = dir.join("results/https-launched");
-    let path = std::fs::read_dir(&folder)
-        .expect("results folder")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a result file");
-    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
-}
-
 #[test]
 fn a_launched_https_only_server_is_probed_verified_and_measured_over_tls() {
     let dir = tempfile::tempdir().expect("tmp");
     pki(dir.path());
     let spec = spec(dir.path(), true);
     run(dir.path(), &spec).code(0);
-    let result = result(dir.path());
+    let path = result_file(dir.path());
+    let result = read_json(&path);
     let server = &result["servers"][0];
     assert!(server["error"].is_null(), "{server}");
     assert_eq!(server["verify"][0]["passed"], true, "{server}");
@@ -101,13 +92,6 @@ fn a_launched_https_only_server_is_probed_verified_and_measured_over_tls() {
     assert_eq!(trial["status"], "ok", "{trial}");
     assert_eq!(trial["summary"]["all"]["completed"], 24, "{trial}");
     // Prompts were fitted through the server's /tokenize, over TLS too: exact lengths.
-    let folder = dir.path().join("results/https-launched");
-    let path = std::fs::read_dir(&folder)
-        .expect("results folder")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a result file");
     let lines = crate::common::faults::sidecar(&path);
     assert_eq!(lines.len(), 26, "24 measured + 2 warm-up");
     for l in &lines {

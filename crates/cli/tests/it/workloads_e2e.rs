@@ -353,15 +353,8 @@ spec:
         .code(1);
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
         + &String::from_utf8_lossy(&out.get_output().stderr);
-    let folder = dir.path().join("results/too-long");
-    let path = std::fs::read_dir(&folder)
-        .expect("results folder")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a result file");
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("result")).expect("json");
+    let path = crate::common::result_file(dir.path());
+    let result = crate::common::read_json(&path);
     let trial = &result["trials"][0];
     assert_eq!(trial["status"], "failed", "{trial}");
     let why = trial["failure"].as_str().expect("a reason");
