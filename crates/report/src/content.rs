@@ -5,7 +5,7 @@ use servebench_result::TrialStatus;
 
 use super::describe;
 use super::doc::{Block, Document, Span, code, t};
-use super::model::Report;
+use super::model::{Arm, Report};
 use super::plots;
 use super::text::mean_ci;
 use super::verdicts;
@@ -57,8 +57,26 @@ fn throughput_table(report: &Report) -> Block {
 
 /// Mean `metric` (in `unit`) per arm and point, with its interval.
 fn metric_table(report: &Report, metric: &str, unit: &str) -> Block {
-    let mut header = vec!["sweep point".to_owned()];
-    header.extend(report.arms.iter().map(|a| format!("{} ({unit})", a.label)));
+    arm_table(
+        report,
+        |a| format!("{} ({unit})", a.label),
+        |arm, point| {
+            report
+                .cell(arm, point, metric)
+                .map(|c| mean_ci(c.mean, c.ci, c.n))
+        },
+    )
+}
+
+/// A row per sweep point (short label, in the arms' order of first appearance) and a column
+/// per arm headed `header`: `cell(arm, point index)`, or "—".
+fn arm_table(
+    report: &Report,
+    header: impl Fn(&Arm) -> String,
+    cell: impl Fn(&Arm, usize) -> Option<String>,
+) -> Block {
+    let mut head = vec!["sweep point".to_owned()];
+    head.extend(report.arms.iter().map(header));
     let mut labels: Vec<String> = Vec::new();
     for arm in &report.arms {
         for p in report.points(arm) {
@@ -72,22 +90,19 @@ fn metric_table(report: &Report, metric: &str, unit: &str) -> Block {
         .map(|label| {
             let mut row = vec![vec![t(label.clone())]];
             for arm in &report.arms {
-                let cell = report
+                let value = report
                     .points(arm)
                     .into_iter()
                     .find(|p| p.short == *label)
-                    .and_then(|p| report.cell(arm, p.index, metric));
-                row.push(vec![t(match cell {
-                    Some(c) => mean_ci(c.mean, c.ci, c.n),
-                    None => "—".into(),
-                })]);
+                    .and_then(|p| cell(arm, p.index));
+                row.push(vec![t(value.unwrap_or_else(|| "—".into()))]);
             }
             row
         })
         .collect();
     let right = (0..=report.arms.len()).map(|i| i > 0).collect();
     Block::Table {
-        header,
+        header: head,
         right,
         rows,
     }
@@ -168,55 +183,19 @@ fn trials(report: &Report) -> Vec<Block> {
 /// [`BATCHED_SHOWN`] or more somewhere (below that no ITL percentile a report reads is
 /// touched); results written before the share existed have none.
 fn batched_table(report: &Report) -> Option<Block> {
-    let mut header = vec!["sweep point".to_owned()];
-    header.extend(report.arms.iter().map(|a| a.label.clone()));
-    let mut labels: Vec<String> = Vec::new();
-    let mut any = false;
-    let mut cells: Vec<(String, usize, String)> = Vec::new();
-    for (i, arm) in report.arms.iter().enumerate() {
-        let r = report.result(arm);
-        for p in report.points(arm) {
-            if !labels.contains(&p.short) {
-                labels.push(p.short.clone());
-            }
-            let v: Vec<f64> = r
-                .trials
-                .iter()
-                .filter(|x| {
-                    x.variant == arm.variant && x.point == p.index && x.status == TrialStatus::Ok
-                })
-                .filter_map(|x| x.summary.as_ref()?.batched_event_share)
-                .collect();
-            if v.is_empty() {
-                continue;
-            }
-            let mean = v.iter().sum::<f64>() / v.len() as f64;
-            any |= mean >= BATCHED_SHOWN;
-            cells.push((p.short, i, format!("{:.1}%", 100.0 * mean)));
-        }
-    }
-    if !any {
-        return None;
-    }
-    let rows = labels
-        .iter()
-        .map(|label| {
-            let mut row = vec![vec![t(label.clone())]];
-            for i in 0..report.arms.len() {
-                let cell = cells
-                    .iter()
-                    .find(|(l, a, _)| l == label && *a == i)
-                    .map_or_else(|| "—".to_owned(), |c| c.2.clone());
-                row.push(vec![t(cell)]);
-            }
-            row
-        })
-        .collect();
-    let right = (0..=report.arms.len()).map(|i| i > 0).collect();
-    Some(Block::Table {
-        header,
-        right,
-        rows,
+    let share = |arm: &Arm, point: usize| report.result(arm).batched_share(&arm.variant, point);
+    let shown = report.arms.iter().any(|arm| {
+        report
+            .points(arm)
+            .iter()
+            .any(|p| share(arm, p.index).is_some_and(|m| m >= BATCHED_SHOWN))
+    });
+    shown.then(|| {
+        arm_table(
+            report,
+            |a| a.label.clone(),
+            |arm, point| share(arm, point).map(|m| format!("{:.1}%", 100.0 * m)),
+        )
     })
 }
 

@@ -98,17 +98,9 @@ fn batched_section(out: &mut String, result: &RunResult, names: &[String]) {
     for p in &result.points {
         let mut line = format!("  {:<34}", p.label);
         for n in names {
-            let v: Vec<f64> = result
-                .trials
-                .iter()
-                .filter(|t| t.status == TrialStatus::Ok && &t.variant == n && t.point == p.index)
-                .filter_map(|t| t.summary.as_ref()?.batched_event_share)
-                .collect();
-            let s = if v.is_empty() {
-                "—".to_owned()
-            } else {
-                format!("{:.1}%", 100.0 * v.iter().sum::<f64>() / v.len() as f64)
-            };
+            let s = result
+                .batched_share(n, p.index)
+                .map_or_else(|| "—".to_owned(), |m| format!("{:.1}%", 100.0 * m));
             let _ = write!(line, " {s:>28}");
         }
         let _ = writeln!(out, "{line}");

@@ -338,6 +338,19 @@ pub fn describe_rule(r: &servebench_spec::VerifyRule) -> String {
 }
 
 impl RunResult {
+    /// The share of token events that arrived in one read with another
+    /// (`TrialSummary::batched_event_share`), mean over the ok trials of `variant` at `point`;
+    /// `None` when no trial recorded one (results from before the share existed).
+    pub fn batched_share(&self, variant: &str, point: usize) -> Option<f64> {
+        let v: Vec<f64> = self
+            .trials
+            .iter()
+            .filter(|t| t.status == TrialStatus::Ok && t.variant == variant && t.point == point)
+            .filter_map(|t| t.summary.as_ref()?.batched_event_share)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
     /// Trials recorded as failed.
     pub fn failed_trials(&self) -> usize {
         self.trials
