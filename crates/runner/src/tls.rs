@@ -143,6 +143,11 @@ fn describe_cert_error(debug: &str) -> String {
         "NotValidYet" => "it is not valid yet".into(),
         "BadSignature" => "its signature does not verify".into(),
         d if d.starts_with("NotValidForName") => "it is not valid for the host name".into(),
+        d if d.contains("CaUsedAsEndEntity") => {
+            "it is a CA's certificate served as the server's own (a self-signed certificate made \
+             with CA:TRUE); serve a leaf certificate that a CA signed"
+                .into()
+        }
         d => d.to_owned(),
     }
 }

@@ -115,7 +115,7 @@ fn a_launched_server_whose_certificate_does_not_verify_is_refused_at_the_first_p
     // Refused at the first probe that reached the server (the readiness timeout's message
     // would say "not ready after 60.0 s").
     assert!(
-        text.contains("certificate does not verify") && text.contains("target.tls.ca_file"),
+        text.contains("certificate is not trusted") && text.contains("target.tls.ca_file"),
         "{text}"
     );
     assert!(!text.contains("not ready after"), "{text}");

@@ -83,16 +83,18 @@ pub enum ServerError {
         /// The log's last lines.
         log_tail: String,
     },
-    /// The server answered the readiness probe over HTTPS with a certificate that does not
-    /// verify: waiting longer would not help.
+    /// The server answered over HTTPS with a certificate that does not verify: waiting longer
+    /// would not help.
     #[error(
-        "the server's certificate does not verify ({probe}: {error}); it was stopped. Set          `target.tls.ca_file` to the PEM of the CA that signed it, or make `target.base_url`          name a host the certificate holds. Its log is {}",
+        "the server's certificate is not trusted ({probe}): {error}; it was stopped. If a \
+         private CA signed it, set target.tls.ca_file: PATH; the certificate must also name the \
+         host of target.base_url. Its log is {}",
         .log_path.display()
     )]
     UntrustedCertificate {
         /// The probe, e.g. `GET https://127.0.0.1:8000/health → 200`.
         probe: String,
-        /// What the TLS client said.
+        /// Why, in words (`tls::TlsError::Untrusted`'s): "it is signed by an unknown issuer".
         error: String,
         /// The log.
         log_path: PathBuf,

@@ -5,7 +5,6 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use servebench_spec::Readiness;
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
@@ -97,7 +96,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
         r.http.method.as_str(),
         r.http.expect_status
     );
-    let outcome = wait_ready(&mut child, &client, r, &url, t0).await;
+    let outcome = wait_ready(&mut child, &client, launch, &url, t0).await;
     let failure = match outcome {
         Ok(ready_after) => {
             log.event(&format!(
@@ -134,7 +133,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
             r.timeout.get().as_secs_f64()
         )),
         NotReady::Untrusted(e) => log.event(&format!(
-            "the server's certificate does not verify ({probe}: {e}); stopping it"
+            "the server's certificate is not trusted ({probe}): {e}; stopping it"
         )),
     }
     let target = Target {
@@ -170,10 +169,16 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
     })
 }
 
-/// Whether a probe's error is rustls refusing the server's certificate (an unknown issuer,
-/// a name the certificate does not hold, an expired one).
-fn is_certificate_error(e: &str) -> bool {
-    e.contains("invalid peer certificate")
+/// For a launch reached over `https://`: why the server's certificate is refused by the
+/// trusted roots and `ca_file`, in words — the handshake and classification of
+/// `tls::check`, the same as for a running endpoint. `None` otherwise (no server yet, plain
+/// HTTP, a trusted certificate).
+async fn untrusted(launch: &ServerLaunch) -> Option<String> {
+    let base = launch.base_url.as_deref()?;
+    match crate::tls::check(base, launch.ca_file.as_deref()).await {
+        Err(crate::tls::TlsError::Untrusted(why)) => Some(why),
+        _ => None,
+    }
 }
 
 /// Why the server never became ready.
@@ -191,10 +196,11 @@ enum NotReady {
 async fn wait_ready(
     child: &mut Child,
     client: &reqwest::Client,
-    r: &Readiness,
+    launch: &ServerLaunch,
     url: &str,
     t0: Instant,
 ) -> Result<Duration, NotReady> {
+    let r = &launch.readiness;
     let deadline = t0 + r.timeout.get();
     let interval = r.interval.get();
     let exited = |st: std::io::Result<std::process::ExitStatus>| {
@@ -216,9 +222,13 @@ async fn wait_ready(
             answer = http::probe(client, &r.http, url, timeout) => match answer {
                 Ok(s) if s == r.http.expect_status => return Ok(t0.elapsed()),
                 Ok(s) => last = format!("HTTP {s}"),
-                // A certificate that does not verify will not verify later either.
-                Err(e) if is_certificate_error(&e) => return Err(NotReady::Untrusted(e)),
-                Err(e) => last = e,
+                Err(e) => {
+                    // A certificate that does not verify will not verify later either.
+                    if let Some(why) = untrusted(launch).await {
+                        return Err(NotReady::Untrusted(why));
+                    }
+                    last = e;
+                }
             },
         }
         let next = (Instant::now() + interval).min(deadline);

@@ -39,7 +39,8 @@ pub(crate) fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig
         SimError::InvalidConfig(format!(
             "--tls-{what} {}: {e}; give a PEM file (e.g. from `openssl req -x509 -newkey ec \
              -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout key.pem -out cert.pem -subj \
-             /CN=localhost -addext subjectAltName=IP:127.0.0.1`)",
+             /CN=localhost -addext subjectAltName=IP:127.0.0.1 -addext \
+             basicConstraints=critical,CA:FALSE`, then trust cert.pem as the CA)",
             path.display()
         ))
     };
