@@ -21,6 +21,7 @@ mod run_overrides;
 mod search_e2e;
 mod secrets_e2e;
 mod sequential_e2e;
+mod sim_engines;
 mod slurm_e2e;
 mod slurm_submit_e2e;
 mod spec_commands;
