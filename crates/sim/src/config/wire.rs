@@ -68,11 +68,13 @@ impl Personality {
 #[serde(rename_all = "lowercase")]
 pub enum SglangLogForm {
     /// SGLang ≥ 0.5.19: `server_args={'model_path': …, 'moe_runner_backend': …}`, a
-    /// Python dict (`logger.info(f"server_args={…resolved_dict()}")`, entrypoints/engine.py).
+    /// Python dict (`logger.info(f"server_args={…resolved_dict()}")`, entrypoints/engine.py
+    /// :265,1098 in the 0.5.19 wheel, :311,1185 in 0.5.23).
     #[default]
     Dict,
     /// SGLang ≤ 0.5.18: `server_args=ServerArgs(model_path=…, moe_runner_backend=…)`, the
-    /// dataclass repr (`logger.info(f"{server_args=}")`).
+    /// dataclass repr (`logger.info(f"{server_args=}")`, entrypoints/engine.py:253,1095 in
+    /// the 0.5.18 wheel).
     Dataclass,
 }
 
