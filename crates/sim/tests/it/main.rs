@@ -5,6 +5,7 @@ mod common;
 mod api;
 mod artefacts;
 mod engines_endpoints;
+mod engines_metrics;
 mod engines_requests;
 mod engines_startup;
 mod engines_streams;

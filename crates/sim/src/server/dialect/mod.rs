@@ -11,12 +11,14 @@
 //! * the shape of error bodies ([`restyle`]);
 //! * readiness during `--startup-delay-ms` ([`readiness`]);
 //! * the start-up log lines ([`start_lines`], [`ready_lines`]);
-//! * SSE keep-alive comments ([`ping`]).
+//! * SSE keep-alive comments ([`ping`]);
+//! * the Prometheus metrics' path and names (`metrics`).
 
 mod chunk;
 mod generic;
 mod json;
 mod llamacpp;
+mod metrics;
 mod pyrepr;
 mod sglang;
 mod tgi;
@@ -90,9 +92,9 @@ pub(crate) fn ping(config: &SimConfig) -> Option<Duration> {
 }
 
 /// The engine-specific routes (everything but generation and the simulator's own
-/// `/v1/sim/*`).
+/// `/v1/sim/*`), its Prometheus metrics among them.
 pub(crate) fn routes(p: Personality) -> Router<Arc<AppState>> {
-    match p {
+    let engine = match p {
         Personality::Generic => generic::routes(),
         Personality::Sglang => sglang::routes(),
         Personality::Vllm => vllm::routes(),
@@ -100,7 +102,8 @@ pub(crate) fn routes(p: Personality) -> Router<Arc<AppState>> {
         Personality::Tgi => tgi::routes(),
         Personality::Trtllm => trtllm::routes(),
         Personality::Transformers => transformers::routes(),
-    }
+    };
+    engine.merge(metrics::routes(p))
 }
 
 /// Validates and parses a generation request as the personality's engine does.
