@@ -7,6 +7,7 @@
 
 mod block;
 mod cluster;
+mod inputs;
 mod progress;
 mod rounds;
 mod search;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use cluster::BATCH_SCRIPT_ENV;
+pub use inputs::{InputProblem, check_inputs};
 pub use progress::ProgressMode;
 pub use workload::{api_kind, load_config};
 
@@ -157,8 +159,17 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    workload::check_files(&spec.file, &spec_dir)
-        .map_err(|e| RunError::Setup(format!("workload.dataset: {e}")))?;
+    let problems: Vec<String> = check_inputs(&spec.file, &spec_dir)
+        .iter()
+        .filter(|p| p.is_error())
+        .map(InputProblem::render)
+        .collect();
+    if !problems.is_empty() {
+        return Err(RunError::Setup(format!(
+            "the spec's input files cannot be used (nothing was started):\n{}",
+            problems.join("\n")
+        )));
+    }
     tls_preflight(&spec.file, &spec_dir).await?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;

@@ -4,7 +4,7 @@
 use servebench_spec::plan::{Block, PlannedTrial, SweepPoint};
 
 use super::super::progress::Progress;
-use super::super::workload::{PromptSource, load_config};
+use super::super::workload::{PromptSource, load_config, schedule_seed};
 use super::{BlockContext, failed, wait_cancel};
 use crate::loadgen::{Target, run_trial};
 use servebench_result::rfc3339;
@@ -41,7 +41,7 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
+        let cfg = load_config(self.spec, point, schedule_seed(t.prompt_seed));
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
