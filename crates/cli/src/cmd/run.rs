@@ -143,6 +143,12 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         );
         return Ok(Exit::Interrupted);
     }
+    if outcome.result.status == servebench_result::RunStatus::Failed
+        && let Some(why) = &outcome.result.error
+    {
+        eprintln!("{why}");
+        return Ok(Exit::Failed);
+    }
     let no_estimate = outcome.result.search.as_ref().map_or(0, |l| {
         l.blocks
             .iter()

@@ -129,6 +129,27 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
 
 const PATH_KEY: &str = "workload.dataset.path";
 
+/// The workload's own files, as the spec names them (relative to its folder): the prompt
+/// file or trace, and a local tokenizer. Their hashes are recorded when a run begins.
+pub(super) fn input_files(spec: &SpecFile) -> Vec<String> {
+    let d = &spec.spec.workload.dataset;
+    let t = &spec.spec.target;
+    let mut out = Vec::new();
+    if matches!(
+        d.kind,
+        DatasetKind::Jsonl | DatasetKind::Sharegpt | DatasetKind::Trace
+    ) && let Some(p) = &d.path
+    {
+        out.push(p.clone());
+    }
+    if t.tokenizer == TokenizerSource::Local
+        && let Some(p) = &t.tokenizer_path
+    {
+        out.push(p.clone());
+    }
+    out
+}
+
 fn dataset_path(spec: &SpecFile, spec_dir: &Path) -> PathBuf {
     spec_dir.join(spec.spec.workload.dataset.path.clone().unwrap_or_default())
 }
