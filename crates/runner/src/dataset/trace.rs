@@ -313,14 +313,13 @@ impl<C: TokenCounter> TraceBuilder<C> {
         self.entries.len()
     }
 
-    /// The longest request of the window, prompt + output tokens (checked against the
-    /// server's limit).
-    pub fn longest_input(&self) -> u32 {
-        self.entries
-            .iter()
-            .map(|e| e.input_tokens + e.output_tokens)
-            .max()
-            .unwrap_or(0)
+    /// The (prompt, output) lengths of a trial's requests, the window's then `warmup`
+    /// warm-ups (the window's first requests again), checked against the server's limit
+    /// before any prompt is built.
+    pub fn planned_lengths(&self, warmup: usize) -> Vec<(u32, u32)> {
+        let of = |e: &TraceEntry| (e.input_tokens, e.output_tokens);
+        let warm = self.entries.iter().cycle().take(warmup).map(of);
+        self.entries.iter().map(of).chain(warm).collect()
     }
 
     /// How fitting went.

@@ -42,7 +42,7 @@ use tokio::process::Child;
 
 pub use error::{OrphanError, ServerError};
 pub use info::{INFO_ENDPOINTS, server_info, server_info_at};
-pub use limit::{ContextLimit, check_lengths, context_limit};
+pub use limit::{ContextLimit, check_lengths, check_planned, context_limit};
 pub use log::TAIL_LINES;
 pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
 pub use port::{pick_free_port, port_is_free};
