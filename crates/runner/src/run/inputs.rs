@@ -208,7 +208,8 @@ fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
         ));
     }
     let completions = spec.spec.target.api == ApiKind::OpenaiCompletions;
-    let fixed_output = d.output_tokens.is_some() || spec.spec.sweep.output_tokens.is_some();
+    // A prompt file's fixed output length is the dataset's (`PromptSource` reads only it).
+    let fixed_output = d.output_tokens.is_some();
     if completions && let Some(e) = entries.iter().find(|e| is_chat(e)) {
         out.push(InputProblem::error(
             PATH_KEY,
