@@ -8,6 +8,7 @@
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
 //! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure.
 
+pub mod bounds;
 pub mod diagnostics;
 pub mod duration;
 pub mod hash;

@@ -2,11 +2,13 @@
 
 mod common;
 
+mod bad_inputs;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
 mod error_chains;
 mod fault_host;
+mod fault_kill;
 mod fault_matrix;
 mod fault_wire;
 mod history_cli;
