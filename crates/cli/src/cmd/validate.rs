@@ -26,11 +26,23 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         let file = path.display().to_string();
         match servebench_spec::load(path) {
             Ok(spec) => {
+                // What `run` refuses before it starts anything: say it here too.
+                let unset = servebench_runner::run::unset_env(&spec.file);
                 if args.json {
-                    reports.push(serde_json::json!({"file": file, "valid": true, "diagnostics": spec.warnings}));
+                    let unset: Vec<_> = unset
+                        .iter()
+                        .map(|(at, name)| serde_json::json!({"at": at, "name": name}))
+                        .collect();
+                    reports.push(serde_json::json!({"file": file, "valid": true, "diagnostics": spec.warnings, "unset_env": unset}));
                 } else {
                     for w in &spec.warnings {
                         eprintln!("{}", w.render(&file));
+                    }
+                    for (at, name) in &unset {
+                        eprintln!(
+                            "{file}: warning: `{name}` ({at}) is not set in this environment: \
+                             `servebench run` refuses to start until it is"
+                        );
                     }
                     let n = spec.warnings.len();
                     println!(

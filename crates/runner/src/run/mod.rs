@@ -11,6 +11,7 @@ mod progress;
 mod rounds;
 mod search;
 mod setup;
+mod upfront;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use cluster::BATCH_SCRIPT_ENV;
 pub use progress::ProgressMode;
+pub use upfront::unset_env;
 pub use workload::{api_kind, load_config};
 
 use servebench_spec::Spec;
@@ -157,9 +159,19 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
+    upfront::check_env(&spec.file)?;
     workload::check_files(&spec.file, &spec_dir)
         .map_err(|e| RunError::Setup(format!("workload.dataset: {e}")))?;
     tls_preflight(&spec.file, &spec_dir).await?;
+    let ca_file = spec
+        .file
+        .spec
+        .target
+        .tls
+        .as_ref()
+        .and_then(|t| t.ca_file.as_ref())
+        .map(|f| spec_dir.join(f));
+    upfront::check_endpoints(&spec.file, ca_file).await?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;

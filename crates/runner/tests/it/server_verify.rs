@@ -8,6 +8,7 @@ use serde_json::json;
 use servebench_runner::server::{
     RuleProblem, ServerRecord, server_info, server_info_at, start, stop, verify,
 };
+use servebench_spec::engine::GENERIC;
 use servebench_spec::{JsonCheck, VerifyRule};
 use server_support::fake_launch;
 
@@ -15,6 +16,7 @@ fn log_rule(text: &str) -> VerifyRule {
     VerifyRule {
         log_contains: Some(text.to_owned()),
         json: None,
+        server_arg: None,
     }
 }
 
@@ -26,6 +28,7 @@ fn json_rule(path: &str, pointer: &str, equals: serde_json::Value) -> VerifyRule
             pointer: pointer.to_owned(),
             equals,
         }),
+        server_arg: None,
     }
 }
 
@@ -55,7 +58,7 @@ async fn passing_rules_give_their_evidence() {
         // A string matches the text of a number.
         json_rule("/get_server_info", "/tp_size", json!("8")),
     ];
-    let outcomes = verify(&server, &rules).await.unwrap();
+    let outcomes = verify(&server, &rules, &GENERIC).await.unwrap();
     assert_eq!(outcomes.len(), 4);
     assert!(
         outcomes[0].evidence.contains("ServerArgs(tp_size=8"),
@@ -69,7 +72,7 @@ async fn passing_rules_give_their_evidence() {
     assert_eq!(outcomes[3].evidence, "/tp_size = 8");
     assert_eq!(outcomes[3].rule, rules[3]);
 
-    let info = server_info(&server).await.unwrap();
+    let info = server_info(&server, &GENERIC).await.unwrap();
     assert_eq!(info.endpoint, "/get_server_info");
     assert_eq!(info.info["version"], "fake-1.0");
     stop(server).await;
@@ -107,7 +110,7 @@ async fn failing_rules_say_what_was_expected_and_found() {
         log_rule("flashinfer_cutlass"),
     ];
     let t = Instant::now();
-    let err = verify(&server, &rules).await.unwrap_err();
+    let err = verify(&server, &rules, &GENERIC).await.unwrap_err();
     // One shared grace for all log rules, not one per rule.
     assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
     assert_eq!(err.passed.len(), 1);
@@ -157,7 +160,9 @@ async fn the_simulator_describes_itself() {
     config.port = 0;
     config.label = "variant-a".to_owned();
     let sim = servebench_sim::spawn(config).await.unwrap();
-    let info = server_info_at(&sim.base_url(), None).await.unwrap();
+    let info = server_info_at(&sim.base_url(), None, &GENERIC)
+        .await
+        .unwrap();
     assert_eq!(info.endpoint, "/server_info");
     assert_eq!(info.info["server"], "servebench-sim");
     assert_eq!(info.info["label"], "variant-a");
@@ -166,7 +171,7 @@ async fn the_simulator_describes_itself() {
     // Nothing listening: no info, quickly.
     let port = servebench_runner::server::pick_free_port().unwrap();
     assert!(
-        server_info_at(&format!("http://127.0.0.1:{port}"), None)
+        server_info_at(&format!("http://127.0.0.1:{port}"), None, &GENERIC)
             .await
             .is_none()
     );

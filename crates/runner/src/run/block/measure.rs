@@ -41,7 +41,12 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
+        let cfg = load_config(
+            self.spec,
+            point,
+            t.prompt_seed ^ 0x5ced_u64,
+            &self.body_plan(),
+        );
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
