@@ -37,6 +37,10 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Run a spec: start servers, verify variants, measure trials, write the result file.
     Run(cmd::run::Args),
+    /// Check a running endpoint before a run: its engine and version, and every guarantee a
+    /// spec relies on (streaming, usage, output lengths, tokenizer, context limit, verify
+    /// rules, metrics), with what to set.
+    Probe(cmd::probe::Args),
     /// Compare variants with confidence intervals, verdicts and re-baseline flags.
     Compare(cmd::compare::Args),
     /// Write a report folder: Markdown, one self-contained HTML file, SVG plots, trials CSV.
@@ -111,6 +115,7 @@ fn main() {
         Command::Schema(a) => cmd::schema::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Run(a) => cmd::run::run_cmd(a),
+        Command::Probe(a) => cmd::probe::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::History(a) => cmd::history::run(a),

@@ -42,12 +42,19 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
                 if errors > 0 && worst == Exit::Ok {
                     worst = Exit::Failed;
                 }
+                // What `run` refuses before it starts anything: say it here too.
+                let unset = servebench_runner::run::unset_env(&spec.file);
                 if args.json {
+                    let unset: Vec<_> = unset
+                        .iter()
+                        .map(|(at, name)| serde_json::json!({"at": at, "name": name}))
+                        .collect();
                     reports.push(serde_json::json!({
                         "file": file,
                         "valid": errors == 0,
                         "diagnostics": spec.warnings,
                         "inputs": inputs,
+                        "unset_env": unset,
                     }));
                     continue;
                 }
@@ -57,7 +64,13 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
                 for p in &inputs {
                     eprintln!("{}", p.render());
                 }
-                let warnings = spec.warnings.len() + inputs.len() - errors;
+                for (at, name) in &unset {
+                    eprintln!(
+                        "{file}: warning: `{name}` ({at}) is not set in this environment: \
+                         `servebench run` refuses to start until it is"
+                    );
+                }
+                let warnings = spec.warnings.len() + inputs.len() - errors + unset.len();
                 let counted =
                     |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
                 let mut notes = Vec::new();

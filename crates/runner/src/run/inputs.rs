@@ -262,12 +262,15 @@ fn largest_trial(spec: &SpecFile) -> Option<(usize, String)> {
         return Some((n as usize, "every load of the search".into()));
     }
     let plan = plan(spec);
+    // Only the request count is read: the request fields do not change it.
+    let w = &spec.spec.workload;
+    let body = servebench_spec::engine::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens);
     let mut best: Option<(usize, String)> = None;
     for t in plan.blocks.iter().flat_map(|b| &b.trials) {
         let Some(point) = plan.points.get(t.point) else {
             continue;
         };
-        let n = load_config(spec, point, schedule_seed(t.prompt_seed)).requests;
+        let n = load_config(spec, point, schedule_seed(t.prompt_seed), &body).requests;
         if best.as_ref().is_none_or(|(m, _)| n > *m) {
             best = Some((n, format!("point {point}")));
         }

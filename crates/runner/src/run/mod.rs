@@ -12,6 +12,7 @@ mod progress;
 mod rounds;
 mod search;
 mod setup;
+mod upfront;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use cluster::BATCH_SCRIPT_ENV;
 pub use inputs::{InputProblem, check_inputs};
 pub use progress::ProgressMode;
+pub use upfront::unset_env;
 pub use workload::{api_kind, load_config};
 
 use servebench_spec::Spec;
@@ -176,6 +178,7 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
+    upfront::check_env(&spec.file)?;
     let problems: Vec<String> = check_inputs(&spec.file, &spec_dir)
         .iter()
         .filter(|p| p.is_error())
@@ -188,6 +191,15 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         )));
     }
     tls_preflight(&spec.file, &spec_dir).await?;
+    let ca_file = spec
+        .file
+        .spec
+        .target
+        .tls
+        .as_ref()
+        .and_then(|t| t.ca_file.as_ref())
+        .map(|f| spec_dir.join(f));
+    upfront::check_endpoints(&spec.file, ca_file).await?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;

@@ -31,7 +31,7 @@ mod judge;
 
 use super::block::{BlockContext, Opening, exited_soon_after, failed, sleep_unless_cancelled};
 use super::progress::Progress;
-use super::workload::{PromptSource, tokenizer};
+use super::workload::PromptSource;
 use super::{RunError, SearchJudge};
 use judge::{bracket_outcome, describe, judge_trial, outcome_words};
 
@@ -300,7 +300,7 @@ async fn search_block(
     let cooldown = spec.spec.trials.cooldown.get();
     sleep_unless_cancelled(cooldown, ctx).await;
     let first = search_point(spec, q, q.lower);
-    let tok = tokenizer(spec, &target, ctx.spec_dir());
+    let tok = ctx.tokenizer_spec();
     let mut source = PromptSource::new(spec, std::slice::from_ref(&first), &tok, ctx.spec_dir());
     let mut cancelled = false;
     let outcome = loop {

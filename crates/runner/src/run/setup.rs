@@ -93,6 +93,7 @@ pub(super) fn open(
         import: None,
         looks: Vec::new(),
         search: None,
+        preflight: Vec::new(),
     };
     store.save(&result)?;
     Ok((result, store, Vec::new()))

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
+use servebench_spec::engine::BodyPlan;
 use servebench_spec::plan::SweepPoint;
 use servebench_spec::{
     ApiKind as SpecApi, ArrivalProcess, DatasetKind, Rate, SpecFile, TimestampUnit, TokenCount,
-    TokenizerSource, TraceFormat,
+    TraceFormat,
 };
 
 use crate::dataset::{
@@ -15,7 +16,7 @@ use crate::dataset::{
     TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
 };
 use crate::loadgen::schedule::offsets_within;
-use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
+use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens};
 use servebench_result::metrics::Slo;
 
 /// The load generator's API kind for the spec's.
@@ -32,7 +33,15 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 /// `workload.duration`, exactly the arrivals of its schedule due before the duration has
 /// passed: the schedule is drawn here with the same seed `run_trial` draws it with, so the
 /// prompts built for the trial are the ones it sends.
-pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> LoadConfig {
+///
+/// The request fields are `body`'s, the engine profile's plan for the spec's `ignore_eos` and
+/// `send_min_tokens` (servebench_spec::engine::Profile::body_plan).
+pub fn load_config(
+    spec: &SpecFile,
+    point: &SweepPoint,
+    schedule_seed: u64,
+    body: &BodyPlan,
+) -> LoadConfig {
     let w = &spec.spec.workload;
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = point.max_concurrency.map(|c| c as usize);
@@ -58,13 +67,15 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
     cfg.warmup_requests = w.warmup_requests as usize;
     cfg.request_timeout = w.request_timeout.get();
     cfg.trial_deadline = w.trial_timeout.map(|t| t.get());
-    cfg.ignore_eos = w.ignore_eos;
+    cfg.ignore_eos = body.ignore_eos;
     cfg.temperature = w.temperature;
-    cfg.min_tokens = if w.send_min_tokens {
+    cfg.min_tokens = if body.min_tokens {
         MinTokens::MatchMax
     } else {
         MinTokens::Omit
     };
+    cfg.stream_options = body.stream_options;
+    cfg.generation_config = body.generation_config;
     cfg.slo = spec.spec.slo.as_ref().map(|s| Slo {
         ttft_ms: s.ttft.map(ms),
         tpot_ms: s.tpot.map(ms),
@@ -142,24 +153,6 @@ pub(super) enum PromptSource {
         builder: Box<TraceBuilder<AnyCounter>>,
         speeds: Vec<f64>,
     },
-}
-
-/// The tokenizer the spec asks for, pointed at `target`.
-pub(super) fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> TokenizerSpec {
-    match spec.spec.target.tokenizer {
-        TokenizerSource::Server => TokenizerSpec::Server {
-            base_url: target.base_url.clone(),
-            path: "/tokenize".into(),
-            model: Some(target.model.clone()),
-            api_key: target.api_key.clone(),
-            headers: target.headers.clone(),
-            ca_file: target.ca_file.clone(),
-        },
-        TokenizerSource::Local => TokenizerSpec::Local {
-            path: spec_dir.join(spec.spec.target.tokenizer_path.clone().unwrap_or_default()),
-        },
-        TokenizerSource::None => TokenizerSpec::None,
-    }
 }
 
 impl PromptSource {

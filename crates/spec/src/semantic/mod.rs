@@ -2,8 +2,9 @@
 
 mod bounds;
 mod datasets;
+mod engine;
 mod launcher;
-mod refs;
+pub(crate) mod refs;
 mod search;
 mod trials;
 pub(crate) mod variants;
@@ -17,6 +18,7 @@ use crate::types::SpecFile;
 pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     variants::check(spec, &mut out);
+    engine::check(spec, &mut out);
     refs::check(spec, &mut out);
     launcher::check(spec, &mut out);
     workload::check(spec, index, &mut out);

@@ -41,7 +41,12 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(self.spec, point, schedule_seed(t.prompt_seed));
+        let cfg = load_config(
+            self.spec,
+            point,
+            schedule_seed(t.prompt_seed),
+            &self.body_plan(),
+        );
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
