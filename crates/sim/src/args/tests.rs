@@ -198,6 +198,10 @@ fn personality_flags_take_the_engines_own_spellings() {
             .enable_metrics
     );
     assert_eq!(parse(&[]).wire, crate::config::WireParams::default());
+    assert_eq!(
+        parse(&["--reasoning-tokens", "16"]).output.reasoning_tokens,
+        16
+    );
     let m = refusal(&["--held-back-rate", "1.5"]);
     assert!(m.contains("held_back_rate"), "{m}");
     let m = refusal(&["--engine", "sglangx"]);

@@ -23,6 +23,10 @@ pub(crate) struct Encoder {
     model: String,
     text: TokenText,
     token_prefix: Vec<u8>,
+    /// The prefix of a reasoning token's chat event (`"delta":{"reasoning_content":`).
+    reasoning_prefix: Vec<u8>,
+    /// Chat: the first this-many tokens are reasoning.
+    reasoning_tokens: u32,
     scratch: String,
 }
 
@@ -52,17 +56,18 @@ fn push_json_str(out: &mut BytesMut, s: &str) {
 
 impl Encoder {
     pub(crate) fn new(api: Api, id: String, created: u64, model: &str, text: TokenText) -> Self {
-        let mut prefix = format!(
+        let head = format!(
             r#"data: {{"id":{},"object":"{}","created":{},"model":{},"choices":[{{"index":0,"#,
             Value::from(id.as_str()),
             object(api, true),
             created,
             Value::from(model),
         );
-        prefix.push_str(match api {
-            Api::Completions => r#""text":"#,
-            Api::Chat => r#""delta":{"content":"#,
-        });
+        let prefix = head.clone()
+            + match api {
+                Api::Completions => r#""text":"#,
+                Api::Chat => r#""delta":{"content":"#,
+            };
         Encoder {
             api,
             id,
@@ -70,8 +75,22 @@ impl Encoder {
             model: model.to_owned(),
             text,
             token_prefix: prefix.into_bytes(),
+            reasoning_prefix: (head + r#""delta":{"reasoning_content":"#).into_bytes(),
+            reasoning_tokens: 0,
             scratch: String::with_capacity(16),
         }
+    }
+
+    /// Chat answers whose first `n` tokens are reasoning (`--reasoning-tokens`).
+    pub(crate) fn with_reasoning(mut self, n: u32) -> Self {
+        if self.api == Api::Chat {
+            self.reasoning_tokens = n;
+        }
+        self
+    }
+
+    fn reasoning(&self, index: u32) -> bool {
+        index < self.reasoning_tokens
     }
 
     /// Text of token `index`.
@@ -94,10 +113,13 @@ impl Encoder {
         };
         self.scratch.clear();
         self.text.push(index, &mut self.scratch);
-        let mut b = BytesMut::with_capacity(
-            self.token_prefix.len() + suffix.len() + self.scratch.len() + 8,
-        );
-        b.put_slice(&self.token_prefix);
+        let prefix = if self.reasoning(index) {
+            &self.reasoning_prefix
+        } else {
+            &self.token_prefix
+        };
+        let mut b = BytesMut::with_capacity(prefix.len() + suffix.len() + self.scratch.len() + 8);
+        b.put_slice(prefix);
         push_json_str(&mut b, &self.scratch);
         b.put_slice(suffix);
         b.put_slice(b"\n\n");
@@ -127,7 +149,8 @@ impl Encoder {
     pub(crate) fn role_event(&self) -> Bytes {
         let delta = Delta {
             role: Some("assistant"),
-            content: "",
+            content: Some(""),
+            reasoning_content: None,
         };
         sse(&self.body(true, [Choice::chunk(self.api, delta, None)]))
     }
@@ -135,14 +158,17 @@ impl Encoder {
     /// The event of the last token: its text, `finish_reason` and the server `timings`.
     pub(crate) fn final_token_event(&mut self, index: u32, finish: &Finish) -> Bytes {
         let text = self.token_text(index).to_owned();
-        self.final_event(&text, finish)
+        let reasoning = self.reasoning(index);
+        self.final_event(&text, reasoning, finish)
     }
 
-    /// The finish event with `text` (empty when the stream's text was held back).
-    pub(crate) fn final_event(&self, text: &str, finish: &Finish) -> Bytes {
+    /// The finish event with `text` (empty when the stream's text was held back), in the
+    /// reasoning field when `reasoning`.
+    pub(crate) fn final_event(&self, text: &str, reasoning: bool, finish: &Finish) -> Bytes {
         let delta = Delta {
             role: None,
-            content: text,
+            content: (!reasoning).then_some(text),
+            reasoning_content: reasoning.then_some(text),
         };
         let mut body = self.body(true, [Choice::chunk(self.api, delta, Some(finish))]);
         body.timings = Some(finish.timings);
@@ -152,18 +178,19 @@ impl Encoder {
     /// The usage chunk sent when `stream_options.include_usage` is set (empty `choices`).
     pub(crate) fn usage_event(&self, timings: &Timings) -> Bytes {
         let mut body = self.body(true, [(); 0]);
-        body.usage = Some(Usage::of(timings));
+        body.usage = Some(Usage::of(timings, self.reasoning_tokens));
         body.timings = Some(*timings);
         sse(&body)
     }
 
-    /// The whole non-streamed response.
-    pub(crate) fn full_response(&self, text: &str, finish: &Finish) -> String {
+    /// The whole non-streamed response: `reasoning` (chat only) and the answer `text`.
+    pub(crate) fn full_response(&self, reasoning: &str, text: &str, finish: &Finish) -> String {
         let mut choice = Choice::chunk(
             self.api,
             Delta {
                 role: None,
-                content: text,
+                content: Some(text),
+                reasoning_content: None,
             },
             Some(finish),
         );
@@ -171,11 +198,12 @@ impl Encoder {
             choice.delta = None;
             choice.message = Some(Delta {
                 role: Some("assistant"),
-                content: text,
+                content: Some(text),
+                reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
             });
         }
         let mut body = self.body(false, [choice]);
-        body.usage = Some(Usage::of(&finish.timings));
+        body.usage = Some(Usage::of(&finish.timings, self.reasoning_tokens));
         body.timings = Some(finish.timings);
         serde_json::to_string(&body).unwrap_or_default()
     }
@@ -199,7 +227,10 @@ struct Body<'a, C> {
 struct Delta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     role: Option<&'static str>,
-    content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -225,7 +256,7 @@ impl<'a> Choice<'a> {
         match api {
             Api::Completions => Choice {
                 index: 0,
-                text: Some(delta.content),
+                text: Some(delta.content.unwrap_or_default()),
                 delta: None,
                 message: None,
                 logprobs: None,
@@ -253,6 +284,14 @@ struct Usage {
     /// vLLM's and OpenAI's place for cached prompt tokens (with a prefix cache only).
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_tokens_details: Option<PromptTokensDetails>,
+    /// OpenAI's place for reasoning tokens (with `--reasoning-tokens` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Serialize)]
+struct CompletionTokensDetails {
+    reasoning_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -261,8 +300,11 @@ struct PromptTokensDetails {
 }
 
 impl Usage {
-    fn of(t: &Timings) -> Self {
+    fn of(t: &Timings, reasoning_tokens: u32) -> Self {
         Usage {
+            completion_tokens_details: (reasoning_tokens > 0).then(|| CompletionTokensDetails {
+                reasoning_tokens: reasoning_tokens.min(t.predicted_n),
+            }),
             prompt_tokens: t.prompt_n,
             total_tokens: u64::from(t.prompt_n) + u64::from(t.predicted_n),
             completion_tokens: t.predicted_n,

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use super::AppState;
 use super::api_error::ApiError;
 use super::arrival::Arrival;
-use super::dialect::{self, Ctx};
+use super::dialect::{self, Answer, Ctx};
 use super::encode::Encoder;
 use super::faults::FaultPlan;
 use super::stats::bump;
@@ -129,16 +129,23 @@ async fn generate(
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let text = TokenText::sampled(mix3(seed, n, salt::TEXT));
+    let reasoning = match api {
+        Api::Chat => st.config.output.reasoning_tokens,
+        Api::Completions => 0,
+    };
     let ctx = Ctx {
         api,
         id: id.clone(),
         created,
         model: dialect::chunk_model(p, req.model.as_deref(), &st.config.model),
         include_usage: req.include_usage,
+        reasoning_tokens: reasoning,
     };
     let wire = match dialect::shape(ctx, &st.config) {
         Some(shape) => Wire::dialect(shape, text),
-        None => Wire::Generic(Encoder::new(api, id, created, &st.config.model, text)),
+        None => Wire::Generic(
+            Encoder::new(api, id, created, &st.config.model, text).with_reasoning(reasoning),
+        ),
     };
     if st
         .config
@@ -186,7 +193,7 @@ async fn generate(
         )
             .into_response();
     }
-    whole(st, wire, rx, plan).await
+    whole(st, wire, rx, plan, reasoning).await
 }
 
 /// The engine's job for request `number` (from 1).
@@ -207,14 +214,21 @@ async fn whole(
     wire: Wire,
     mut rx: crate::feed::Feed,
     plan: FaultPlan,
+    reasoning_tokens: u32,
 ) -> Response {
     let mut text = String::new();
+    let mut reasoning = String::new();
     let finish = loop {
         match rx.next().await {
             Some(e) => {
+                let out = if e.index < reasoning_tokens {
+                    &mut reasoning
+                } else {
+                    &mut text
+                };
                 match &wire {
-                    Wire::Generic(enc) => enc.push_token_text(e.index, &mut text),
-                    Wire::Dialect { text: t, .. } => t.push(e.index, &mut text),
+                    Wire::Generic(enc) => enc.push_token_text(e.index, out),
+                    Wire::Dialect { text: t, .. } => t.push(e.index, out),
                 }
                 if let Some(f) = e.finish {
                     break f;
@@ -236,8 +250,14 @@ async fn whole(
         return aborted("injected disconnect");
     }
     let mut body = match &wire {
-        Wire::Generic(enc) => enc.full_response(&text, &finish),
-        Wire::Dialect { shape, .. } => shape.whole(&text, &finish),
+        Wire::Generic(enc) => enc.full_response(&reasoning, &text, &finish),
+        Wire::Dialect { shape, .. } => shape.whole(
+            &Answer {
+                reasoning: &reasoning,
+                content: &text,
+            },
+            &finish,
+        ),
     };
     if plan.malformed_at.is_some() {
         bump(&st.stats.injected_malformed);

@@ -164,7 +164,10 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                shape.malformed(&Tok { text: scratch })
+                shape.malformed(&Tok {
+                    index,
+                    text: scratch,
+                })
             }
         }
     }
@@ -189,7 +192,13 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                shape.token(&Tok { text: scratch }, out);
+                shape.token(
+                    &Tok {
+                        index,
+                        text: scratch,
+                    },
+                    out,
+                );
             }
         }
     }
@@ -204,7 +213,7 @@ impl TokenStream {
                     out.push(enc.role_event());
                 }
                 out.push(if held {
-                    enc.final_event("", f)
+                    enc.final_event("", false, f)
                 } else {
                     enc.final_token_event(index, f)
                 });
@@ -220,7 +229,10 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                let tok = Tok { text: scratch };
+                let tok = Tok {
+                    index,
+                    text: scratch,
+                };
                 shape.last((!held).then_some(&tok), f, out);
             }
         }

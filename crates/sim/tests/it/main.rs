@@ -6,6 +6,7 @@ mod api;
 mod artefacts;
 mod engines_endpoints;
 mod engines_metrics;
+mod engines_reasoning;
 mod engines_requests;
 mod engines_startup;
 mod engines_streams;

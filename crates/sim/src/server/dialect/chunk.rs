@@ -23,11 +23,39 @@ pub(crate) struct Ctx {
     pub(crate) model: String,
     /// `stream_options.include_usage` as the engine reads it.
     pub(crate) include_usage: bool,
+    /// The first this-many tokens of a chat answer are reasoning (`--reasoning-tokens`).
+    pub(crate) reasoning_tokens: u32,
+}
+
+impl Ctx {
+    /// True when token `index` belongs to the reasoning of a chat answer.
+    pub(crate) fn reasoning(&self, index: u32) -> bool {
+        self.api == Api::Chat && index < self.reasoning_tokens
+    }
+
+    /// Reasoning tokens among the `f.timings.predicted_n` generated.
+    pub(crate) fn reasoning_count(&self, f: &Finish) -> u32 {
+        match self.api {
+            Api::Chat => self.reasoning_tokens.min(f.timings.predicted_n),
+            Api::Completions => 0,
+        }
+    }
+}
+
+/// The text of a whole (non-streamed) answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer<'a> {
+    /// The reasoning (chat with `--reasoning-tokens`; empty otherwise).
+    pub(crate) reasoning: &'a str,
+    /// The answer.
+    pub(crate) content: &'a str,
 }
 
 /// One generated token.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tok<'a> {
+    /// Its position in the output, from 0.
+    pub(crate) index: u32,
     /// Its text, a leading space and a vocabulary word.
     pub(crate) text: &'a str,
 }
@@ -45,7 +73,7 @@ pub(crate) trait ChunkShape: Send + Debug {
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>);
 
     /// The non-streamed body.
-    fn whole(&self, text: &str, f: &Finish) -> String;
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String;
 
     /// An event whose JSON is cut short (the `--malformed-rate` fault): the first half of a
     /// token event, and a blank line.

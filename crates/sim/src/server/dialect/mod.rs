@@ -37,7 +37,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-pub(crate) use chunk::{ChunkShape, Ctx, Tok};
+pub(crate) use chunk::{Answer, ChunkShape, Ctx, Tok};
 
 use super::AppState;
 use super::api_error::{ApiError, ErrorNote};

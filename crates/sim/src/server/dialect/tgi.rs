@@ -35,7 +35,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::chunk::{ChunkShape, Ctx, Tok, counts, done, sse};
+use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
 use super::json::{Obj, arr};
 use super::ok_json;
 use crate::config::SimConfig;
@@ -178,7 +178,10 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    /// TGI parses no reasoning: a reasoning model's thinking is part of the text.
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let joined = format!("{}{}", answer.reasoning, answer.content);
+        let text = joined.as_str();
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",

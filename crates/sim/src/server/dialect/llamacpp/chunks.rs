@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
 use super::*;
 
@@ -111,7 +111,13 @@ impl ChunkShape for Shape {
                     let role = Self::chat_choice(r#"{"role":"assistant","content":null}"#, None);
                     out.push(sse(&self.chat(role).done()));
                 }
-                let delta = Obj::new().f("content", t.text).done();
+                // A diff's reasoning goes to `reasoning_content` (server-chat.cpp:621-628).
+                let field = if self.ctx.reasoning(t.index) {
+                    "reasoning_content"
+                } else {
+                    "content"
+                };
+                let delta = Obj::new().f(field, t.text).done();
                 out.push(sse(&self.chat(Self::chat_choice(&delta, None)).done()));
             }
         }
@@ -154,7 +160,8 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
         let (choices, object) = match self.ctx.api {
             Api::Completions => (Self::completion_choice(text, Some(f)), "text_completion"),
             Api::Chat => (
@@ -163,7 +170,14 @@ impl ChunkShape for Shape {
                     .f("index", &0)
                     .r(
                         "message",
-                        Obj::new().f("role", "assistant").f("content", text).done(),
+                        Obj::new()
+                            .f("role", "assistant")
+                            .f("content", text)
+                            .opt(
+                                "reasoning_content",
+                                (!answer.reasoning.is_empty()).then_some(answer.reasoning),
+                            )
+                            .done(),
                     )
                     .done()]),
                 "chat.completion",

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
 use super::*;
 
@@ -48,11 +48,19 @@ impl Shape {
             (None, true) => o,
             (None, false) => o.null("prompt_tokens_details"),
         };
-        let o = o.f("reasoning_tokens", &0);
-        if exclude_none {
-            o.done()
-        } else {
-            o.null("completion_tokens_details").done()
+        // `reasoning_tokens` at the top, and in `completion_tokens_details` when there
+        // are some (protocol.py:221-229, usage_processor.py `calculate_token_usage`).
+        let r = self.ctx.reasoning_count(f);
+        let o = o.f("reasoning_tokens", &r);
+        match (r, exclude_none) {
+            (0, true) => o.done(),
+            (0, false) => o.null("completion_tokens_details").done(),
+            (r, _) => o
+                .r(
+                    "completion_tokens_details",
+                    Obj::new().f("reasoning_tokens", &r).done(),
+                )
+                .done(),
         }
     }
 
@@ -102,10 +110,16 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(t.text, None)),
             Api::Chat => {
                 self.role_chunk(out);
-                let delta = Obj::new()
-                    .null("reasoning_content")
-                    .f("content", t.text)
-                    .done();
+                // StreamDelta always writes `reasoning_content` and drops unset fields: a
+                // reasoning chunk is `{"reasoning_content": …}` (serving_chat.py:973-1000).
+                let delta = if self.ctx.reasoning(t.index) {
+                    Obj::new().f("reasoning_content", t.text).done()
+                } else {
+                    Obj::new()
+                        .null("reasoning_content")
+                        .f("content", t.text)
+                        .done()
+                };
                 out.push(self.chat_chunk(delta, None));
             }
         }
@@ -141,7 +155,9 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
+        let reasoning = (!answer.reasoning.is_empty()).then_some(answer.reasoning);
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
@@ -162,7 +178,7 @@ impl ChunkShape for Shape {
                         Obj::new()
                             .f("role", "assistant")
                             .f("content", text)
-                            .null("reasoning_content")
+                            .f("reasoning_content", &reasoning)
                             .null("tool_calls")
                             .done(),
                     )

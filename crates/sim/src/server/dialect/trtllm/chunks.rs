@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
 use super::*;
 
@@ -91,10 +91,17 @@ impl Shape {
         }
     }
 
-    fn content_delta(text: &str) -> String {
+    /// `DeltaMessage(content=…, reasoning_content=…)` after the reasoning parser: the
+    /// side that got nothing is `""` (`apply_reasoning_parser`).
+    fn delta(&self, t: Option<&Tok<'_>>) -> String {
+        let (content, reasoning) = match t {
+            Some(t) if self.ctx.reasoning(t.index) => ("", t.text),
+            Some(t) => (t.text, ""),
+            None => ("", ""),
+        };
         Obj::new()
-            .f("content", text)
-            .f("reasoning_content", "")
+            .f("content", content)
+            .f("reasoning_content", reasoning)
             .done()
     }
 
@@ -125,7 +132,7 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(t.text, None)),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(Self::content_delta(t.text), None);
+                let json = self.chat_chunk(self.delta(Some(t)), None);
                 out.push(sse(&json));
             }
         }
@@ -137,7 +144,7 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(text, Some(f))),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(Self::content_delta(text), Some(f));
+                let json = self.chat_chunk(self.delta(t), Some(f));
                 out.push(sse(&json));
             }
         }
@@ -147,7 +154,8 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
@@ -172,7 +180,7 @@ impl ChunkShape for Shape {
                         Obj::new()
                             .f("role", "assistant")
                             .f("content", text)
-                            .f("reasoning_content", "")
+                            .f("reasoning_content", answer.reasoning)
                             .null("reasoning")
                             .r("tool_calls", "[]")
                             .done(),

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
 use super::*;
 
@@ -53,11 +53,19 @@ impl Shape {
                 .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
                 .done()
         });
+        // With a reasoning parser, `completion_tokens_details.reasoning_tokens` is always
+        // reported (openai/chat_completion/serving.py:165,862-876).
+        let reasoning = (self.ctx.api == Api::Chat && self.ctx.reasoning_tokens > 0).then(|| {
+            Obj::new()
+                .f("reasoning_tokens", &self.ctx.reasoning_count(f))
+                .done()
+        });
         Obj::new()
             .f("prompt_tokens", &p)
             .f("total_tokens", &t)
             .f("completion_tokens", &c)
             .opt_r("prompt_tokens_details", details)
+            .opt_r("completion_tokens_details", reasoning)
             .done()
     }
 
@@ -74,8 +82,15 @@ impl Shape {
             .done())
     }
 
-    fn chat_delta(text: &str) -> String {
-        Obj::new().f("content", text).done()
+    /// `{"content"}`, or `{"reasoning"}` for a reasoning token (vLLM's delta field,
+    /// generate/base/protocol.py:356-367).
+    fn chat_delta(&self, t: &Tok<'_>) -> String {
+        let field = if self.ctx.reasoning(t.index) {
+            "reasoning"
+        } else {
+            "content"
+        };
+        Obj::new().f(field, t.text).done()
     }
 
     /// The first chat chunk, `{"role":"assistant","content":""}`, once.
@@ -111,7 +126,7 @@ impl ChunkShape for Shape {
                 self.role_chunk(out);
                 let choice = Obj::new()
                     .f("index", &0)
-                    .r("delta", Self::chat_delta(t.text))
+                    .r("delta", self.chat_delta(t))
                     .null("logprobs")
                     .null("finish_reason")
                     .null("token_ids")
@@ -138,7 +153,7 @@ impl ChunkShape for Shape {
             Api::Chat => {
                 self.role_chunk(out);
                 let delta = match t {
-                    Some(t) => Self::chat_delta(t.text),
+                    Some(t) => self.chat_delta(t),
                     None => "{}".into(),
                 };
                 let choice = Obj::new()
@@ -164,7 +179,9 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
+        let reasoning = (!answer.reasoning.is_empty()).then_some(answer.reasoning);
         let choice = match self.ctx.api {
             Api::Completions => Obj::new()
                 .f("index", &0)
@@ -180,7 +197,7 @@ impl ChunkShape for Shape {
                     Obj::new()
                         .f("role", "assistant")
                         .f("content", text)
-                        .null("reasoning")
+                        .f("reasoning", &reasoning)
                         .r("tool_calls", "[]")
                         .done(),
                 )
