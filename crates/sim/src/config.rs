@@ -16,7 +16,7 @@ mod wire;
 
 pub use faults::{FaultParams, RequestRange};
 pub use output::OutputParams;
-pub use wire::{Personality, SglangLogForm, WireParams};
+pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;

@@ -28,7 +28,7 @@ mod worker;
 
 pub use args::{EngineArgs, FaultArgs, OutputArgs, SimArgs, WireArgs};
 pub use config::{
-    ApiKey, EngineParams, FaultParams, OutputParams, Personality, Preset, RequestRange,
+    ApiKey, EngineParams, FaultParams, FlashAttn, OutputParams, Personality, Preset, RequestRange,
     SglangLogForm, SimConfig, TlsFiles, WireParams,
 };
 pub use engine::Timings;
