@@ -404,6 +404,7 @@ impl SimConfig {
         }
         self.engine.validate()?;
         self.wire.validate()?;
+        self.output.validate()?;
         self.faults.validate()
     }
 }

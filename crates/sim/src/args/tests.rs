@@ -211,6 +211,17 @@ fn personality_flags_take_the_engines_own_spellings() {
 }
 
 #[test]
+fn output_equivalence_knobs_are_shares() {
+    let c = parse(&["--numerics-change", "0.1", "--batch-variance", "0.5"]);
+    assert_eq!(c.output.numerics_change, 0.1);
+    assert_eq!(c.output.batch_variance, 0.5);
+    let m = refusal(&["--numerics-change", "1.5"]);
+    assert!(m.contains("numerics_change is a share of prompts"), "{m}");
+    let m = refusal(&["--batch-variance", "2"]);
+    assert!(m.contains("batch_variance"), "{m}");
+}
+
+#[test]
 fn tls_takes_a_certificate_and_its_key_together() {
     let c = parse(&["--tls-cert", "c.pem", "--tls-key", "k.pem"]);
     let tls = c.tls.expect("tls");

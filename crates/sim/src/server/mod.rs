@@ -217,7 +217,8 @@ impl AppState {
              default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
              error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
              exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={} \
-             reasoning_tokens={} engine={} moe_backend={} prefix_cache={cache}",
+             reasoning_tokens={} numerics_change={} batch_variance={} engine={} moe_backend={} \
+             prefix_cache={cache}",
             crate::VERSION,
             c.label,
             c.model,
@@ -256,6 +257,8 @@ impl AppState {
                 "none"
             },
             c.output.reasoning_tokens,
+            c.output.numerics_change,
+            c.output.batch_variance,
             c.wire.engine.name(),
             c.wire.moe_backend.as_deref().unwrap_or("none"),
         )

@@ -5,6 +5,8 @@ mod common;
 mod api;
 mod artefacts;
 mod engines_endpoints;
+mod engines_equivalence;
+mod engines_logprobs;
 mod engines_metrics;
 mod engines_reasoning;
 mod engines_requests;

@@ -146,6 +146,8 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
+        // `logprobs`, `top_logprobs`: accepted, ignored with a warning.
+        logprobs: false,
         ..Rules::generic()
     })
 }

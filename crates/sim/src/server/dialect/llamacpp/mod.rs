@@ -69,6 +69,10 @@ pub(super) fn check(
         stream_options_need_stream: false,
         min_tokens: false,
         context: ContextRule::PromptOnly,
+        // `logprobs: true` reads `top_logprobs` with a default of 20
+        // (tools/server/server-common.cpp:1429-1438); completions' `logprobs: N` is an alias
+        // of `n_probs` (server-schema.cpp:179-180).
+        top_logprobs_default: 20,
         ..Rules::generic()
     })
 }

@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs::{self, ChatStyle};
 use super::*;
 
 /// The chunks of one SGLang response.
@@ -65,10 +66,14 @@ impl Shape {
     }
 
     fn chat_chunk(&self, delta: String, finish: Option<&Finish>) -> Bytes {
+        self.chat_chunk_lp(delta, "null".into(), finish)
+    }
+
+    fn chat_chunk_lp(&self, delta: String, lp: String, finish: Option<&Finish>) -> Bytes {
         let choice = Obj::new()
             .f("index", &0)
             .r("delta", delta)
-            .null("logprobs")
+            .r("logprobs", lp)
             .f("finish_reason", &finish.map(reason))
             .null("matched_stop")
             .done();
@@ -88,14 +93,31 @@ impl Shape {
         }
     }
 
-    fn completion_chunk(&self, text: &str, finish: Option<&Finish>) -> Bytes {
+    /// A token's `logprobs`: the legacy object with `text_offset` -1 for completions,
+    /// `ChoiceLogprobs` for chat; `null` when not asked for.
+    fn logprobs(&self, t: Option<&Tok<'_>>) -> String {
+        let scored = t.map(Tok::scored).unwrap_or_default();
+        match (self.ctx.logprobs && !scored.is_empty(), self.ctx.api) {
+            (false, _) => "null".into(),
+            (true, Api::Completions) => logprobs::completion(&scored, None, false),
+            (true, Api::Chat) => logprobs::chat(ChatStyle::Sglang, &scored, false),
+        }
+    }
+
+    fn completion_chunk(&self, t: Option<&Tok<'_>>, finish: Option<&Finish>) -> Bytes {
         let choice = Obj::new()
             .f("index", &0)
-            .f("text", text)
-            .null("logprobs")
+            .f("text", t.map_or("", |t| t.text))
+            .r("logprobs", self.logprobs(t))
             .f("finish_reason", &finish.map(reason))
-            .null("matched_stop")
-            .done();
+            .null("matched_stop");
+        // `token_ids` only with `return_token_ids` (protocol.py:546-566 pops it when None).
+        let choice = match (self.ctx.token_ids, t) {
+            (true, Some(t)) => choice.r("token_ids", format!("[{}]", t.id)),
+            (true, None) => choice.r("token_ids", "[]"),
+            (false, _) => choice,
+        }
+        .done();
         sse(&self
             .head("text_completion")
             .r("choices", arr([choice]))
@@ -107,7 +129,7 @@ impl Shape {
 impl ChunkShape for Shape {
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
         match self.ctx.api {
-            Api::Completions => out.push(self.completion_chunk(t.text, None)),
+            Api::Completions => out.push(self.completion_chunk(Some(t), None)),
             Api::Chat => {
                 self.role_chunk(out);
                 // StreamDelta always writes `reasoning_content` and drops unset fields: a
@@ -120,7 +142,7 @@ impl ChunkShape for Shape {
                         .f("content", t.text)
                         .done()
                 };
-                out.push(self.chat_chunk(delta, None));
+                out.push(self.chat_chunk_lp(delta, self.logprobs(Some(t)), None));
             }
         }
     }
@@ -128,7 +150,7 @@ impl ChunkShape for Shape {
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>) {
         match self.ctx.api {
             Api::Completions => {
-                out.push(self.completion_chunk(t.map_or("", |t| t.text), Some(f)));
+                out.push(self.completion_chunk(t, Some(f)));
                 if self.ctx.include_usage {
                     out.push(sse(&self
                         .head("text_completion")
@@ -158,13 +180,19 @@ impl ChunkShape for Shape {
     fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
         let text = answer.content;
         let reasoning = (!answer.reasoning.is_empty()).then_some(answer.reasoning);
+        let scored = answer.scored();
+        let lp = match (self.ctx.logprobs && !scored.is_empty(), self.ctx.api) {
+            (false, _) => "null".into(),
+            (true, Api::Completions) => logprobs::completion(&scored, None, false),
+            (true, Api::Chat) => logprobs::chat(ChatStyle::Sglang, &scored, false),
+        };
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
                 Obj::new()
                     .f("index", &0)
                     .f("text", text)
-                    .null("logprobs")
+                    .r("logprobs", &lp)
                     .f("finish_reason", reason(f))
                     .null("matched_stop")
                     .done(),
@@ -182,7 +210,7 @@ impl ChunkShape for Shape {
                             .null("tool_calls")
                             .done(),
                     )
-                    .null("logprobs")
+                    .r("logprobs", &lp)
                     .f("finish_reason", reason(f))
                     .null("matched_stop")
                     .done(),

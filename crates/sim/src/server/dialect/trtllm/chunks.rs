@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs::{self, ChatStyle, Scored};
 use super::*;
 
 /// The chunks of one TensorRT-LLM response.
@@ -66,10 +67,17 @@ impl Shape {
             .done())
     }
 
-    fn chat_chunk(&mut self, delta: String, finish: Option<&Finish>) -> String {
+    /// Chat `logprobs` of these tokens (`create_logprobs`), when asked for.
+    fn logprobs(&self, scored: &[Scored<'_>]) -> Option<String> {
+        (self.ctx.logprobs && !scored.is_empty())
+            .then(|| logprobs::chat(ChatStyle::OpenAi, scored, false))
+    }
+
+    fn chat_chunk(&mut self, delta: String, lp: Option<String>, finish: Option<&Finish>) -> String {
         let choice = Obj::new()
             .f("index", &0)
             .r("delta", delta)
+            .opt_r("logprobs", lp)
             .opt("finish_reason", finish.map(reason))
             .done();
         let id = self.next_id("chatcmpl");
@@ -85,7 +93,7 @@ impl Shape {
     fn role_chunk(&mut self, out: &mut Vec<Bytes>) {
         if !self.role_sent {
             self.role_sent = true;
-            let json = self.chat_chunk(r#"{"role":"assistant"}"#.into(), None);
+            let json = self.chat_chunk(r#"{"role":"assistant"}"#.into(), None, None);
             // `f"data: {…} \n\n"`: a space before the blank line.
             out.push(Bytes::from(format!("data: {json} \n\n")));
         }
@@ -132,7 +140,8 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(t.text, None)),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(self.delta(Some(t)), None);
+                let lp = self.logprobs(&t.scored());
+                let json = self.chat_chunk(self.delta(Some(t)), lp, None);
                 out.push(sse(&json));
             }
         }
@@ -144,7 +153,8 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(text, Some(f))),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(self.delta(t), Some(f));
+                let lp = self.logprobs(&t.map(Tok::scored).unwrap_or_default());
+                let json = self.chat_chunk(self.delta(t), lp, Some(f));
                 out.push(sse(&json));
             }
         }
@@ -185,7 +195,11 @@ impl ChunkShape for Shape {
                             .r("tool_calls", "[]")
                             .done(),
                     )
-                    .null("logprobs")
+                    .r(
+                        "logprobs",
+                        self.logprobs(&answer.scored())
+                            .unwrap_or_else(|| "null".into()),
+                    )
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
                     .null("mm_embedding_handle")
