@@ -25,6 +25,7 @@
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 
+pub mod checks;
 pub mod import;
 mod looks;
 pub mod metrics;

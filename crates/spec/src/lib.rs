@@ -6,10 +6,13 @@
 //!
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
-//! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure.
+//! [`metrics::catalogue`] lists every metric; [`engine::profile`] holds what servebench
+//! knows of each engine; [`search`] is the capacity search's procedure.
 
+pub mod bounds;
 pub mod diagnostics;
 pub mod duration;
+pub mod engine;
 pub mod hash;
 pub mod load;
 pub mod metrics;
@@ -29,5 +32,6 @@ pub use duration::HumanDuration;
 pub use load::{LoadError, Spec, load, parse_str};
 pub use rate::Rate;
 pub use semantic::is_secret_name;
+pub use semantic::refs::env_references;
 pub use semantic::variants::is_plain_load;
 pub use types::*;
