@@ -146,6 +146,8 @@ fn check_counts(lines: &[Value], out_tokens: u64, in_tokens: u64, template: u64)
         );
         assert_eq!(n_out, out_tokens, "outputs run to max_tokens: {l}");
         assert_eq!(l["max_tokens"], out_tokens);
+        // The engine's profile fixes the length (generation_config) instead of ignore_eos.
+        assert_eq!(l["output_target"], out_tokens, "{l}");
         assert_eq!(l["finish_reason"], "length", "{l}");
         assert_eq!(l["expected_input_tokens"], in_tokens, "{l}");
         assert_eq!(
@@ -281,4 +283,134 @@ fn the_completions_api_counts_match_the_servers_usage() {
         assert_eq!(l["input_tokens_exact"], true, "{l}");
     }
     trials_clean(&r);
+}
+
+/// A `transformers serve` started by the test (the spec's batching variant), stopped when
+/// dropped.
+struct Server {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(env: &BTreeMap<String, String>, dir: &Path) -> Server {
+        let log = dir.join("server.log");
+        let out = std::fs::File::create(&log).expect("log");
+        let err = out.try_clone().expect("log");
+        // Port 0: uvicorn binds a free port and prints it.
+        let child = std::process::Command::new(&env["TRANSFORMERS_SERVE"])
+            .args([
+                "tiny-lm",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--device",
+                "cpu",
+            ])
+            .args(["--continuous-batching", "--cb-num-blocks", "64"])
+            .args(["--cb-max-batch-tokens", "1024"])
+            .env("OMP_NUM_THREADS", "1")
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("start transformers serve");
+        let mut server = Server {
+            child,
+            url: String::new(),
+            log,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while server.url.is_empty() {
+            let text = std::fs::read_to_string(&server.log).unwrap_or_default();
+            if let Some(rest) = text.split("Uvicorn running on ").nth(1) {
+                server.url = rest.split_whitespace().next().unwrap_or("").to_owned();
+            } else if std::time::Instant::now() > deadline
+                || server.child.try_wait().ok().flatten().is_some()
+            {
+                panic!("transformers serve did not start:\n{text}");
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+        }
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `servebench probe --json` of `url` with `args`; its exit code and report.
+fn probe(dir: &Path, url: &str, args: &[&str]) -> (i32, Value) {
+    let out = sb(dir)
+        .args(["probe", url, "--json"])
+        .args(args)
+        .output()
+        .expect("probe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "probe printed no JSON ({e}):\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+fn outcome<'a>(report: &'a Value, guarantee: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["guarantee"] == guarantee))
+        .map_or(&Value::Null, |c| &c["outcome"])
+}
+
+#[test]
+fn probe_finds_every_guarantee_the_spec_needs_on_a_batching_server() {
+    let _serial = common::REAL_ENGINE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_transformers() else {
+        return;
+    };
+    let dir = scratch("transformers_e2e", "probe");
+    let server = Server::start(&env, &dir);
+    let spec = repo().join("specs/transformers-cpu-continuous-batching.yaml");
+    let log = server.log.to_string_lossy().into_owned();
+    let spec_arg = spec.to_string_lossy().into_owned();
+    // With the spec: every guarantee it relies on holds, and its verify rule picks the
+    // batching variant from the server's own log.
+    let (code, report) = probe(&dir, &server.url, &["--spec", &spec_arg, "--log", &log]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["needed_fails"], false, "{report:#}");
+    assert_eq!(report["engine"]["engine"], "transformers", "{report:#}");
+    for g in [
+        "model_served",
+        "streaming",
+        "usage",
+        "output_length",
+        "verify",
+    ] {
+        assert_eq!(outcome(&report, g), "holds", "{g}: {report:#}");
+    }
+    let verify = report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["guarantee"] == "verify"))
+        .expect("verify check");
+    assert!(
+        verify["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("`batching`")),
+        "{verify}"
+    );
+    // Without a spec: the engine is detected from what the server answers.
+    let (_, report) = probe(&dir, &server.url, &["--api", "openai-chat"]);
+    assert_eq!(report["engine"]["engine"], "transformers", "{report:#}");
+    assert_ne!(report["engine"]["source"], "spec", "{report:#}");
+    assert_eq!(outcome(&report, "streaming"), "holds", "{report:#}");
+    drop(server);
 }
