@@ -47,8 +47,9 @@ fn llamacpp_env() -> Option<BTreeMap<String, String>> {
     ok.then_some(vars)
 }
 
-/// The two tests share the machine's cores with one llama-server each: run them one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The tests share the machine's cores with one server each: run them one at a time (with
+/// the other real-engine tests too).
+use common::REAL_ENGINE as SERIAL;
 
 fn require_llamacpp() -> Option<BTreeMap<String, String>> {
     match llamacpp_env() {

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// Held by each test that runs a real engine (llama.cpp, transformers serve): they share the
+/// machine's cores, so they run one at a time.
+pub(crate) static REAL_ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The repository's root.
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
