@@ -1,6 +1,7 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
 mod datasets;
+mod gate;
 mod launcher;
 mod refs;
 mod search;
@@ -21,6 +22,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     workload::check(spec, index, &mut out);
     trials::check(spec, &mut out);
     search::check(spec, index, &mut out);
+    gate::check(spec, &mut out);
     out
 }
 
@@ -28,4 +30,5 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
 pub(crate) fn at(rest: &str) -> KeyPath {
     KeyPath::parse(&format!("spec.{rest}"))
 }
+pub use gate::MIN_WAVES;
 pub use variants::is_secret_name;
