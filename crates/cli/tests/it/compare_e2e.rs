@@ -258,7 +258,10 @@ fn the_text_report_has_tables_and_a_summary() {
 #[test]
 fn the_sim_ab_shape_reports_its_sign_change_in_words() {
     let result = run_spec("compare-crossover");
-    let r = compare_json(&[], &result);
+    // Each cell at its own α, as the margins above were chosen: under Holm's correction (the
+    // default) a loaded machine's likely cell can become inconclusive, and this test is about
+    // the words of a sign change, not about many tests (crates/compare/tests/it/gate.rs).
+    let r = compare_json(&["--multiplicity", "none"], &result);
     let m = &r["comparisons"][0]["metrics"][0];
     let v = verdicts(&r["comparisons"][0], "output_throughput");
     // +20% at c=1 is far beyond θ = 8%; so is the deficit at c=32 (a dearer cost per

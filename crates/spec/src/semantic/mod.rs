@@ -30,5 +30,4 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
 pub(crate) fn at(rest: &str) -> KeyPath {
     KeyPath::parse(&format!("spec.{rest}"))
 }
-pub use gate::MIN_WAVES;
 pub use variants::is_secret_name;

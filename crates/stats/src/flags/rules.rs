@@ -313,19 +313,23 @@ pub fn load_not_sustained(
         .map(|c| format!(", {:.1} wave(s) of the limit", requests as f64 / c as f64))
         .unwrap_or_default();
     let held_words = format!(
-        "the client held {limit} in flight for a mean {} [{}, {}] of each trial ({} trials;          {requests} requests per trial at most{waves})",
+        "the client held {limit} in flight for a mean {} [{}, {}] of each trial ({} trials; \
+         {requests} requests per trial at most{waves})",
         pct_plain(m),
         pct_plain(lo),
         pct_plain(hi),
         held.len()
     );
-    let action = "give the point more requests (several times the concurrency limit, so that                   it holds the limit for most of the trial: e.g. `sweep.include[].requests`)                   and re-run";
+    let action = "give the point more requests (several times the concurrency limit, so that \
+                  it holds the limit for most of the trial: e.g. `sweep.include[].requests`) \
+                  and re-run";
     if hi < settings.min_limit_held {
         Some(Flag::new(
             FlagId::LoadNotSustained,
             FlagLevel::ReBaseline,
             format!(
-                "{label}: {held_words}: below {} throughout — the trials measure ramp-up and                  drain, not the load the point names",
+                "{label}: {held_words}: below {} throughout — the trials measure ramp-up and \
+                 drain, not the load the point names",
                 pct_plain(settings.min_limit_held)
             ),
             action,
@@ -335,7 +339,8 @@ pub fn load_not_sustained(
             FlagId::LoadNotSustained,
             FlagLevel::Look,
             format!(
-                "{label}: {held_words}: at the edge of {} — the point is close to one wave                  per trial at a time, and another run may read it either side",
+                "{label}: {held_words}: at the edge of {} — the point is close to one wave \
+                 per trial at a time, and another run may read it either side",
                 pct_plain(settings.min_limit_held)
             ),
             action,
