@@ -260,3 +260,68 @@ fn the_table_and_the_multiplicity_flag_say_the_same() {
     assert!(!evaluate_gates(&holm, &gate(&[FailOn::Regressed], &[], None)).tripped);
     assert!(evaluate_gates(&none, &gate(&[FailOn::Regressed], &[], None)).tripped);
 }
+
+/// A sequential run stops a gated cell as soon as the gate's question is answered: +5% with
+/// trials 0.1% apart is shown no worse than −5% at the first look (so the cell stops,
+/// `answered`), although its verdict is likely improved (its interval straddles +θ) and the
+/// decided rule would take another round. A −20% cell is shown worse and stops
+/// too; an A/A cell whose interval still reaches below −5% stays open.
+#[test]
+fn a_sequential_cell_stops_once_the_gate_s_question_is_answered() {
+    use servebench_result::StopReason;
+    let values = |p: usize| -> (Vec<f64>, Vec<f64>) {
+        let base = around(1000.0, 1.0, 5);
+        match p {
+            0 => (base.clone(), base.iter().map(|x| x * 1.05).collect()),
+            1 => (base.clone(), base.iter().map(|x| x * 0.80).collect()),
+            2 => (around(1000.0, 60.0, 5), around(1000.0, 60.0, 5)),
+            _ => (base.clone(), base),
+        }
+    };
+    let mut lr = run_with(5, values);
+    lr.result.spec.spec.trials.until_decided = Some(servebench_spec::types::UntilDecided {
+        max: 20,
+        metrics: None,
+        spending: servebench_spec::types::Spending::ObrienFleming,
+    });
+    lr.result.spec.spec.compare.metrics = vec!["output_throughput".into()];
+    lr.result.spec.spec.compare.threshold = 0.05;
+    let design = servebench_compare::Sequential::for_spec(&lr.result.spec)
+        .expect("a design")
+        .expect("sequential");
+    let stopped = |s: &servebench_compare::Sequential, point: usize| {
+        let look = s.look(&lr.result, 5);
+        let cell = look
+            .cells
+            .iter()
+            .find(|c| c.point == point)
+            .expect("the cell was looked at")
+            .clone();
+        cell
+    };
+    // Without a gate: the decided rule; the +5% cell is likely improved and takes a round.
+    let c = stopped(&design, 0);
+    assert_eq!(c.metrics[0].verdict, "likely-improved", "{c:?}");
+    assert_eq!(c.stopped, None, "{c:?}");
+    let gated = design.with_gate(gate(&[FailOn::NotShownNonInferior], &[], None));
+    let c = stopped(&gated, 0);
+    assert_eq!(c.metrics[0].answer.as_deref(), Some("shown"), "{c:?}");
+    assert_eq!(c.stopped, Some(StopReason::Answered), "{c:?}");
+    let c = stopped(&gated, 1);
+    assert_eq!(c.metrics[0].answer.as_deref(), Some("shown-not"), "{c:?}");
+    assert_eq!(c.stopped, Some(StopReason::Answered), "{c:?}");
+    let c = stopped(&gated, 2);
+    assert_eq!(c.metrics[0].answer.as_deref(), Some("not-shown"), "{c:?}");
+    assert_eq!(c.stopped, None, "{c:?}");
+    // An ungated point keeps the decided rule.
+    let only_c4 = servebench_compare::Sequential::for_spec(&lr.result.spec)
+        .expect("a design")
+        .expect("sequential")
+        .with_gate(gate(&[FailOn::NotShownNonInferior], &["c=4"], None));
+    let c = stopped(&only_c4, 0);
+    assert_eq!(
+        (c.metrics[0].answer.clone(), c.stopped),
+        (None, None),
+        "{c:?}"
+    );
+}
