@@ -2,6 +2,8 @@
 
 mod common;
 
+mod ci_workflow;
+
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
