@@ -11,6 +11,7 @@ mod error_chains;
 mod fault_host;
 mod fault_matrix;
 mod fault_wire;
+mod gate_e2e;
 mod history_cli;
 mod https_e2e;
 mod import_e2e;
