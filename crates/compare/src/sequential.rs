@@ -283,7 +283,15 @@ fn gate_answer(gate: &GateSpec, m: &MetricSpec, c: Option<&ArmComparison>) -> Op
     let Some(c) = c else {
         return Some(Answer::NotShown);
     };
-    let theta = gate.theta(m.threshold);
+    // `regressed` alone asks about the verdict's own θ; the non-inferiority and superiority
+    // conditions about the gate's margin.
+    let theta = if gate.fail_on.contains(&crate::FailOn::NotShownNonInferior)
+        || gate.fail_on.contains(&crate::FailOn::NotShownSuperior)
+    {
+        gate.theta(m.threshold)
+    } else {
+        m.threshold
+    };
     let margin = match c.scale {
         Scale::Log => theta.ln_1p(),
         Scale::Arithmetic => c.margin * theta / m.threshold,

@@ -323,5 +323,19 @@ fn a_sequential_cell_stops_once_the_gate_s_question_is_answered() {
         (c.metrics[0].answer.clone(), c.stopped),
         (None, None),
         "{c:?}"
-    );
+    );    // `regressed` alone asks about the verdict's θ (5%), not the gate's margin: the noisy
+    // A/A cell is settled against a 50% margin but not against 5%, so it stays open.
+    let regressed_only = servebench_compare::Sequential::for_spec(&lr.result.spec)
+        .expect("a design")
+        .expect("sequential")
+        .with_gate(gate(&[FailOn::Regressed], &[], Some(0.5)));
+    let c = stopped(&regressed_only, 2);
+    assert_eq!(c.metrics[0].answer.as_deref(), Some("not-shown"), "{c:?}");
+    assert_eq!(c.stopped, None, "{c:?}");
+    let wide = servebench_compare::Sequential::for_spec(&lr.result.spec)
+        .expect("a design")
+        .expect("sequential")
+        .with_gate(gate(&[FailOn::NotShownNonInferior], &[], Some(0.5)));
+    let c = stopped(&wide, 2);
+    assert_eq!(c.metrics[0].answer.as_deref(), Some("shown"), "{c:?}");
 }
