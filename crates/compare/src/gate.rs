@@ -228,6 +228,31 @@ pub(crate) fn cell_answer(
     })
 }
 
+/// The margins in words, turned for the metric's direction: a loss of throughput lies
+/// *below −θ*, a loss of latency *above +θ*.
+struct Edges {
+    /// `below` or `above`: where a loss lies.
+    side: &'static str,
+    /// `−5%` (higher is better) or `+5%` (lower is better).
+    edge: String,
+    /// The superiority margin: `+5%` or `−5%`.
+    better_edge: String,
+}
+
+impl Edges {
+    fn of(direction: Direction, theta: f64) -> Edges {
+        let (side, worse, better) = match direction {
+            Direction::HigherIsBetter => ("below", "−", "+"),
+            Direction::LowerIsBetter => ("above", "+", "−"),
+        };
+        Edges {
+            side,
+            edge: format!("{worse}{}", pct(theta)),
+            better_edge: format!("{better}{}", pct(theta)),
+        }
+    }
+}
+
 /// `−5.2% [−11.1%, +1.1%]` (log) or `−1.5 [−3.0, 0.1]` (arithmetic).
 fn change_words(m: &MetricReport, row: &PointReport) -> String {
     crate::text::change(m.scale, row.effect.as_ref())
@@ -286,6 +311,7 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
             let mut by_condition: Vec<(FailOn, Vec<String>)> = Vec::new();
             for row in m.points.iter().filter(|p| gate.gates_point(&p.point_label)) {
                 gated.push((m.metric.clone(), row.label.clone()));
+                let worse = Edges::of(m.direction, theta);
                 let ni = cell_answer(Question::NonInferiority, m, row, theta);
                 let sup = cell_answer(Question::Superiority, m, row, theta);
                 let mut trips = Vec::new();
@@ -299,10 +325,11 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                 if has(FailOn::NotShownNonInferior) && ni != Some(Answer::Shown) {
                     let why = match ni {
                         Some(Answer::ShownNot) => format!(
-                            "{} {}: wholly below −{} — shown worse",
+                            "{} {}: wholly {} {} — shown worse",
                             row.label,
                             change_words(m, row),
-                            pct(theta)
+                            worse.side,
+                            worse.edge
                         ),
                         Some(_) => {
                             let more = margin_on_scale(m, row, theta)
@@ -310,10 +337,11 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                                 .map(|t| format!("; {t}"))
                                 .unwrap_or_default();
                             format!(
-                                "{} {}: reaches below −{} — not shown no worse{more}",
+                                "{} {}: reaches {} {} — not shown no worse{more}",
                                 row.label,
                                 change_words(m, row),
-                                pct(theta)
+                                worse.side,
+                                worse.edge
                             )
                         }
                         None => format!(
@@ -332,11 +360,11 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                     say(
                         FailOn::NotShownSuperior,
                         format!(
-                            "{} {} ({}): not shown better than +{}",
+                            "{} {} ({}): not shown better than {}",
                             row.label,
                             change_words(m, row),
                             row.verdict.as_str(),
-                            pct(theta)
+                            worse.better_edge
                         ),
                     );
                 }

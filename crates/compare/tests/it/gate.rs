@@ -323,7 +323,7 @@ fn a_sequential_cell_stops_once_the_gate_s_question_is_answered() {
         (c.metrics[0].answer.clone(), c.stopped),
         (None, None),
         "{c:?}"
-    );    // `regressed` alone asks about the verdict's θ (5%), not the gate's margin: the noisy
+    ); // `regressed` alone asks about the verdict's θ (5%), not the gate's margin: the noisy
     // A/A cell is settled against a 50% margin but not against 5%, so it stays open.
     let regressed_only = servebench_compare::Sequential::for_spec(&lr.result.spec)
         .expect("a design")
@@ -338,4 +338,52 @@ fn a_sequential_cell_stops_once_the_gate_s_question_is_answered() {
         .with_gate(gate(&[FailOn::NotShownNonInferior], &[], Some(0.5)));
     let c = stopped(&wide, 2);
     assert_eq!(c.metrics[0].answer.as_deref(), Some("shown"), "{c:?}");
+}
+
+/// A latency's reasons are turned for its direction: a loss of latency lies above +θ. The
+/// committed run's TPOT at c=32 rose 29.3% (regressed): the reason says "wholly above +2%",
+/// where it used to say "wholly below −2%" of a rise; its TTFT at c=32, −4.1% [−8.4%,
+/// +0.3%], is shown no worse but not shown better than −2%.
+#[test]
+fn a_latency_s_reasons_are_turned_for_its_direction() {
+    let loaded = LoadedResult {
+        file: "example.json".into(),
+        result: serde_json::from_value(example()).expect("a result"),
+    };
+    let opts = CompareOptions {
+        metrics: Some(vec!["tpot_p50".into(), "ttft_p50".into()]),
+        ..CompareOptions::default()
+    };
+    let r = compare_within(&loaded, &opts).expect("compares");
+    let latency_gate = |fail_on: &[FailOn], metric: &str| GateSpec {
+        fail_on: fail_on.to_vec(),
+        metrics: Some(vec![metric.into()]),
+        points: vec!["c=32".into()],
+        margin: None,
+    };
+    let ni = evaluate_gates(
+        &r,
+        &latency_gate(&[FailOn::NotShownNonInferior], "tpot_p50"),
+    );
+    assert!(ni.tripped);
+    assert_eq!(ni.reasons.len(), 1, "{:?}", ni.reasons);
+    assert!(
+        ni.reasons[0]
+            .starts_with("not-shown-non-inferior: cutedsl vs cutlass, tpot_p50 at c=32 +29.3%")
+            && ni.reasons[0].ends_with(": wholly above +2% — shown worse"),
+        "{}",
+        ni.reasons[0]
+    );
+    let ttft = evaluate_gates(
+        &r,
+        &latency_gate(&[FailOn::NotShownNonInferior], "ttft_p50"),
+    );
+    assert!(!ttft.tripped, "{:?}", ttft.reasons);
+    let sup = evaluate_gates(&r, &latency_gate(&[FailOn::NotShownSuperior], "ttft_p50"));
+    assert!(sup.tripped);
+    assert!(
+        sup.reasons[0].ends_with("(inconclusive): not shown better than −2%"),
+        "{}",
+        sup.reasons[0]
+    );
 }
