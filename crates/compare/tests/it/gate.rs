@@ -291,13 +291,11 @@ fn a_sequential_cell_stops_once_the_gate_s_question_is_answered() {
         .expect("sequential");
     let stopped = |s: &servebench_compare::Sequential, point: usize| {
         let look = s.look(&lr.result, 5);
-        let cell = look
-            .cells
+        look.cells
             .iter()
             .find(|c| c.point == point)
             .expect("the cell was looked at")
-            .clone();
-        cell
+            .clone()
     };
     // Without a gate: the decided rule; the +5% cell is likely improved and takes a round.
     let c = stopped(&design, 0);
