@@ -12,8 +12,11 @@
 //!   is answered either way (the interval wholly above or wholly below `−ln(1 + θ)`), and
 //!   passes when it stopped shown non-inferior.
 //!
-//! For the old gates, the same fixed cells are also read by the verdict: `regressed` trips
-//! on a regressed cell, `likely-regressed` on regressed or likely regressed.
+//! For the other gates, the same fixed cells are also read by the verdict: `regressed` trips
+//! on a regressed cell, `likely-regressed` on regressed or likely regressed, `inconclusive`
+//! on an inconclusive one; `not-shown-superior` trips unless the interval lies wholly above
+//! `+ln(1 + θ)` (and the verdict is on the better side). The superiority gate is also run sequentially
+//! on the same trials, its cell stopping once its own question is answered either way.
 //!
 //! Prints per scenario the share of cells that *fail* the gate (on an A/A: the
 //! false-failure rate, target ≤ α at the design's trial count; on a loss: the detection
@@ -73,6 +76,12 @@ struct Tally {
     regressed: u64,
     /// `likely-regressed` tripped (fixed designs only).
     likely_regressed: u64,
+    /// `inconclusive` tripped (fixed designs only).
+    inconclusive: u64,
+    /// `not-shown-superior` tripped (fixed, or sequential with its own stopping rule).
+    sup_failed: u64,
+    /// Trials per arm the sequential superiority gate used.
+    sup_trials: u64,
     trials: u64,
 }
 
@@ -83,6 +92,9 @@ impl Tally {
         self.shown_worse += o.shown_worse;
         self.regressed += o.regressed;
         self.likely_regressed += o.likely_regressed;
+        self.inconclusive += o.inconclusive;
+        self.sup_failed += o.sup_failed;
+        self.sup_trials += o.sup_trials;
         self.trials += o.trials;
     }
     fn share(&self, x: u64) -> f64 {
@@ -109,6 +121,15 @@ fn log_ci(c: &servebench_stats::verdict::ArmComparison) -> servebench_stats::Con
     c.effect_interval_on_scale()
 }
 
+/// The superiority gate's answer, as `servebench compare` reads it: the interval wholly above
+/// `+margin`, and the verdict on the better side (`compare`'s `cell_answer`).
+fn superior(ci: &servebench_stats::ConfidenceInterval, margin: f64, verdict: Verdict) -> Answer {
+    match answer(Question::Superiority, ci, margin, Direction::HigherIsBetter) {
+        Answer::Shown if verdict.is_better() != Some(true) => Answer::NotShown,
+        a => a,
+    }
+}
+
 fn run_one(s: &Scenario, design: Design, looks: &[Look], seed: u64) -> Tally {
     let margin = s.theta.ln_1p();
     let mut t = Tally {
@@ -133,7 +154,10 @@ fn run_one(s: &Scenario, design: Design, looks: &[Look], seed: u64) -> Tally {
                 cmp.verdict,
                 Verdict::Regressed | Verdict::LikelyRegressed
             ));
+            t.inconclusive = u64::from(cmp.verdict == Verdict::Inconclusive);
+            t.sup_failed = u64::from(superior(&log_ci(&cmp), margin, cmp.verdict) != Answer::Shown);
             t.trials = n as u64;
+            t.sup_trials = n as u64;
         }
         Design::Sequential(budget) => {
             let (b, c) = arms(s, budget, seed);
@@ -157,6 +181,24 @@ fn run_one(s: &Scenario, design: Design, looks: &[Look], seed: u64) -> Tally {
                     t.ni_failed = u64::from(a != Answer::Shown);
                     t.shown_worse = u64::from(a == Answer::ShownNot);
                     t.trials = n as u64;
+                    break;
+                }
+            }
+            // The superiority gate on the same trials, stopping on its own question.
+            for n in FIRST_STAGE..=budget {
+                let look = &looks[n - FIRST_STAGE];
+                let cmp = compare_arms_sequential(
+                    &b[..n],
+                    &c[..n],
+                    Direction::HigherIsBetter,
+                    s.theta,
+                    look,
+                )
+                .expect("simulated arms are valid");
+                let a = superior(&cmp.rci, margin, cmp.verdict);
+                if a.is_settled() || look.last {
+                    t.sup_failed = u64::from(a != Answer::Shown);
+                    t.sup_trials = n as u64;
                     break;
                 }
             }
@@ -240,6 +282,19 @@ fn main() {
             ratio: 0.975,
             theta,
         },
+        // For the superiority gate: a real speed-up beyond θ, and one at θ itself.
+        Scenario {
+            name: "+10%, CV 8%, θ 5%",
+            cv: 0.08,
+            ratio: 1.10,
+            theta,
+        },
+        Scenario {
+            name: "+5% (at the margin), CV 8%, θ 5%",
+            cv: 0.08,
+            ratio: 1.05,
+            theta,
+        },
     ];
     let designs = [
         Design::Fixed(3),
@@ -258,9 +313,9 @@ fn main() {
         "\n{seeds} seeds per row; α = {ALPHA}; sequential: O'Brien–Fleming, first stage {FIRST_STAGE}, +1 per arm per round"
     );
     println!(
-        "| scenario | design | gate fails | of which shown worse | `regressed` trips | `likely-regressed` trips | mean trials/arm |"
+        "| scenario | design | gate fails | of which shown worse | `regressed` trips | `likely-regressed` trips | `inconclusive` trips | `not-shown-superior` trips | mean trials/arm | superiority's mean trials/arm |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (i, s) in cases.iter().enumerate() {
         for d in designs {
             let (name, looks) = match d {
@@ -282,13 +337,16 @@ fn main() {
                 Design::Sequential(_) => "—".into(),
             };
             println!(
-                "| {} | {name} | {:.4} | {:.4} | {} | {} | {:.2} |",
+                "| {} | {name} | {:.4} | {:.4} | {} | {} | {} | {:.4} | {:.2} | {:.2} |",
                 s.name,
                 t.share(t.ni_failed),
                 t.share(t.shown_worse),
                 old(t.regressed),
                 old(t.likely_regressed),
-                t.trials as f64 / t.runs as f64
+                old(t.inconclusive),
+                t.share(t.sup_failed),
+                t.trials as f64 / t.runs as f64,
+                t.sup_trials as f64 / t.runs as f64
             );
         }
     }
