@@ -268,7 +268,7 @@ fn the_sim_ab_shape_reports_its_sign_change_in_words() {
     let r = compare_json(&["--multiplicity", "none", "--metric", "tpot_p50"], &result);
     let m = &r["comparisons"][0]["metrics"][0];
     let v = verdicts(&r["comparisons"][0], "tpot_p50");
-    // +20% at c=1 is far beyond θ = 8%; so is the deficit at c=32 (a dearer cost per
+    // TPOT −20% at c=1 is far beyond θ = 8%; so is the rise at c=32 (a dearer cost per
     // running sequence). A loaded machine can widen either interval into a "likely" verdict
     // (the direction sure, the size not): then no decided cell carries the sign change at
     // that end, and it is no crossover.
