@@ -23,9 +23,18 @@ Scenarios (runs per scenario: --runs, or the scenario's default):
 * cold (100): the candidate's first server start 30% slower; detection: drift (first trial).
 * onewave (100): the c=16 point measures one wave (16 requests at c=16); detection:
   load-not-sustained at c=16, and at no other point.
+* twowave (20): the c=16 point measures two waves (32 requests at c=16); load-not-sustained
+  at c=16 is expected as a look (the held share's interval holds one half), not re-baseline.
 * stale67 (100): a baseline from one run, the candidate from another in which the c=8 point
   is 67% faster (step times × 0.6 for that point's requests): detection: sweep-inconsistent
   naming c=8 and no other level, besides stale-baseline.
+The non-inferiority gate (`compare.gate.fail_on: [not-shown-non-inferior]`, one point c=1,
+output_throughput, θ = 5%, trial CV 4% by --speed-cv; 19 trials per arm, the count at which
+an A/A passes one cell with 95%):
+* gate-aa4 (20) / gate-seq-aa4 (20): A/A, fixed 19 / sequential (first stage 5, budget 19):
+  runs whose gate tripped (false failures).
+* gate-loss5 (20) / gate-seq-loss5 (20): the candidate 5% slower: runs whose gate tripped
+  (detection).
 * mainjob (20): specs/sim-ab.yaml (the README's main job) with workload.seed = i; the crossover
   stated as a finding, and no re-baseline flag.
 
@@ -141,6 +150,50 @@ spec:
     alpha: 0.05
 """
 
+# The non-inferiority gate (docs/compare.md, "Gates"): one point, output_throughput, θ = 5%,
+# the trial CV set by --speed-cv; `{trials}` is the fixed count or the sequential first stage
+# and budget.
+GATE_SPEC = """apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {{name: {name}}}
+spec:
+  server:
+    command: ["${{servebench}}", sim]
+    args: [--port, "${{port}}", --jitter-cv, "0.02", --speed-cv, "{cv}", --prefill-ms-per-token, "0.01"]
+    readiness: {{http: {{path: /health}}, interval: 20ms, timeout: 20s}}
+    verify:
+      - log_contains: "label=${{variant.label}}"
+    stop: {{signal: SIGTERM, grace: 5s}}
+  target: {{api: openai-completions, model: sim-model, tokenizer: server}}
+  variants:
+    - name: a
+      baseline: true
+      server: {{args: [--label, a, --decode-base-ms, "1", --decode-per-seq-ms, "0.1"]}}
+      vars: {{label: a}}
+    - name: b
+      server: {{args: [--label, b, --decode-base-ms, "{b_base}", --decode-per-seq-ms, "{b_seq}"]}}
+      vars: {{label: b}}
+  workload:
+    dataset: {{kind: random, input_tokens: 32, output_tokens: 12}}
+    ignore_eos: true
+    seed: {seed}
+    requests: 12
+    warmup_requests: 2
+    request_timeout: 20s
+    trial_timeout: 30s
+  sweep: {{max_concurrency: [1]}}
+  trials: {trials}
+  compare:
+    metrics: [output_throughput]
+    threshold: 0.05
+    alpha: 0.05
+    gate: {{fail_on: [not-shown-non-inferior]}}
+"""
+
+# The gate's design count at CV 4%, θ = 5%, α = 0.05, one cell (gate::trials_to_pass; the
+# `gate_oc` example prints it).
+GATE_N = 19
+
 DIRECTIONAL = {"improved", "regressed", "likely-improved", "likely-regressed"}
 
 
@@ -193,6 +246,13 @@ def scenario_specs():
             name=name, seed=seed, cv=cv, b_base=f"{1 / speedup:.6f}",
             b_seq=f"{0.1 / speedup:.6f}"))]
 
+    def gate(name, cv, factor, sequential):
+        trials = (f"{{count: 5, until_decided: {{max: {GATE_N}}}}}" if sequential
+                  else f"{{count: {GATE_N}}}")
+        return lambda seed: [("run", GATE_SPEC.format(
+            name=name, seed=seed, cv=cv, trials=trials, b_base=f"{factor:.6f}",
+            b_seq=f"{0.1 * factor:.6f}"))]
+
     outlier_range = request_range(AA_POINTS, 2, 0)
     four = points_yaml(SWEEP4)
     c8 = request_range(SWEEP4, 2, 2)
@@ -211,6 +271,10 @@ def scenario_specs():
             "--step-scale", "1.3", "--step-scale-repetitions", "1")))),
         "onewave": (100, one("cal-onewave", **dict(base, points=points_yaml(
             [(1, 12), (16, 16)])))),
+        # Two waves at c=16 (32 requests): the held share sits at one half, the edge of
+        # load-not-sustained; the grey zone makes it a look, not a coin toss.
+        "twowave": (20, one("cal-twowave", **dict(base, points=points_yaml(
+            [(1, 12), (16, 32)])))),
         "stale67": (100, lambda seed: [
             ("baseline", SPEC.format(name="cal-stale67", seed=seed, **dict(quiet, points=four))),
             ("artefact", SPEC.format(name="cal-stale67", seed=seed, **dict(
@@ -221,6 +285,13 @@ def scenario_specs():
         "seq-eff15": (100, seq("cal-seq-eff15", "0.08", 1.15)),
         "seq-aa4": (100, seq("cal-seq-aa4", "0.04", 1.0)),
         "seq-eff8": (100, seq("cal-seq-eff8", "0.04", 1.08)),
+        # The non-inferiority gate at CV 4% (θ = 5%): an A/A, and a candidate 5% slower
+        # (decode step costs × 1/0.95), fixed at the design count and sequential with it as
+        # the budget.
+        "gate-aa4": (20, gate("cal-gate-aa4", "0.04", 1.0, False)),
+        "gate-loss5": (20, gate("cal-gate-loss5", "0.04", 1 / 0.95, False)),
+        "gate-seq-aa4": (20, gate("cal-gate-seq-aa4", "0.04", 1.0, True)),
+        "gate-seq-loss5": (20, gate("cal-gate-seq-loss5", "0.04", 1 / 0.95, True)),
         "mainjob": (20, lambda seed: [("run", re.sub(
             r"(?m)^    seed: 1$", f"    seed: {seed}",
             (REPO / "specs" / "sim-ab.yaml").read_text()))]),
@@ -258,8 +329,10 @@ def measure(exe, folder, spec_text):
     spec = folder / "spec.yaml"
     spec.write_text(spec_text)
     t0 = time.monotonic()
-    r = subprocess.run([str(exe), "run", "--quiet", "--no-bars", "--results-dir", str(folder),
-                        str(spec)], capture_output=True, text=True, timeout=900)
+    # `--fail-on none`: a spec's gate is judged by `compare` below, not by the run's exit code.
+    r = subprocess.run([str(exe), "run", "--quiet", "--no-bars", "--fail-on", "none",
+                        "--results-dir", str(folder), str(spec)],
+                       capture_output=True, text=True, timeout=900)
     took = time.monotonic() - t0
     found = complete_result(folder)
     if r.returncode != 0 or not found:
@@ -272,9 +345,13 @@ def measure(exe, folder, spec_text):
 def compare(exe, *results):
     r = subprocess.run([str(exe), "compare", "--json", *map(str, results)],
                        capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
+    doc = json.loads(r.stdout) if r.stdout.strip() else None
+    tripped = doc is not None and (doc.get("gate") or {}).get("tripped")
+    if r.returncode != 0 and not (r.returncode == 1 and tripped):
         raise RuntimeError(f"compare {results} exited {r.returncode}: {r.stderr}")
-    return json.loads(r.stdout)["comparisons"][0]
+    c = doc["comparisons"][0]
+    c["_gate"] = doc.get("gate")
+    return c
 
 
 def without_trial(exe, result, variant, repetition, point):
@@ -454,6 +531,29 @@ def summary_seq(verdict_counted, effect=None, cv=None):
     return f
 
 
+def realised_cv(comps):
+    """Median trial CV of output_throughput over the runs' arms (what the runs really had)."""
+    cvs = sorted(v for c in comps for m in c["metrics"] if m["metric"] == "output_throughput"
+                 for p in m["points"] for v in (p.get("cv_baseline"), p.get("cv_candidate"))
+                 if v is not None)
+    return round(cvs[len(cvs) // 2], 4) if cvs else None
+
+
+def summary_gate(comps):
+    """Runs whose gate tripped, the answers of the gated cell, and the trials it used."""
+    tripped = sum(bool((c.get("_gate") or {}).get("tripped")) for c in comps)
+    answers = Counter(cell.get("non_inferior") for c in comps
+                      for cell in (c.get("_gate") or {}).get("cells", []))
+    cells = seq_cells(comps)
+    used = [t for _, t, _ in cells if t is not None]
+    return {
+        "gate_tripped": rate(tripped, len(comps)),
+        "non_inferior_answers": dict(answers),
+        "mean_trials_per_arm": round(sum(used) / len(used), 2) if used else GATE_N,
+        "realised_trial_cv_median": realised_cv(comps),
+    }
+
+
 def summary_outlier(comps):
     """outlier-trial on the slowed cell, over the runs where the slow trial changes its
     output_throughput verdict (and over all runs)."""
@@ -482,6 +582,9 @@ SUMMARIES = {
     "onewave": lambda cs: summary_flag(cs, "load-not-sustained",
                                        where=lambda m, p: p == "c=16",
                                        only=lambda m, p: p == "c=16"),
+    "twowave": lambda cs: summary_flag(cs, "load-not-sustained",
+                                       where=lambda m, p: p == "c=16",
+                                       only=lambda m, p: p == "c=16"),
     "stale67": summary_stale67,
     "mainjob": summary_mainjob,
     # A/A: a directional verdict at stopping is a false alarm.
@@ -493,6 +596,10 @@ SUMMARIES = {
     "seq-aa4": summary_seq(lambda v, t: v == "equivalent" and t is not None and t <= 30),
     # A true +8% against θ = 5%: "equivalent" is wrong.
     "seq-eff8": summary_seq(lambda v, t: v == "equivalent"),
+    "gate-aa4": summary_gate,
+    "gate-loss5": summary_gate,
+    "gate-seq-aa4": summary_gate,
+    "gate-seq-loss5": summary_gate,
 }
 
 

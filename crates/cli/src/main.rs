@@ -133,3 +133,15 @@ fn main() {
     };
     std::process::exit(code as i32);
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every subcommand's arguments are consistent (unique ids, valid defaults): clap checks
+    /// this only when a command is first parsed, so a clash (the gate's `--gate-metric` once
+    /// shared an id with `--metric`) would otherwise surface as a panic in the hands of a user.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -180,6 +180,7 @@ fn report_point(
         effect: c.map(|c| c.effect),
         margin: c.map(|c| c.margin),
         p: c.map(|c| c.test.p),
+        p_holm: None,
         verdict,
         cv_baseline: c.and_then(|c| c.cv_baseline),
         cv_candidate: c.and_then(|c| c.cv_candidate),
@@ -235,13 +236,52 @@ fn unsound_because(context: &ComparisonContext, flags: &[Flag]) -> String {
     )
 }
 
+/// The comparison of one metric at one point, at the cell's own α (or at its look).
+fn point_comparison(spec: &MetricSpec, i: &PointInput, alpha: f64) -> PointComparison {
+    let zero = spec.can_be_zero
+        && !i.base.evidence.trial_values.is_empty()
+        && i.base.evidence.trial_values.iter().all(|v| *v == 0.0);
+    PointComparison::at(
+        i.pair.label.clone(),
+        i.pair.level,
+        i.base.evidence.clone(),
+        i.cand.evidence.clone(),
+        &settings_for(spec, zero),
+        alpha,
+        i.look,
+    )
+}
+
+/// Every cell's p-value and verdict at its own α, for the correction for many tests (what
+/// `analyze_metric` returns as its second value, without the flags).
+pub(crate) fn cell_tests(spec: &MetricSpec, inputs: &[PointInput], alpha: f64) -> Vec<NamedP> {
+    inputs
+        .iter()
+        .filter_map(|i| {
+            let c = point_comparison(spec, i, alpha).comparison?;
+            Some(NamedP {
+                metric: spec.name.clone(),
+                point: i.pair.label.clone(),
+                verdict: c.verdict,
+                p: c.test.p,
+            })
+        })
+        .collect()
+}
+
+/// Holm's level of each cell, by (metric, short point label).
+pub(crate) type CellLevels = std::collections::BTreeMap<(String, String), f64>;
+
 /// Compare one metric over every point of `inputs` (one or more sweeps, grouped by
-/// `PointPair::group`). Returns the report and the p-values for the multiplicity rule.
+/// `PointPair::group`), each cell's test read at its level in `levels` when given (the
+/// correction for many tests). Returns the report and the p-values for the multiplicity
+/// rule.
 pub(crate) fn analyze_metric(
     spec: &MetricSpec,
     inputs: &[PointInput],
     context: &ComparisonContext,
     rules: &RuleSettings,
+    levels: Option<&CellLevels>,
 ) -> (MetricReport, Vec<NamedP>) {
     let mut groups: Vec<String> = inputs.iter().map(|i| i.pair.group.clone()).collect();
     groups.dedup();
@@ -267,18 +307,11 @@ pub(crate) fn analyze_metric(
         let points: Vec<PointComparison> = members
             .iter()
             .map(|i| {
-                let zero = scale == Scale::Arithmetic
-                    && !i.base.evidence.trial_values.is_empty()
-                    && i.base.evidence.trial_values.iter().all(|v| *v == 0.0);
-                PointComparison::at(
-                    i.pair.label.clone(),
-                    i.pair.level,
-                    i.base.evidence.clone(),
-                    i.cand.evidence.clone(),
-                    &settings_for(spec, zero),
-                    alpha,
-                    i.look,
-                )
+                let p = point_comparison(spec, i, alpha);
+                match levels.and_then(|l| l.get(&(spec.name.clone(), i.pair.label.clone()))) {
+                    Some(level) => p.tested_at(*level),
+                    None => p,
+                }
             })
             .collect();
         let assessment = assess_sweep(&base_settings, &points, context, rules);

@@ -61,6 +61,7 @@ fn a_clean_interleaved_sign_change_is_a_crossover_in_words() {
         &crossing(),
         &ComparisonContext::interleaved_run(),
         &RuleSettings::default(),
+        None,
     );
     assert_eq!(p.len(), 3);
     let verdicts: Vec<VerdictKind> = m.points.iter().map(|p| p.verdict).collect();
@@ -98,7 +99,13 @@ fn the_same_pattern_across_runs_is_not_a_crossover() {
         baseline_run: Some("r1".into()),
         candidate_run: Some("r2".into()),
     };
-    let (m, _) = analyze_metric(&throughput(), &crossing(), &ctx, &RuleSettings::default());
+    let (m, _) = analyze_metric(
+        &throughput(),
+        &crossing(),
+        &ctx,
+        &RuleSettings::default(),
+        None,
+    );
     let c = &m.crossovers[0];
     assert!(!c.sound);
     assert!(
@@ -124,6 +131,7 @@ fn a_failed_trial_is_flagged_and_spoils_the_crossover() {
         &inputs,
         &ComparisonContext::interleaved_run(),
         &RuleSettings::default(),
+        None,
     );
     assert!(!m.crossovers[0].sound);
     let f = m
@@ -160,6 +168,7 @@ fn zero_error_rates_are_equivalent() {
         &inputs,
         &ComparisonContext::interleaved_run(),
         &RuleSettings::default(),
+        None,
     );
     assert_eq!(m.scale, Scale::Arithmetic);
     assert_eq!(m.points[0].verdict, VerdictKind::Equivalent);

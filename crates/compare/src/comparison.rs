@@ -5,14 +5,18 @@
 
 use servebench_result::{RunResult, cell_stop_reason};
 use servebench_spec::metrics;
+use servebench_spec::types::Multiplicity;
 use servebench_spec::{ServerRestart, TrialOrder, Variant};
-use servebench_stats::flags::rules::{load_not_sustained, multiplicity};
+use servebench_stats::flags::NamedP;
+use servebench_stats::flags::rules::{load_not_sustained, multiplicity, multiplicity_applied};
 use servebench_stats::flags::{
     ComparisonContext, FingerprintDifference, Flag, RuleSettings, Threat,
 };
+use servebench_stats::holm::{holm_adjust, holm_levels};
 use servebench_stats::sequential::Look;
+use servebench_stats::verdict::Verdict;
 
-use crate::analyze::{PointInput, analyze_metric};
+use crate::analyze::{CellLevels, MetricSpec, PointInput, analyze_metric, cell_tests};
 use crate::evidence::{self, arm_point, match_points};
 use crate::{
     CompareError, CompareOptions, Comparison, LoadedResult, MetricReport, Mode, Sequential,
@@ -112,47 +116,97 @@ pub(crate) fn comparison(
                 .into(),
         );
     }
+    let inputs_by_metric: Vec<(&MetricSpec, Vec<PointInput>)> = specs
+        .iter()
+        .filter_map(|spec| {
+            let m = metrics::metric(&spec.name)?;
+            let inputs = pairs
+                .iter()
+                .zip(&stops)
+                .map(|(pair, stop)| {
+                    let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
+                    PointInput {
+                        pair: pair.clone(),
+                        base: arm_point(
+                            &base.result,
+                            &base_v.name,
+                            pair.base_point,
+                            pair.output_tokens,
+                            &m,
+                            up_to,
+                        ),
+                        cand: arm_point(
+                            &cand.result,
+                            &cand_v.name,
+                            pair.cand_point,
+                            pair.output_tokens,
+                            &m,
+                            up_to,
+                        ),
+                        look: stop.as_ref().map(|(_, look)| *look),
+                    }
+                })
+                .collect();
+            Some((spec, inputs))
+        })
+        .collect();
+    // Many tests: with Holm's correction (the default) every cell's test is read at its
+    // Holm level, so the verdicts shown are the corrected ones (docs/compare.md). A
+    // sequential run's cells are read on their repeated intervals at their own looks: the
+    // design keeps each cell's error rates at α, and no correction is applied on top.
+    let correction = opts
+        .multiplicity
+        .unwrap_or(base.result.spec.spec.compare.multiplicity);
+    let own: Vec<NamedP> = inputs_by_metric
+        .iter()
+        .flat_map(|(spec, inputs)| cell_tests(spec, inputs, alpha))
+        .collect();
+    let corrected = correction == Multiplicity::Holm && seq.is_none() && own.len() >= 2;
+    let (levels, adjusted) = if corrected {
+        let ps: Vec<f64> = own.iter().map(|t| t.p).collect();
+        let keyed = |v: Vec<f64>| -> CellLevels {
+            own.iter()
+                .zip(v)
+                .map(|(t, x)| ((t.metric.clone(), t.point.clone()), x))
+                .collect()
+        };
+        match (holm_levels(&ps, alpha), holm_adjust(&ps)) {
+            (Ok(l), Ok(a)) => (Some(keyed(l)), Some(keyed(a))),
+            _ => (None, None),
+        }
+    } else {
+        (None, None)
+    };
+    if let (true, Some(_)) = (corrected, &levels) {
+        notes.push(format!(
+            "verdicts corrected for {} tests (Holm's step-down over every metric × point, \
+             compare.multiplicity: holm): a cell is significant when its Holm-adjusted p, the \
+             table's p, is below α = {alpha}",
+            own.len()
+        ));
+    }
+    if seq.is_some() && correction == Multiplicity::Holm && own.len() >= 2 {
+        notes.push(
+            "no correction for many tests: each cell of a sequential run is read on its own \
+             repeated interval, whose design keeps that cell's error rates at α"
+                .into(),
+        );
+    }
     let mut metric_reports = Vec::new();
     let mut all_p = Vec::new();
     let mut flags = Vec::new();
-    for spec in &specs {
-        let Some(m) = metrics::metric(&spec.name) else {
-            continue;
-        };
-        let inputs: Vec<PointInput> = pairs
-            .iter()
-            .zip(&stops)
-            .map(|(pair, stop)| {
-                let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
-                PointInput {
-                    pair: pair.clone(),
-                    base: arm_point(
-                        &base.result,
-                        &base_v.name,
-                        pair.base_point,
-                        pair.output_tokens,
-                        &m,
-                        up_to,
-                    ),
-                    cand: arm_point(
-                        &cand.result,
-                        &cand_v.name,
-                        pair.cand_point,
-                        pair.output_tokens,
-                        &m,
-                        up_to,
-                    ),
-                    look: stop.as_ref().map(|(_, look)| *look),
-                }
-            })
-            .collect();
-        let (mut report, p) = analyze_metric(spec, &inputs, &context, &rules);
+    for (spec, inputs) in &inputs_by_metric {
+        let (mut report, p) = analyze_metric(spec, inputs, &context, &rules, levels.as_ref());
         for row in &mut report.points {
             row.sequential = pairs
                 .iter()
                 .zip(&stops)
                 .find(|(pair, _)| pair.label == row.label)
                 .and_then(|(_, s)| s.as_ref().map(|(cell, _)| cell.clone()));
+            row.p_holm = adjusted
+                .as_ref()
+                .and_then(|a| a.get(&(report.metric.clone(), row.label.clone())))
+                .copied();
         }
         metric_reports.push(report);
         all_p.extend(p);
@@ -168,7 +222,22 @@ pub(crate) fn comparison(
             &rules,
         ));
     }
-    flags.extend(multiplicity(&all_p, alpha).ok().flatten());
+    if corrected {
+        let shown: Vec<Verdict> = own
+            .iter()
+            .map(|t| {
+                metric_reports
+                    .iter()
+                    .find(|m| m.metric == t.metric)
+                    .and_then(|m| m.points.iter().find(|p| p.label == t.point))
+                    .and_then(|p| p.verdict.verdict())
+                    .unwrap_or(t.verdict)
+            })
+            .collect();
+        flags.extend(multiplicity_applied(&own, &shown, alpha).ok().flatten());
+    } else if seq.is_none() {
+        flags.extend(multiplicity(&all_p, alpha).ok().flatten());
+    }
     let baseline_series = if same_run {
         None
     } else {
@@ -176,14 +245,14 @@ pub(crate) fn comparison(
     };
     if let Some(series) = &baseline_series {
         let points: Vec<String> = pairs.iter().map(|p| p.point_label.clone()).collect();
-        let mut any = false;
-        for m in &mut metric_reports {
-            any |= series::extend_flag(&mut m.flags, series, &m.metric, &points);
-        }
-        if !any {
+        let names: Vec<String> = metric_reports.iter().map(|m| m.metric.clone()).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let flags_of_metrics = metric_reports.iter_mut().flat_map(|m| m.flags.iter_mut());
+        if !series::extend_flags(flags_of_metrics, series, &names, &points) {
             notes.push(format!(
                 "the baseline run's series ({} runs in {}) has no confirmed step of `{}` after \
-                 the baseline run at the compared metrics and points",
+                 the baseline run and before the candidate's at the compared metrics and \
+                 points",
                 series.runs, series.source, base_v.name
             ));
         }

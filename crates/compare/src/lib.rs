@@ -56,7 +56,7 @@ use servebench_stats::Direction;
 use servebench_stats::flags::RuleSettings;
 
 pub use error::CompareError;
-pub use gate::evaluate as evaluate_gates;
+pub use gate::{GateSpec, evaluate as evaluate_gates};
 pub use render::render;
 pub use report::*;
 
@@ -96,6 +96,8 @@ pub struct CompareOptions {
     /// Across runs: the baseline run's own series (from servebench-history), whose
     /// confirmed steps after the baseline run go into the `stale-baseline` evidence.
     pub baseline_series: Option<BaselineSeries>,
+    /// The correction for many tests (default: `spec.compare.multiplicity`, `holm`).
+    pub multiplicity: Option<servebench_spec::types::Multiplicity>,
 }
 
 fn variants(r: &RunResult) -> &[Variant] {

@@ -12,7 +12,8 @@ use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
 use super::report::{ArmSource, CompareReport, Comparison, MetricReport, Mode};
-use super::text::{aligned, num, p_value, pct, signed_pct};
+use super::text::change;
+use super::text::{aligned, num, p_value, pct};
 use super::words::{advice_sentence, threatens_words};
 
 fn estimate(e: Option<&Estimate>, n: usize) -> String {
@@ -25,36 +26,6 @@ fn estimate(e: Option<&Estimate>, n: usize) -> String {
         ),
         None if n == 0 => "—".into(),
         None => format!("n={n}, no CI"),
-    }
-}
-
-/// An effect with its CI: `+2.1% [+0.4%, +3.9%]` on the log scale (the ratio − 1),
-/// `+1.50 [−0.20, +3.20]` on the arithmetic scale; `—` without one.
-pub(crate) fn change(scale: Scale, e: Option<&Estimate>) -> String {
-    let Some(e) = e else {
-        return "—".into();
-    };
-    match scale {
-        Scale::Log => format!(
-            "{} [{}, {}]",
-            signed_pct(e.point - 1.0),
-            signed_pct(e.ci.lower - 1.0),
-            signed_pct(e.ci.upper - 1.0)
-        ),
-        Scale::Arithmetic => format!(
-            "{} [{}, {}]",
-            signed_num(e.point),
-            signed_num(e.ci.lower),
-            signed_num(e.ci.upper)
-        ),
-    }
-}
-
-fn signed_num(v: f64) -> String {
-    if v >= 0.0 {
-        format!("+{}", num(v))
-    } else {
-        num(v)
     }
 }
 
@@ -103,7 +74,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
                 estimate(p.baseline.as_ref(), p.n_baseline),
                 estimate(p.candidate.as_ref(), p.n_candidate),
                 change(m.scale, p.effect.as_ref()),
-                p.p.map_or("—".into(), p_value),
+                p.p_holm.or(p.p).map_or("—".into(), p_value),
                 p.verdict.as_str().to_owned(),
                 p.flags
                     .iter()
@@ -119,7 +90,11 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
         "baseline".to_owned(),
         "candidate".to_owned(),
         format!("{change_word} [{ci}]"),
-        "p".to_owned(),
+        if m.points.iter().any(|p| p.p_holm.is_some()) {
+            "p (Holm)".to_owned()
+        } else {
+            "p".to_owned()
+        },
         "verdict".to_owned(),
         "flags".to_owned(),
     ];
@@ -280,13 +255,11 @@ pub fn render(report: &CompareReport) -> String {
     }
     if let Some(g) = &report.gate {
         let asked: Vec<&str> = g.fail_on.iter().map(|f| f.as_str()).collect();
-        if g.tripped {
-            let _ = writeln!(out, "\ngate --fail-on {}: TRIPPED", asked.join(","));
-            for r in &g.reasons {
-                let _ = writeln!(out, "  {r}");
-            }
-        } else {
-            let _ = writeln!(out, "\ngate --fail-on {}: passed", asked.join(","));
+        let state = if g.tripped { "TRIPPED" } else { "passed" };
+        let _ = writeln!(out, "\ngate --fail-on {}: {state}", asked.join(","));
+        let _ = writeln!(out, "  gated: {}", crate::gate::describe(g));
+        for r in &g.reasons {
+            let _ = writeln!(out, "  {r}");
         }
     }
     out

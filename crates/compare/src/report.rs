@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use servebench_stats::advice::Settle;
 use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, Side};
+use servebench_stats::gate::Answer;
 use servebench_stats::verdict::Verdict;
 
 use servebench_result::StopReason;
@@ -210,8 +211,12 @@ pub struct PointReport {
     pub effect: Option<Estimate>,
     /// Margin on the analysis scale: `ln(1 + θ)` (log) or the absolute margin (arithmetic).
     pub margin: Option<f64>,
-    /// Welch p-value.
+    /// Welch p-value, at the cell's own α.
     pub p: Option<f64>,
+    /// Holm-adjusted p-value, when the correction decided the verdicts
+    /// (`compare.multiplicity: holm`): the verdict is significant exactly when it is < α.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_holm: Option<f64>,
     /// The verdict.
     pub verdict: VerdictKind,
     /// Coefficient of variation of the baseline's trial values.
@@ -295,28 +300,92 @@ pub struct CellAdvice {
     pub settle: Settle,
 }
 
-/// A `--fail-on` condition.
+/// A `--fail-on` condition (docs/compare.md, "Gates"). The names are the spec's
+/// `compare.gate.fail_on` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
-    /// Some metric at some point is `regressed` (decided: beyond −θ).
+    /// Some gated cell's interval is not wholly above −θ: the candidate is not *shown* to be
+    /// no worse than θ (an undecided cell fails: the burden of proof is on the candidate).
+    NotShownNonInferior,
+    /// Some gated cell's verdict is not `improved`: the candidate is not shown to be better
+    /// by more than θ.
+    NotShownSuperior,
+    /// Some gated cell is `regressed` (decided: beyond −θ).
     Regressed,
-    /// Some metric at some point is `regressed` or `likely-regressed` (significantly worse,
-    /// by an amount that may be inside θ).
+    /// Some gated cell is `regressed` or `likely-regressed` (significantly worse, by an
+    /// amount that may be inside θ).
     LikelyRegressed,
-    /// Some re-baseline flag was raised (the comparison cannot be trusted yet).
+    /// Some gated cell is `inconclusive`, or could not be compared.
+    Inconclusive,
+    /// Some re-baseline flag threatens a gated cell or the whole comparison.
     Suspicious,
 }
 
 impl FailOn {
+    /// Every condition, in the order the help lists them.
+    pub const ALL: [FailOn; 6] = [
+        FailOn::NotShownNonInferior,
+        FailOn::NotShownSuperior,
+        FailOn::Regressed,
+        FailOn::LikelyRegressed,
+        FailOn::Inconclusive,
+        FailOn::Suspicious,
+    ];
+
     /// The kebab-case name.
     pub fn as_str(self) -> &'static str {
         match self {
+            FailOn::NotShownNonInferior => "not-shown-non-inferior",
+            FailOn::NotShownSuperior => "not-shown-superior",
             FailOn::Regressed => "regressed",
             FailOn::LikelyRegressed => "likely-regressed",
+            FailOn::Inconclusive => "inconclusive",
             FailOn::Suspicious => "suspicious",
         }
     }
+
+    /// The condition named `name` (as `as_str` writes it).
+    pub fn parse(name: &str) -> Option<FailOn> {
+        FailOn::ALL.into_iter().find(|f| f.as_str() == name.trim())
+    }
+
+    /// The spec's condition of the same name.
+    pub fn of(c: servebench_spec::types::GateCondition) -> FailOn {
+        use servebench_spec::types::GateCondition as G;
+        match c {
+            G::NotShownNonInferior => FailOn::NotShownNonInferior,
+            G::NotShownSuperior => FailOn::NotShownSuperior,
+            G::Regressed => FailOn::Regressed,
+            G::LikelyRegressed => FailOn::LikelyRegressed,
+            G::Inconclusive => FailOn::Inconclusive,
+            G::Suspicious => FailOn::Suspicious,
+        }
+    }
+}
+
+/// One gated cell as the gate read it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatedCell {
+    /// The candidate variant.
+    pub candidate: String,
+    /// The metric.
+    pub metric: String,
+    /// Short point label (`c=32`).
+    pub point: String,
+    /// The cell's verdict, as the table shows it.
+    pub verdict: VerdictKind,
+    /// The change with its interval, as the table shows it (ratio or difference).
+    pub effect: Option<Estimate>,
+    /// The gate's θ at this cell (the gate's `margin`, else the metric's threshold).
+    pub margin: f64,
+    /// Non-inferiority: shown, shown-not (wholly below −θ), not-shown; `null` when no
+    /// interval could be computed.
+    pub non_inferior: Option<Answer>,
+    /// Superiority: shown (the verdict is improved), shown-not, not-shown.
+    pub superior: Option<Answer>,
+    /// The conditions this cell trips.
+    pub trips: Vec<FailOn>,
 }
 
 /// The gates asked for and what tripped them.
@@ -328,4 +397,16 @@ pub struct GateOutcome {
     pub tripped: bool,
     /// One sentence per reason.
     pub reasons: Vec<String>,
+    /// The gated metrics (empty in files from before gates had a scope: every metric).
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    /// The gated points, as given (`c=32`); empty: every point.
+    #[serde(default)]
+    pub points: Vec<String>,
+    /// The gate's own margin θ, when it sets one (else each metric's threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+    /// Every gated cell with its answers (cell gates only).
+    #[serde(default)]
+    pub cells: Vec<GatedCell>,
 }

@@ -16,10 +16,13 @@ use servebench_spec::SpecFile;
 use servebench_spec::metrics;
 use servebench_spec::types::Spending;
 use servebench_stats::flags::PointComparison;
+use servebench_stats::gate::{Answer, Question, answer};
 use servebench_stats::sequential::{Look, SequentialDesign, SpendingFunction};
+use servebench_stats::verdict::{ArmComparison, Scale};
 
 use super::analyze::{MetricSpec, settings_for};
 use super::evidence::arm_point;
+use super::gate::GateSpec;
 use super::{CompareError, CompareOptions, metric_specs};
 use servebench_result::{
     CellLook, LookRecord, MetricLook, RunResult, StopReason, TrialStatus, cell_is_open, cell_looks,
@@ -34,6 +37,7 @@ pub struct Sequential {
     required: Vec<String>,
     baseline: String,
     candidates: Vec<String>,
+    gate: GateSpec,
 }
 
 impl Sequential {
@@ -82,7 +86,22 @@ impl Sequential {
                 .map(|v| v.name.clone())
                 .collect(),
             baseline,
+            gate: GateSpec::of_spec(spec),
         }))
+    }
+
+    /// The same design with its gated cells stopping on `gate`'s question (the spec's
+    /// `compare.gate` with the command line's `--fail-on` in its place): a gated cell stops
+    /// as soon as every gated metric has answered it, either way, on its repeated interval
+    /// (docs/compare.md, "Gates and sequential trials").
+    pub fn with_gate(mut self, gate: GateSpec) -> Self {
+        self.gate = gate;
+        self
+    }
+
+    /// The gate whose question the gated cells stop on.
+    pub fn gate(&self) -> &GateSpec {
+        &self.gate
     }
 
     /// Trials of `variant` at `point` with a summary, up to repetition `t`.
@@ -138,26 +157,48 @@ impl Sequential {
         t: u32,
         look: &Look,
     ) -> CellLook {
+        let label = result.points.get(point).map_or("", |p| p.label.as_str());
+        let needs = self.gate.needs();
+        let gated = self.gate.is_active()
+            && self.gate.gates_point(label)
+            && (needs.non_inferiority || needs.superiority || needs.decided)
+            && self.metrics.iter().any(|m| self.gate.gates_metric(&m.name));
         let metrics: Vec<MetricLook> = self
             .metrics
             .iter()
             .map(|m| {
                 let p = self.point_comparison(result, variant, point, t, m, look);
                 let c = p.as_ref().and_then(|p| p.comparison.as_ref());
+                let gated_metric = gated && self.gate.gates_metric(&m.name);
                 MetricLook {
                     metric: m.name.clone(),
-                    required: self.required.contains(&m.name),
+                    required: if gated {
+                        gated_metric
+                    } else {
+                        self.required.contains(&m.name)
+                    },
                     verdict: c.map_or("not-computed", |c| c.verdict.as_str()).to_owned(),
                     effect: c.map(|c| c.effect.point),
                     lower: c.map(|c| c.effect.ci.lower),
                     upper: c.map(|c| c.effect.ci.upper),
+                    answer: gated_metric
+                        .then(|| gate_answer(&self.gate, m, c))
+                        .flatten()
+                        .map(|a| a.as_str().to_owned()),
                 }
             })
             .collect();
-        let decided = metrics
-            .iter()
-            .filter(|m| m.required)
-            .all(|m| matches!(m.verdict.as_str(), "improved" | "regressed" | "equivalent"));
+        let is_decided =
+            |m: &MetricLook| matches!(m.verdict.as_str(), "improved" | "regressed" | "equivalent");
+        let required = || metrics.iter().filter(|m| m.required);
+        let decided = required().all(is_decided);
+        let answered = gated
+            && required().all(|m| {
+                m.answer.as_deref() == Some("shown")
+                    || m.answer.as_deref() == Some("shown-not")
+                    || (m.answer.is_none() && is_decided(m))
+            })
+            && (!needs.decided || decided);
         CellLook {
             variant: variant.to_owned(),
             point,
@@ -168,7 +209,9 @@ impl Sequential {
             nominal_alpha: look.nominal_alpha,
             metrics,
             decided,
-            stopped: if decided {
+            stopped: if answered {
+                Some(StopReason::Answered)
+            } else if decided && !gated {
                 Some(StopReason::Decided)
             } else if look.last {
                 Some(StopReason::Budget)
@@ -225,4 +268,51 @@ impl Sequential {
         let look = self.design.look(&history).ok()?;
         Some((last_t?, look))
     }
+}
+
+/// The gate's answer for one metric of a cell on its repeated interval: every question the
+/// gate asks must be settled (non-inferiority, superiority) for `shown` or `shown-not`;
+/// `not-shown` while one is not; `None` when the gate asks no question of an interval (its
+/// conditions need a decided verdict). For an answer settled either way, the repeated
+/// intervals keep the chance of a wrong one at α/2 however many looks are taken.
+fn gate_answer(gate: &GateSpec, m: &MetricSpec, c: Option<&ArmComparison>) -> Option<Answer> {
+    let needs = gate.needs();
+    if !(needs.non_inferiority || needs.superiority) {
+        return None;
+    }
+    let Some(c) = c else {
+        return Some(Answer::NotShown);
+    };
+    // `regressed` alone asks about the verdict's own θ; the non-inferiority and superiority
+    // conditions about the gate's margin.
+    let theta = if gate.fail_on.contains(&crate::FailOn::NotShownNonInferior)
+        || gate.fail_on.contains(&crate::FailOn::NotShownSuperior)
+    {
+        gate.theta(m.threshold)
+    } else {
+        m.threshold
+    };
+    let margin = match c.scale {
+        Scale::Log => theta.ln_1p(),
+        Scale::Arithmetic => c.margin * theta / m.threshold,
+    };
+    let ci = c.effect_interval_on_scale();
+    let mut answers = Vec::new();
+    if needs.non_inferiority {
+        answers.push(answer(Question::NonInferiority, &ci, margin, c.direction));
+    }
+    if needs.superiority {
+        let a = answer(Question::Superiority, &ci, margin, c.direction);
+        answers.push(match a {
+            Answer::Shown if c.verdict.is_better() != Some(true) => Answer::NotShown,
+            other => other,
+        });
+    }
+    Some(if answers.contains(&Answer::NotShown) {
+        Answer::NotShown
+    } else if answers.contains(&Answer::ShownNot) {
+        Answer::ShownNot
+    } else {
+        Answer::Shown
+    })
 }

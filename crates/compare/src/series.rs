@@ -70,12 +70,13 @@ impl SeriesStep {
     }
 }
 
-/// A step of `metric` among `points` (full labels) in words, or `None` when there is none.
-fn evidence(series: &BaselineSeries, metric: &str, points: &[String]) -> Option<String> {
+/// The steps of `metrics` among `points` (full labels) in words, or `None` when there is
+/// none.
+fn evidence(series: &BaselineSeries, metrics: &[&str], points: &[String]) -> Option<String> {
     let steps: Vec<String> = series
         .steps
         .iter()
-        .filter(|s| s.metric == metric && points.contains(&s.point))
+        .filter(|s| metrics.contains(&s.metric.as_str()) && points.contains(&s.point))
         .map(|s| {
             format!(
                 "`{}` at {}: {} from run `{}` ({}) on, {} run(s) at the new level",
@@ -99,18 +100,19 @@ fn evidence(series: &BaselineSeries, metric: &str, points: &[String]) -> Option<
     })
 }
 
-/// Add the steps of `metric` to the `stale-baseline` flag among `flags`; returns whether
-/// there were any.
-pub(crate) fn extend_flag(
-    flags: &mut [Flag],
+/// Add the steps of every compared metric (`metrics`) to each `stale-baseline` flag among
+/// `flags` (every metric's copy), in one sentence that every copy shares (so the report prints the flag once, not once per
+/// metric with a step); returns whether there were any.
+pub(crate) fn extend_flags<'a>(
+    flags: impl Iterator<Item = &'a mut Flag>,
     series: &BaselineSeries,
-    metric: &str,
+    metrics: &[&str],
     points: &[String],
 ) -> bool {
-    let Some(text) = evidence(series, metric, points) else {
+    let Some(text) = evidence(series, metrics, points) else {
         return false;
     };
-    for f in flags.iter_mut().filter(|f| f.id == FlagId::StaleBaseline) {
+    for f in flags.filter(|f| f.id == FlagId::StaleBaseline) {
         f.evidence = format!("{}. {text}", f.evidence.trim_end_matches('.'));
         f.action = format!(
             "{}. Re-baseline: the baseline variant's level moved after the baseline run.",
@@ -150,9 +152,9 @@ mod tests {
                 runs_after: 2,
             }],
         };
-        let e = evidence(&series, "output_throughput", &["c=4".into()]).expect("a step");
+        let e = evidence(&series, &["output_throughput"], &["c=4".into()]).expect("a step");
         assert!(e.contains("+8.0% [+5.0%, +11.0%] from run `R9`"), "{e}");
-        assert!(evidence(&series, "ttft_p50", &["c=4".into()]).is_none());
-        assert!(evidence(&series, "output_throughput", &["c=8".into()]).is_none());
+        assert!(evidence(&series, &["ttft_p50"], &["c=4".into()]).is_none());
+        assert!(evidence(&series, &["output_throughput"], &["c=8".into()]).is_none());
     }
 }

@@ -1,6 +1,9 @@
 //! Numbers, percentages and aligned columns, as `compare` and `rerun` print them (the report
 //! uses the percentages too).
 
+use servebench_stats::Estimate;
+use servebench_stats::verdict::Scale;
+
 /// Rows of cells (the first is the header) as lines with aligned columns: two spaces in
 /// front, one between columns, trailing blanks trimmed.
 pub fn aligned<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
@@ -67,6 +70,36 @@ pub fn p_value(p: f64) -> String {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// An effect with its CI: `+2.1% [+0.4%, +3.9%]` on the log scale (the ratio − 1),
+/// `+1.50 [−0.20, +3.20]` on the arithmetic scale; `—` without one.
+pub(crate) fn change(scale: Scale, e: Option<&Estimate>) -> String {
+    let Some(e) = e else {
+        return "—".into();
+    };
+    match scale {
+        Scale::Log => format!(
+            "{} [{}, {}]",
+            signed_pct(e.point - 1.0),
+            signed_pct(e.ci.lower - 1.0),
+            signed_pct(e.ci.upper - 1.0)
+        ),
+        Scale::Arithmetic => format!(
+            "{} [{}, {}]",
+            signed_num(e.point),
+            signed_num(e.ci.lower),
+            signed_num(e.ci.upper)
+        ),
+    }
+}
+
+fn signed_num(v: f64) -> String {
+    if v >= 0.0 {
+        format!("+{}", num(v))
+    } else {
+        num(v)
     }
 }
 

@@ -71,13 +71,17 @@ pub fn history(
 }
 
 /// The series view of a comparison across runs: the confirmed steps of `variant` in the
-/// series that holds the run `base_run`, whose first run is later than it. `None` when no
-/// series of `history` holds that run.
+/// series that holds the run `base_run`, whose first run is later than it and, when the
+/// series holds the candidate's run `candidate_run`, earlier than that run. A step whose
+/// first run is the candidate's run (or a later one) is the change under test itself, not
+/// a sign that the baseline went stale: it is left out. `None` when no series of `history`
+/// holds the baseline run.
 pub fn baseline_series(
     history: &History,
     base_run: &str,
     variant: &str,
     source: &str,
+    candidate_run: Option<&str>,
 ) -> Option<BaselineSeries> {
     let series = history
         .specs
@@ -85,6 +89,10 @@ pub fn baseline_series(
         .flat_map(|s| &s.series)
         .find(|s| s.runs.iter().any(|r| r.run_id == base_run))?;
     let at = series.runs.iter().position(|r| r.run_id == base_run)?;
+    let until = candidate_run
+        .and_then(|c| series.runs.iter().position(|r| r.run_id == c))
+        .filter(|c| *c > at)
+        .unwrap_or(usize::MAX);
     let steps = series
         .cells
         .iter()
@@ -92,7 +100,11 @@ pub fn baseline_series(
         .flat_map(|c| {
             c.change_points
                 .iter()
-                .filter(move |cp| cp.status == Status::Confirmed && cp.first_run_after.index > at)
+                .filter(move |cp| {
+                    cp.status == Status::Confirmed
+                        && cp.first_run_after.index > at
+                        && cp.first_run_after.index < until
+                })
                 .map(move |cp| SeriesStep {
                     metric: c.metric.clone(),
                     point: c.point.clone(),

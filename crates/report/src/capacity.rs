@@ -164,7 +164,7 @@ pub fn capacity_svg(c: &Capacity) -> Result<String, ReportError> {
             let (xe, _) = panel.px(e, 0.0);
             canvas.line(&[(xe, ptop), (xe, bottom)], color.to_rgba(), 2)?;
             canvas.marker((xe, yt), color, false)?;
-            let label = format!("{} {}", load(e), v.variant);
+            let label = format!("{} {}", a.load_text(e), v.variant);
             let flip = xe + text_width(&label, 13) + 6 > right;
             let (h, dx) = if flip {
                 (HPos::Right, -5)
@@ -279,8 +279,8 @@ pub fn document(c: &Capacity) -> Document {
             };
             let (cap, ci) = match (&v.outcome, v.estimate, v.lower, v.upper) {
                 (CapacityOutcome::Estimated, Some(e), Some(l), Some(u)) => (
-                    format!("{} {}", load(e), a.unit),
-                    format!("[{}, {}]", load(l), load(u)),
+                    format!("{} {}", a.load_text(e), a.unit),
+                    format!("[{}, {}]", a.load_text(l), a.load_text(u)),
                 ),
                 (CapacityOutcome::BelowLower { .. }, ..) => {
                     (format!("< {} {}", load(a.lower_bound), a.unit), "—".into())
@@ -385,7 +385,7 @@ pub fn document(c: &Capacity) -> Document {
                     .collect();
                 let outcome = match &b.outcome {
                     Some(SearchOutcome::Bracketed { estimate, .. }) => {
-                        format!("≈ {} {}", load(*estimate), a.unit)
+                        format!("≈ {} {}", a.load_text(*estimate), a.unit)
                     }
                     Some(SearchOutcome::BelowLower { .. }) => "below the lower bound".into(),
                     Some(SearchOutcome::AboveUpper { .. }) => "above the upper bound".into(),

@@ -58,6 +58,11 @@ pub struct MetricLook {
     pub lower: Option<f64>,
     /// Upper end.
     pub upper: Option<f64>,
+    /// At a gated point of a run with a gate (`compare.gate`, `run --fail-on`): the gate's
+    /// answer on the repeated interval — `shown`, `shown-not` or `not-shown` (absent
+    /// elsewhere, and in files from before gates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// Why a cell took no more rounds.
@@ -66,6 +71,9 @@ pub struct MetricLook {
 pub enum StopReason {
     /// Every required metric is decided.
     Decided,
+    /// At a gated point: the gate's question is answered, either way, at every gated
+    /// metric (docs/compare.md, "Gates and sequential trials").
+    Answered,
     /// The budget (`until_decided.max` trials per cell) is spent.
     Budget,
 }
@@ -75,6 +83,7 @@ impl StopReason {
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Decided => "decided",
+            StopReason::Answered => "gate answered",
             StopReason::Budget => "budget spent",
         }
     }

@@ -64,6 +64,27 @@ pub fn scale_and_step(search: &Search) -> (GridScale, f64) {
     }
 }
 
+/// The decimals a load near `x` is printed with on `search`'s grid: enough to show half a
+/// grid step (a step of 1 in flight: one decimal; a 5% step at 20 req/s, one req/s: one
+/// decimal; at 2 req/s: two), and no more — a capacity is not known more finely than its
+/// grid (issue 29: `capacity ≈ 7.0000`, `12.3333 [-18.0482, 42.7149]`).
+pub fn load_decimals(search: &Search, x: f64) -> usize {
+    let (scale, step) = scale_and_step(search);
+    let step_load = match scale {
+        GridScale::Log => x.abs() * step.exp_m1(),
+        GridScale::Linear => step,
+    };
+    if !(step_load.is_finite() && step_load > 0.0) {
+        return 2;
+    }
+    ((-(step_load / 2.0).log10()).ceil().max(0.0) as usize).min(6)
+}
+
+/// A load printed at [`load_decimals`].
+pub fn load_text(search: &Search, x: f64) -> String {
+    format!("{x:.*}", load_decimals(search, x))
+}
+
 /// The loads one server start of round `round` may measure, lowest first: `lower`, the
 /// dithered interior points, `upper`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -39,10 +39,16 @@
 //! - [`advice::settle`]`(&ArmComparison) -> Option<Settle>` — for an undecided verdict only:
 //!   the trials per arm that would settle it, or "at the threshold" in words.
 //! - [`verdict::compare_arms_arithmetic`]`(…, Margin, alpha)` — for metrics that can be 0.
+//! - [`verdict::ArmComparison::tested_at`]`(level)` — the same comparison with its test of
+//!   "no difference" read at another level (Holm's, from [`holm::holm_levels`]).
+//! - [`gate::answer`]`(Question, &ci, margin, Direction) -> Answer` — non-inferiority or
+//!   superiority of one cell, read on its interval (fixed or repeated);
+//!   [`gate::trials_to_pass`] the trials per arm at which an A/A passes a gate of k cells.
 //! - Building blocks: [`welch::welch`], [`welch::welch_log_ratio`],
 //!   [`mann_whitney::mann_whitney`] (exact / normal, with `min_attainable_p`),
 //!   [`mann_whitney::hodges_lehmann`], [`power::sample_size`],
-//!   [`power::minimum_detectable_effect`], [`holm::holm_adjust`], [`spearman::spearman`],
+//!   [`power::minimum_detectable_effect`], [`holm::holm_adjust`], [`holm::holm_levels`],
+//!   [`spearman::spearman`],
 //!   [`robust::robust_z`], [`cochran::cochran_q`], [`distributions::t_quantile`].
 //!
 //! **Across runs** ([`changepoint`]: a series of run values, one per run)
@@ -92,6 +98,7 @@ pub mod distributions;
 pub mod error;
 pub mod estimate;
 pub mod flags;
+pub mod gate;
 pub mod histogram;
 pub mod histogram_codec;
 pub mod holm;

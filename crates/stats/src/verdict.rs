@@ -197,6 +197,51 @@ pub struct ArmComparison {
     pub verdict: Verdict,
 }
 
+impl ArmComparison {
+    /// The same comparison with its test of "no difference" read at `test_alpha` instead of
+    /// `alpha` (the interval stays at `1 − alpha`): `significant` becomes `p < test_alpha`,
+    /// the verdict is reclassified on it, and the advice follows the new verdict. What a
+    /// multiplicity correction does to one cell: with Holm's level for the cell
+    /// ([`crate::holm::holm_levels`]) the verdict is significant exactly when Holm rejects
+    /// (docs/statistics-method.md, "Many tests").
+    pub fn tested_at(&self, test_alpha: f64) -> ArmComparison {
+        let mut out = self.clone();
+        out.significant = self.test.p < test_alpha;
+        out.verdict = classify(
+            self.test.diff,
+            &self.effect_interval_on_scale(),
+            out.significant,
+            self.margin,
+            self.direction,
+        );
+        out.trials_to_settle = if out.verdict.is_decided() {
+            None
+        } else {
+            trials_to_settle(
+                self.test.diff,
+                self.pooled_sd.max(f64::MIN_POSITIVE),
+                self.margin,
+                self.alpha,
+                (self.n_baseline, self.n_candidate),
+            )
+        };
+        out
+    }
+
+    /// The effect's interval on the analysis scale: the log of the ratio's interval (log
+    /// scale), or the difference's interval (arithmetic).
+    pub fn effect_interval_on_scale(&self) -> ConfidenceInterval {
+        match self.scale {
+            Scale::Log => ConfidenceInterval {
+                level: self.effect.ci.level,
+                lower: self.effect.ci.lower.ln(),
+                upper: self.effect.ci.upper.ln(),
+            },
+            Scale::Arithmetic => self.effect.ci,
+        }
+    }
+}
+
 /// The verdict rule by itself, on the analysis scale (module docs): `d` the estimate,
 /// `ci` its interval, `significant` whether the test rejects "no difference" (`p < α` for a
 /// fixed-size comparison; the repeated interval excluding 0 for a sequential one), `margin`

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use servebench_compare::{FailOn, compare_across, compare_within, evaluate_gates, render};
+use servebench_compare::{
+    FailOn, GateSpec, compare_across, compare_within, evaluate_gates, render,
+};
 
 use crate::exit::Exit;
 
@@ -32,11 +34,9 @@ pub(crate) struct Args {
     /// Print the report as JSON (format `servebench-compare/2`, see docs/compare.md).
     #[arg(long)]
     json: bool,
-    /// Exit 1 when a metric regressed beyond θ (`regressed`), regressed or likely regressed
-    /// (`likely-regressed`: significantly worse, size unsure), or a re-baseline flag was
-    /// raised (`suspicious`); repeatable or a comma list.
-    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
-    fail_on: Vec<FailOn>,
+    /// The gate: which conditions, at which metrics and points, with which margin.
+    #[command(flatten)]
+    gate: GateArgs,
     /// Across runs: result files or folders holding the baseline run's series (default: the
     /// folder of the first result file). A confirmed step of the baseline variant after the
     /// baseline run is added to the stale-baseline flag's evidence (docs/history.md).
@@ -47,15 +47,115 @@ pub(crate) struct Args {
     no_history: bool,
 }
 
-fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    match s.trim() {
-        "regressed" => Ok(FailOn::Regressed),
-        "likely-regressed" => Ok(FailOn::LikelyRegressed),
-        "suspicious" => Ok(FailOn::Suspicious),
-        other => Err(format!(
-            "`{other}` is not a gate: use `regressed`, `likely-regressed` or `suspicious`"
-        )),
+/// The gate's options, shared by `compare` and `run` (docs/compare.md, "Gates").
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct GateArgs {
+    /// Exit 1 when a gated cell is not shown no worse than −θ (`not-shown-non-inferior`:
+    /// an undecided cell fails), is not shown better than +θ (`not-shown-superior`), is
+    /// regressed beyond θ (`regressed`), regressed or likely regressed
+    /// (`likely-regressed`), inconclusive (`inconclusive`), or a re-baseline flag threatens
+    /// a gated cell (`suspicious`); repeatable or a comma list; `none` turns the spec's
+    /// `compare.gate.fail_on` off. Replaces the spec's conditions.
+    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
+    pub fail_on: Vec<Option<FailOn>>,
+    /// The gated metrics (default: the spec's `compare.gate.metrics`, else every compared
+    /// metric); repeatable or a comma list.
+    #[arg(long = "gate-metric", value_name = "NAME", value_delimiter = ',')]
+    pub gate_metrics: Vec<String>,
+    /// The gated points, by their keys (`c=32`, `c=32 in=512`; default: the spec's
+    /// `compare.gate.points`, else every point); repeatable.
+    #[arg(long = "gate-point", value_name = "KEYS")]
+    pub gate_points: Vec<String>,
+    /// θ of the non-inferiority and superiority gates (e.g. 0.05), overriding the spec's
+    /// `compare.gate.margin` and each metric's threshold.
+    #[arg(long = "gate-margin", value_name = "FRACTION")]
+    pub gate_margin: Option<f64>,
+}
+
+impl GateArgs {
+    /// The spec's gate with these options in its place; an error names a bad margin.
+    pub(crate) fn resolve(&self, spec: &servebench_spec::SpecFile) -> Result<GateSpec> {
+        if let Some(m) = self.gate_margin
+            && !(m.is_finite() && m > 0.0 && m < 1.0)
+        {
+            anyhow::bail!(
+                "--gate-margin {m}: the margin is a fraction in (0, 1), e.g. 0.05 for a 5% loss"
+            );
+        }
+        let off = self.fail_on.iter().any(Option::is_none);
+        let asked: Vec<FailOn> = self.fail_on.iter().flatten().copied().collect();
+        let mut gate = GateSpec::of_spec(spec).overridden(
+            &asked,
+            &self.gate_metrics,
+            &self.gate_points,
+            self.gate_margin,
+        );
+        if off && asked.is_empty() {
+            gate.fail_on.clear();
+        }
+        Ok(gate)
     }
+}
+
+fn parse_fail_on(s: &str) -> Result<Option<FailOn>, String> {
+    if s.trim() == "none" {
+        return Ok(None);
+    }
+    FailOn::parse(s).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = FailOn::ALL.iter().map(|f| f.as_str()).collect();
+        format!(
+            "`{}` is not a gate: use {}, or `none`",
+            s.trim(),
+            names.join(", ")
+        )
+    })
+}
+
+/// Check the gated metrics and points against the report: a name that matches nothing is a
+/// usage error, not a gate that silently passes.
+pub(crate) fn check_gate(
+    gate: &GateSpec,
+    report: &servebench_compare::CompareReport,
+) -> Result<()> {
+    let compared: Vec<&str> = report
+        .comparisons
+        .iter()
+        .flat_map(|c| c.metrics.iter().map(|m| m.metric.as_str()))
+        .collect();
+    if let Some(ms) = &gate.metrics {
+        for m in ms {
+            if !compared.contains(&m.as_str()) {
+                anyhow::bail!(
+                    "--gate-metric {m}: not a compared metric (compared: {}); add it with \
+                     --metric or `compare.metrics`",
+                    compared.join(", ")
+                );
+            }
+        }
+    }
+    let labels: Vec<&str> = report
+        .comparisons
+        .iter()
+        .flat_map(|c| c.metrics.iter().flat_map(|m| m.points.iter()))
+        .map(|p| p.point_label.as_str())
+        .collect();
+    for pattern in &gate.points {
+        let one = GateSpec {
+            points: vec![pattern.clone()],
+            ..GateSpec::default()
+        };
+        if !labels.iter().any(|l| one.gates_point(l)) {
+            let mut all = labels.clone();
+            all.sort_unstable();
+            all.dedup();
+            anyhow::bail!(
+                "--gate-point `{pattern}` matches no compared point (the points: {}); write \
+                 its keys as the labels do, e.g. `c=32`",
+                all.join("; ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Compare, print, and apply the gates.
@@ -69,14 +169,17 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         None => compare_within(&first, &opts)?,
         Some(p) => {
             let mut opts = opts;
+            let second = super::load_result(p)?;
             if !args.no_history {
-                opts.baseline_series = series_of(&first, &args, &opts);
+                opts.baseline_series = series_of(&first, &second.result.run_id, &args, &opts);
             }
-            compare_across(&first, &super::load_result(p)?, &opts)?
+            compare_across(&first, &second, &opts)?
         }
     };
-    if !args.fail_on.is_empty() {
-        report.gate = Some(evaluate_gates(&report, &args.fail_on));
+    let gate = args.gate.resolve(&first.result.spec)?;
+    if gate.is_active() {
+        check_gate(&gate, &report)?;
+        report.gate = Some(evaluate_gates(&report, &gate));
     }
     if args.json {
         println!(
@@ -115,21 +218,43 @@ fn capacity(first: &servebench_compare::LoadedResult, args: &Args) -> Result<Exi
     } else {
         print!("{}", render_capacity(&report));
     }
-    let tripped = report.comparisons.iter().any(|c| {
-        args.fail_on.iter().any(|g| match g {
+    let gate = args.gate.resolve(&first.result.spec)?;
+    Ok(if capacity_tripped(&report, &gate.fail_on)? {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    })
+}
+
+/// Whether the gate trips on a capacity search: `regressed` and `likely-regressed` on the
+/// verdict of each capacity ratio; the other conditions ask about cells a search does not
+/// have, and are refused.
+pub(crate) fn capacity_tripped(
+    report: &servebench_compare::capacity::CapacityReport,
+    fail_on: &[FailOn],
+) -> Result<bool> {
+    if let Some(f) = fail_on
+        .iter()
+        .find(|f| !matches!(f, FailOn::Regressed | FailOn::LikelyRegressed))
+    {
+        anyhow::bail!(
+            "--fail-on {}: a capacity search is gated on its capacity ratios alone; use \
+             `regressed` or `likely-regressed`",
+            f.as_str()
+        );
+    }
+    Ok(report.comparisons.iter().any(|c| {
+        fail_on.iter().any(|g| match g {
             FailOn::Regressed => c.verdict == "regressed",
-            FailOn::LikelyRegressed => {
-                matches!(c.verdict.as_str(), "regressed" | "likely-regressed")
-            }
-            FailOn::Suspicious => false,
+            _ => matches!(c.verdict.as_str(), "regressed" | "likely-regressed"),
         })
-    });
-    Ok(if tripped { Exit::Failed } else { Exit::Ok })
+    }))
 }
 
 /// The baseline run's series (`--history`, else the folder of the first file).
 fn series_of(
     first: &servebench_compare::LoadedResult,
+    candidate_run: &str,
     args: &Args,
     opts: &servebench_compare::CompareOptions,
 ) -> Option<servebench_compare::BaselineSeries> {
@@ -150,6 +275,7 @@ fn series_of(
     super::history::baseline_series(
         &sources,
         &first.result.run_id,
+        candidate_run,
         &variant,
         opts.metrics.clone(),
     )

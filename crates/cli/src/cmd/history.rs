@@ -108,10 +108,11 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
 
 /// The series view `compare` adds across runs: the history of `sources` (the baseline
 /// file's folder by default), as far as it concerns the run `base_run` and its baseline
-/// variant. A history that cannot be read is a note on stderr, never a failed comparison.
+/// variant before the candidate's run `candidate_run`. A history that cannot be read is a note on stderr, never a failed comparison.
 pub(crate) fn baseline_series(
     sources: &[PathBuf],
     base_run: &str,
+    candidate_run: &str,
     variant: &str,
     metrics: Option<Vec<String>>,
 ) -> Option<servebench_compare::BaselineSeries> {
@@ -128,7 +129,9 @@ pub(crate) fn baseline_series(
         .map_err(anyhow::Error::from)
         .and_then(|l| Ok(servebench_history::history(l, vec![source.clone()], &opts)?));
     match history {
-        Ok(h) => servebench_history::baseline_series(&h, base_run, variant, &source),
+        Ok(h) => {
+            servebench_history::baseline_series(&h, base_run, variant, &source, Some(candidate_run))
+        }
         Err(e) => {
             eprintln!("note: the baseline's series could not be read from {source}: {e:#}");
             None

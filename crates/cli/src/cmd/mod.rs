@@ -37,12 +37,58 @@ pub(crate) fn print_warnings(spec: &Spec, file: &str) {
     }
 }
 
-/// Read a result file for comparison (`compare`, `report`, `rerun`).
+/// The file that names a folder's newest run: `results/<spec name>/latest`, written by
+/// `run` after every run (one line: the result file's name).
+pub(crate) const LATEST: &str = "latest";
+
+/// The result file `path` means: itself; for a `latest` file, the result file it names (in
+/// its folder); for a folder, the result file its `latest` names.
+pub(crate) fn resolve_result(path: &Path) -> Result<std::path::PathBuf> {
+    let latest = if path.is_dir() {
+        path.join(LATEST)
+    } else if path.file_name().is_some_and(|n| n == LATEST) {
+        path.to_path_buf()
+    } else {
+        return Ok(path.to_path_buf());
+    };
+    let text = std::fs::read_to_string(&latest).with_context(|| {
+        format!(
+            "reading {} (the newest run of a results folder; `servebench run` writes it)",
+            latest.display()
+        )
+    })?;
+    let name = text.lines().next().unwrap_or("").trim();
+    if name.is_empty() || name.contains('/') || name.contains('\\') {
+        anyhow::bail!(
+            "{}: expected one line naming a result file of its folder, e.g. \
+             `20261130T153438Z-3469.json`; found `{name}`",
+            latest.display()
+        );
+    }
+    Ok(latest.with_file_name(name))
+}
+
+/// Record `result_path` as its folder's newest run (`<folder>/latest`), atomically.
+pub(crate) fn write_latest(result_path: &Path) -> Result<()> {
+    let (Some(dir), Some(name)) = (result_path.parent(), result_path.file_name()) else {
+        return Ok(());
+    };
+    let tmp = dir.join(format!(".{LATEST}.tmp"));
+    std::fs::write(&tmp, format!("{}\n", name.to_string_lossy()))
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(LATEST))
+        .with_context(|| format!("writing {}", dir.join(LATEST).display()))?;
+    Ok(())
+}
+
+/// Read a result file for comparison (`compare`, `report`, `rerun`); `latest` and a results
+/// folder mean the newest run ([`resolve_result`]).
 pub(crate) fn load_result(path: &Path) -> Result<servebench_compare::LoadedResult> {
-    let result = servebench_result::load_result(path)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let resolved = resolve_result(path)?;
+    let result = servebench_result::load_result(&resolved)
+        .with_context(|| format!("reading {}", resolved.display()))?;
     Ok(servebench_compare::LoadedResult {
-        file: path.display().to_string(),
+        file: resolved.display().to_string(),
         result,
     })
 }
@@ -75,6 +121,19 @@ pub(crate) struct Measures {
     /// Significance level α, overriding the spec's `compare.alpha`.
     #[arg(long, value_name = "ALPHA")]
     pub alpha: Option<f64>,
+    /// The correction for many tests, overriding the spec's `compare.multiplicity`: `holm`
+    /// (Holm's step-down decides every verdict) or `none` (each cell at its own α).
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub multiplicity: Option<MultiplicityArg>,
+}
+
+/// `--multiplicity` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MultiplicityArg {
+    /// Holm's step-down over every metric × point.
+    Holm,
+    /// Each cell at its own α.
+    None,
 }
 
 impl Measures {
@@ -88,6 +147,10 @@ impl Measures {
             candidate_variant: None,
             rules: None,
             baseline_series: None,
+            multiplicity: self.multiplicity.map(|m| match m {
+                MultiplicityArg::Holm => servebench_spec::types::Multiplicity::Holm,
+                MultiplicityArg::None => servebench_spec::types::Multiplicity::None,
+            }),
         }
     }
 }

@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
+use servebench_compare::{FailOn, GateSpec};
+use servebench_spec::SpecFile;
+use servebench_stats::gate::trials_to_pass;
 
 use crate::exit::Exit;
 
@@ -14,6 +17,10 @@ pub(crate) struct Args {
     /// Print the plan as JSON.
     #[arg(long)]
     json: bool,
+    /// The gate to plan for (as `run --fail-on` would use it): what it asks, how many cells
+    /// it gates, and the trials per arm at which an A/A passes it.
+    #[command(flatten)]
+    gate: super::compare::GateArgs,
 }
 
 /// Print the ordered plan.
@@ -23,10 +30,166 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
     };
     super::print_warnings(&spec, &args.spec.display().to_string());
     let plan = servebench_spec::plan::plan(&spec.file);
+    let gate = args.gate.resolve(&spec.file)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&plan)?);
     } else {
         print!("{plan}");
+        if gate.is_active() && spec.file.spec.search.is_none() {
+            print!("{}", gate_plan(&spec.file, &gate));
+        }
     }
     Ok(Exit::Ok)
+}
+
+/// The SD of the logs of a lognormal value with coefficient of variation `cv`.
+fn log_sd(cv: f64) -> f64 {
+    cv.mul_add(cv, 1.0).ln().sqrt()
+}
+
+/// The largest trial CV at which an A/A passes `cells` non-inferiority cells at margin
+/// `l = ln(1 + θ)` with probability ≥ 1 − α, given `n` trials per arm (bisection on the
+/// sample-size formula, which falls as the CV does).
+fn largest_cv(n: u64, l: f64, alpha: f64, cells: usize) -> Option<f64> {
+    let passes =
+        |cv: f64| trials_to_pass(log_sd(cv), l, alpha, 1.0 - alpha, cells).is_ok_and(|k| k <= n);
+    let (mut lo, mut hi) = (1e-6, 1.0);
+    if !passes(lo) {
+        return None;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if passes(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// What the gate asks, what it covers, and what an A/A needs to pass it.
+fn gate_plan(spec: &SpecFile, gate: &GateSpec) -> String {
+    let s = &spec.spec;
+    let asked: Vec<&str> = gate.fail_on.iter().map(|f| f.as_str()).collect();
+    let metrics: Vec<&String> = s
+        .compare
+        .metrics
+        .iter()
+        .filter(|m| gate.gates_metric(m))
+        .collect();
+    let points: Vec<String> = servebench_spec::plan::sweep_points(spec)
+        .iter()
+        .map(ToString::to_string)
+        .filter(|l| gate.gates_point(l))
+        .collect();
+    let candidates = s.variants.len().saturating_sub(1);
+    let cells = candidates * metrics.len() * points.len();
+    let thetas: Vec<f64> = metrics
+        .iter()
+        .map(|m| {
+            gate.theta(
+                s.compare
+                    .thresholds
+                    .get(*m)
+                    .copied()
+                    .unwrap_or(s.compare.threshold),
+            )
+        })
+        .collect();
+    let theta = thetas.iter().copied().fold(f64::INFINITY, f64::min);
+    let alpha = s.compare.alpha;
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let mut out = format!(
+        "\ngate --fail-on {}: {} gated cell(s) ({candidates} candidate(s) × {} metric(s) × {} \
+         point(s): {}; {})\n",
+        asked.join(","),
+        cells,
+        metrics.len(),
+        points.len(),
+        metrics
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if points.len() == servebench_spec::plan::sweep_points(spec).len() {
+            "every point".to_owned()
+        } else {
+            points.join("; ")
+        }
+    );
+    if gate.fail_on.contains(&FailOn::NotShownNonInferior) && cells > 0 && theta.is_finite() {
+        let l = theta.ln_1p();
+        let n = u64::from(s.trials.count);
+        out.push_str(&format!(
+            "  passes only when every gated cell's interval lies wholly above −{} (an \
+             undecided cell fails); a candidate truly worse by {} passes a cell with \
+             probability ≤ α/2 = {}\n",
+            pct(theta),
+            pct(theta),
+            alpha / 2.0
+        ));
+        match largest_cv(n, l, alpha, cells) {
+            Some(cv) => out.push_str(&format!(
+                "  at {n} trials per arm an A/A passes all {cells} with probability ≥ {} only \
+                 when the trials' CV is at most {}\n",
+                pct(1.0 - alpha),
+                pct(cv)
+            )),
+            None => out.push_str(&format!(
+                "  at {n} trials per arm an A/A cannot be expected to pass\n"
+            )),
+        }
+        let need: Vec<String> = [0.02, 0.05, 0.1]
+            .iter()
+            .map(|cv| {
+                let k = trials_to_pass(log_sd(*cv), l, alpha, 1.0 - alpha, cells);
+                format!(
+                    "CV {}: {}",
+                    pct(*cv),
+                    k.map_or_else(|_| "more than a million".into(), |k| k.to_string())
+                )
+            })
+            .collect();
+        out.push_str(&format!("  trials per arm for that: {}\n", need.join(", ")));
+    }
+    if let Some(u) = &s.trials.until_decided {
+        let needs = gate.needs();
+        let question = if needs.non_inferiority || needs.superiority {
+            format!(
+                "its repeated interval lies wholly {} (the gate's question answered either \
+                 way)",
+                match (needs.non_inferiority, needs.superiority) {
+                    (true, true) =>
+                        format!("above or below both −{} and +{}", pct(theta), pct(theta)),
+                    (true, false) => format!("above or below −{}", pct(theta)),
+                    _ => format!("above or below +{}", pct(theta)),
+                }
+            )
+        } else {
+            "every gated metric is decided".to_owned()
+        };
+        out.push_str(&format!(
+            "  sequential: a gated cell stops once {question}, or at its budget of {} trials; \
+             the most the run can cost is the plan's \"at most\" above\n",
+            u.max
+        ));
+        // The repeated interval at the last look is wider than a fixed-sample one: a budget
+        // 1.1 × the fixed count keeps an A/A's false failures at α (measured with
+        // `examples/gate_oc.rs`, docs/statistics-measured.md).
+        if gate.fail_on.contains(&FailOn::NotShownNonInferior) && cells > 0 && theta.is_finite() {
+            let as_fixed = (f64::from(u.max) / 1.1).floor() as u64;
+            if let Some(cv) = largest_cv(as_fixed, theta.ln_1p(), alpha, cells) {
+                out.push_str(&format!(
+                    "  at the budget of {} an A/A passes all {cells} with probability ≥ {} \
+                     when the trials' CV is at most {} (a budget works as about 1/1.1 of it \
+                     fixed)\n",
+                    u.max,
+                    pct(1.0 - alpha),
+                    pct(cv)
+                ));
+            }
+        }
+    }
+    out
 }

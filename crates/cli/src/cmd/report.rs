@@ -52,6 +52,8 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         compare: args.selection.options(),
     };
     let first = super::load_result(&args.result)?;
+    // `results/<name>/latest` names a run: its report goes beside that run's file.
+    let default_out = default_dir(Path::new(&first.file));
     if first.result.spec.spec.search.is_some() {
         if args.candidate_result.is_some() {
             anyhow::bail!(
@@ -61,10 +63,7 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
                 first.file
             );
         }
-        let dir = args
-            .output
-            .clone()
-            .unwrap_or_else(|| default_dir(&args.result));
+        let dir = args.output.clone().unwrap_or(default_out);
         let Some(c) = report::capacity::capacity(first) else {
             anyhow::bail!("the result has no search");
         };
@@ -77,10 +76,7 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         None => report::within(first, &opts)?,
         Some(p) => report::across(first, super::load_result(p)?, &opts)?,
     };
-    let dir = args
-        .output
-        .clone()
-        .unwrap_or_else(|| default_dir(&args.result));
+    let dir = args.output.clone().unwrap_or(default_out);
     let written = report::write(&built, &dir)?;
     if let Some(why) = &built.no_compare {
         eprintln!("note: no comparison ({why}): the report has no verdicts or flags");

@@ -127,6 +127,7 @@ fn measure(published: &LoadedResult, args: &Args) -> Result<Option<LoadedResult>
         &args.results_dir,
         None,
         super::run::Progress::of(args.quiet, args.no_bars),
+        None,
     )
     .context("the re-run could not continue")?;
     let path = outcome.result_path.display().to_string();

@@ -46,6 +46,11 @@ pub(crate) struct Args {
     /// Plain progress lines even on a terminal.
     #[arg(long)]
     no_bars: bool,
+    /// The gate: after the run, compare it (as `servebench compare RESULT` would), print the
+    /// verdict tables and exit 1 when the gate trips (docs/compare.md, "Gates"). With
+    /// `trials.until_decided`, a gated cell stops as soon as the gate's question is answered.
+    #[command(flatten)]
+    gate: super::compare::GateArgs,
 }
 
 /// Carry out the spec.
@@ -123,15 +128,18 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
             );
         }
     }
+    let gate = args.gate.resolve(&spec.file)?;
     let outcome = execute(
         &spec,
         &args.results_dir,
         args.resume.clone(),
         Progress::of(args.quiet, args.no_bars),
+        Some(gate.clone()),
     )
     .context("the run could not continue")?;
-    match servebench_compare::capacity::capacity_report(&outcome.result) {
-        Some(c) => print!("{}", servebench_compare::capacity::render_capacity(&c)),
+    let capacity = servebench_compare::capacity::capacity_report(&outcome.result);
+    match &capacity {
+        Some(c) => print!("{}", servebench_compare::capacity::render_capacity(c)),
         None => print!("{}", table::render(&outcome.result)),
     }
     println!("\nresult: {}", outcome.result_path.display());
@@ -168,18 +176,55 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         return Ok(Exit::Failed);
     }
     let failed = outcome.result.failed_trials();
+    let refused = outcome.result.trials_without_a_success();
+    // The gate is judged whatever else failed, so that its verdicts are in the log; the
+    // exit code is 1 when anything did.
+    let tripped = match (&capacity, gate.is_active()) {
+        (Some(c), true) => {
+            let t = super::compare::capacity_tripped(c, &gate.fail_on)?;
+            println!(
+                "\ngate --fail-on {}: {}",
+                gate.fail_on
+                    .iter()
+                    .map(|f| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                if t { "TRIPPED" } else { "passed" }
+            );
+            t
+        }
+        (None, true) => gate_after_run(&outcome, &gate)?,
+        _ => false,
+    };
     if failed > 0 {
         eprintln!("{failed} trial(s) failed: see the table above and the result file");
         return Ok(Exit::Failed);
     }
-    let refused = outcome.result.trials_without_a_success();
     if refused > 0 {
         eprintln!(
             "{refused} trial(s) had no successful request (every request failed): their failures are in the table above and the result file"
         );
         return Ok(Exit::Failed);
     }
-    Ok(Exit::Ok)
+    Ok(if tripped { Exit::Failed } else { Exit::Ok })
+}
+
+/// `run --fail-on`: the run compared within itself, its verdict tables and the gate printed,
+/// and whether the gate tripped.
+fn gate_after_run(outcome: &RunOutcome, gate: &servebench_compare::GateSpec) -> Result<bool> {
+    let lr = servebench_compare::LoadedResult {
+        file: outcome.result_path.display().to_string(),
+        result: outcome.result.clone(),
+    };
+    let mut report =
+        servebench_compare::compare_within(&lr, &servebench_compare::CompareOptions::default())
+            .context("comparing the run for its gate")?;
+    super::compare::check_gate(gate, &report)?;
+    let g = servebench_compare::evaluate_gates(&report, gate);
+    let tripped = g.tripped;
+    report.gate = Some(g);
+    println!("\n{}", servebench_compare::render(&report));
+    Ok(tripped)
 }
 
 impl Args {
@@ -258,6 +303,7 @@ pub(crate) fn execute(
     results_dir: &Path,
     resume: Option<PathBuf>,
     progress: Progress,
+    gate: Option<servebench_compare::GateSpec>,
 ) -> Result<RunOutcome> {
     let exe = std::env::current_exe().context("locating the servebench binary")?;
     let cancel = Arc::new(AtomicBool::new(false));
@@ -265,6 +311,10 @@ pub(crate) fn execute(
         .with_context(|| format!("resolving {}", results_dir.display()))?;
     let sequencer = Sequential::for_spec(&spec.file)
         .map_err(|e| anyhow!("sequential trials: {e}"))?
+        .map(|s| match gate {
+            Some(g) => s.with_gate(g),
+            None => s,
+        })
         .map(|s| Arc::new(Looks(s)) as Arc<dyn Sequencer>);
     let opts = RunOptions {
         results_root,
@@ -301,5 +351,11 @@ pub(crate) fn execute(
         });
         run(spec, &opts).await
     });
-    Ok(outcome?)
+    let outcome = outcome?;
+    if outcome.result_path.exists()
+        && let Err(e) = super::write_latest(&outcome.result_path)
+    {
+        eprintln!("note: {e:#}");
+    }
+    Ok(outcome)
 }

@@ -3,6 +3,8 @@
 mod common;
 
 mod bad_inputs;
+mod ci_workflow;
+
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
@@ -11,6 +13,7 @@ mod fault_host;
 mod fault_kill;
 mod fault_matrix;
 mod fault_wire;
+mod gate_e2e;
 mod history_cli;
 mod https_e2e;
 mod import_e2e;

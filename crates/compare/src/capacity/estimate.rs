@@ -3,6 +3,7 @@
 //! its verdict (the method is in this module's parent and docs/search.md).
 
 use super::*;
+use servebench_spec::search::load_text;
 
 /// One variant's starts up to a round, on the grid's scale.
 struct Starts {
@@ -235,8 +236,12 @@ pub(super) fn variant_capacity(
         look.and_then(|l| repeated_ci(mean, se, (n - 1) as f64, l.z_boundary, 1.0 - l.alpha).ok());
     out.look = look;
     if let Some(ci) = ci {
-        out.lower = Some(from(ci.lower));
-        out.upper = Some(from(ci.upper));
+        // Every start bracketed a load between the bounds, so the capacity lies between
+        // them: the interval is cut there (an early look's wide t quantile otherwise reaches
+        // below zero, for a quantity that cannot be: issue 29's `[-18.0482, 42.7149]`).
+        let (lo, hi) = (from(ci.lower).max(q.lower), from(ci.upper).min(q.upper));
+        out.lower = Some(lo);
+        out.upper = Some(hi);
         let half = (ci.upper - ci.lower) / 2.0;
         out.half_width = Some(if integer || scale == GridScale::Linear {
             half
@@ -244,14 +249,16 @@ pub(super) fn variant_capacity(
             half.exp() - 1.0
         });
         out.precise = half <= step * (1.0 + 1e-9);
+        let text = |x: f64| load_text(q, x);
         out.note = format!(
             "{} {unit} [{}, {}]: {} (wanted {})",
-            load(from(mean)),
-            load(from(ci.lower)),
-            load(from(ci.upper)),
+            text(from(mean)),
+            text(lo),
+            text(hi),
             match out.half_width {
+                _ if lo > from(ci.lower) || hi < from(ci.upper) => "cut at the bounds".to_owned(),
                 Some(h) if scale == GridScale::Log && !integer => format!("±{}", pct(h)),
-                Some(h) => format!("±{} {unit}", load(h)),
+                Some(h) => format!("±{} {unit}", text(h)),
                 None => String::new(),
             },
             precision_words(q)
@@ -377,9 +384,11 @@ pub(super) fn comparison(
                 threshold.ln_1p(),
                 Direction::HigherIsBetter,
             );
+            // Both capacities lie between the bounds, and so the ratio between their ratios.
+            let (min, max) = (q.lower / q.upper, q.upper / q.lower);
             out.ratio = Some(d.exp());
-            out.lower = Some(ci.lower.exp());
-            out.upper = Some(ci.upper.exp());
+            out.lower = Some(ci.lower.exp().max(min));
+            out.upper = Some(ci.upper.exp().min(max));
             out.verdict = v.as_str().to_owned();
         }
         Err(e) => out.note = Some(format!("not computed: {e}")),

@@ -44,6 +44,7 @@ use servebench_stats::verdict::classify;
 use crate::text::{num, pct};
 
 mod estimate;
+mod monotone;
 mod render;
 use estimate::{comparison, variant_capacity};
 pub use render::render_capacity;
@@ -174,6 +175,23 @@ pub struct CapacityReport {
     pub variants: Vec<VariantCapacity>,
     /// Every candidate against the baseline.
     pub comparisons: Vec<CapacityComparison>,
+    /// Patterns worth a look: attainment that is not monotone in the load (a load passed
+    /// while a lower one failed), which the bisection assumes away.
+    pub looks: Vec<String>,
+    /// The search, to print loads at its grid's precision.
+    #[serde(skip)]
+    pub(crate) search: Option<Search>,
+}
+
+impl CapacityReport {
+    /// A load, capacity or interval end as the report prints it: at the grid's precision
+    /// (`servebench_spec::search::load_text`), or as [`load`] without the search.
+    pub fn load_text(&self, x: f64) -> String {
+        match &self.search {
+            Some(q) => servebench_spec::search::load_text(q, x),
+            None => load(x),
+        }
+    }
 }
 
 /// The SLOs in words, e.g. `TTFT ≤ 2s and TPOT ≤ 50ms`.
@@ -345,6 +363,11 @@ pub fn capacity_report(result: &RunResult) -> Option<CapacityReport> {
             .filter(|n| **n != baseline)
             .map(|n| comparison(result, q, &baseline, n, rounds))
             .collect(),
+        looks: names
+            .iter()
+            .flat_map(|n| monotone::not_monotone(result, q, n))
+            .collect(),
+        search: Some(q.clone()),
     })
 }
 

@@ -49,10 +49,11 @@ pub fn render_capacity(r: &CapacityReport) -> String {
         } else {
             v.variant.clone()
         };
+        let text = |x: f64| r.load_text(x);
         let (cap, ci) = match (v.estimate, v.lower, v.upper, &v.outcome) {
             (Some(e), Some(l), Some(u), CapacityOutcome::Estimated) => (
-                format!("{} {}", load(e), r.unit),
-                format!("[{}, {}]", load(l), load(u)),
+                format!("{} {}", text(e), r.unit),
+                format!("[{}, {}]", text(l), text(u)),
             ),
             (_, _, _, CapacityOutcome::BelowLower { .. }) => {
                 (format!("< {} {}", load(r.lower_bound), r.unit), "—".into())
@@ -84,6 +85,9 @@ pub fn render_capacity(r: &CapacityReport) -> String {
         if !matches!(v.outcome, CapacityOutcome::Estimated) {
             s.push_str(&format!("  {}: {}\n", v.variant, v.note));
         }
+    }
+    for l in &r.looks {
+        s.push_str(&format!("  look: {l}\n"));
     }
     if !r.comparisons.is_empty() {
         s.push('\n');

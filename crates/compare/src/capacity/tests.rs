@@ -82,3 +82,49 @@ fn loads_print_as_the_spec_wrote_them() {
     assert_eq!(load(2.5), "2.5");
     assert_eq!(load(1500.0), "1500");
 }
+
+/// The issue-29 case: an early look's wide t quantile put a capacity interval below zero
+/// (`12.3333 [-18.0482, 42.7149] in flight`). Every start bracketed a load inside the
+/// bounds, so the interval is cut at them, and printed at the grid's precision.
+#[test]
+fn capacity_intervals_stay_inside_the_bounds() {
+    let mut result = fixture();
+    set_estimates(&mut result, "base", &[1.5, 14.5, 2.5, 13.5]);
+    for round in [3, 4] {
+        let look = search_look(&result, round);
+        let v = &look.variants[0];
+        let (lo, hi) = (v.lower.expect("lo"), v.upper.expect("hi"));
+        assert!(lo >= 1.0 && hi <= 16.0, "round {round}: [{lo}, {hi}]");
+        assert!(v.note.contains("in flight ["), "{}", v.note);
+    }
+    let r = capacity_report(&result).expect("a search");
+    let base = &r.variants[0];
+    assert_eq!(base.lower, Some(1.0), "{base:?}");
+    assert_eq!(base.upper, Some(16.0), "{base:?}");
+    let text = render_capacity(&r);
+    assert!(text.contains("8.0 in flight [1.0, 16.0]"), "{text}");
+    assert!(text.contains("cut at the bounds"), "{text}");
+    let c = &r.comparisons[0];
+    let (lo, hi) = (c.lower.expect("lo"), c.upper.expect("hi"));
+    assert!(lo >= 1.0 / 16.0 && hi <= 16.0, "ratio [{lo}, {hi}]");
+}
+
+#[test]
+fn attainment_that_falls_and_rises_with_the_load_is_a_look() {
+    let clean = capacity_report(&fixture()).expect("a search");
+    assert!(clean.looks.is_empty(), "{:?}", clean.looks);
+    let mut result = fixture();
+    let log = result.search.as_mut().expect("log");
+    // Round 1 of `base` measured 8 (fail), 4 (pass), 6 (pass), 7 (fail): make 4 fail.
+    let steps = &mut log.blocks[0].steps;
+    steps[1].passed = Some(false);
+    let r = capacity_report(&result).expect("a search");
+    assert!(
+        r.looks.iter().any(|l| l.contains(
+            "`base`, round 1 (block 0): 6.0 in flight passed although 4.0 in flight failed"
+        )),
+        "{:?}",
+        r.looks
+    );
+    assert!(render_capacity(&r).contains("  look: `base`, round 1"));
+}

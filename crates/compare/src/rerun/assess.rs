@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use servebench_stats::Estimate;
 use servebench_stats::advice::Settle;
-use servebench_stats::flags::{FingerprintDifference, Flag, FlagId};
+use servebench_stats::flags::{FingerprintDifference, Flag, FlagId, FlagLevel};
 use servebench_stats::reproduce::{Claim, Reproduction, claim_outcome, value_outcome};
 use servebench_stats::verdict::Scale;
 
@@ -309,6 +309,7 @@ pub fn assess(
             Reproduction::Inconclusive => summary.claims_inconclusive += 1,
         }
     }
+    let flags = host_only_look(flags, &differences, &summary, claims.len());
     Ok(RerunReport {
         format: RERUN_FORMAT.to_owned(),
         published_file: published.file.clone(),
@@ -327,9 +328,130 @@ pub fn assess(
     })
 }
 
+/// Whether a fingerprint field is about the machine alone (`host.*`, and each node's
+/// `nodes[i].host.*`): the name, OS, kernel, CPU, cores and memory of the host — not the
+/// accelerators, the software or the workload.
+fn is_host_field(field: &str) -> bool {
+    field.starts_with("host.")
+        || field
+            .strip_prefix("nodes[")
+            .and_then(|r| r.split_once("].host."))
+            .is_some()
+}
+
+/// A re-run on another host, whose fingerprint differs from the published one in host
+/// fields only, and whose every published claim (and value) reproduced: the difference is
+/// worth a look, not a re-baseline — the claims did not depend on the machine. Any claim or
+/// value not reproduced, or undecided, keeps not-comparable at re-baseline: then the host
+/// may be the reason.
+fn host_only_look(
+    flags: Vec<Flag>,
+    differences: &[FingerprintDifference],
+    summary: &Summary,
+    claims: usize,
+) -> Vec<Flag> {
+    let host_only = !differences.is_empty() && differences.iter().all(|d| is_host_field(&d.field));
+    let reproduced = summary.not_reproduced == 0
+        && summary.claims_not_reproduced == 0
+        && summary.claims_inconclusive == 0
+        && (claims > 0 || summary.reproduced > 0);
+    if !(host_only && reproduced) {
+        return flags;
+    }
+    let fields: Vec<&str> = differences.iter().map(|d| d.field.as_str()).collect();
+    flags
+        .into_iter()
+        .map(|f| {
+            if f.id != FlagId::NotComparable {
+                return f;
+            }
+            let what = if claims > 0 {
+                format!("every published claim ({claims}) reproduced")
+            } else {
+                format!(
+                    "every value with a verdict ({}) reproduced",
+                    summary.reproduced
+                )
+            };
+            Flag::new(
+                FlagId::NotComparable,
+                FlagLevel::Look,
+                format!(
+                    "re-run on another host: the fingerprints differ only in host fields ({}), \
+                     and {what} — the published result holds on this machine too",
+                    fields.join(", ")
+                ),
+                "nothing to re-run; note the host in the published result's description if it \
+                 matters to readers",
+            )
+        })
+        .collect()
+}
+
 impl RerunReport {
     /// Whether any published value or claim was contradicted.
     pub fn any_not_reproduced(&self) -> bool {
         self.summary.not_reproduced > 0 || self.summary.claims_not_reproduced > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(field: &str) -> FingerprintDifference {
+        FingerprintDifference {
+            field: field.into(),
+            baseline: "a".into(),
+            candidate: "b".into(),
+        }
+    }
+
+    fn not_comparable() -> Vec<Flag> {
+        vec![Flag::new(
+            FlagId::NotComparable,
+            FlagLevel::ReBaseline,
+            "the fingerprints differ",
+            "make everything identical",
+        )]
+    }
+
+    /// The issue-29 case: a re-run on another host always carried `[re-baseline]
+    /// not-comparable`, even when every claim reproduced.
+    #[test]
+    fn another_host_whose_claims_reproduce_is_a_look() {
+        let host = [
+            diff("host.name"),
+            diff("host.cpu"),
+            diff("nodes[1].host.kernel"),
+        ];
+        let all = Summary {
+            reproduced: 4,
+            claims_reproduced: 2,
+            ..Summary::default()
+        };
+        let f = host_only_look(not_comparable(), &host, &all, 2);
+        assert_eq!(f[0].level, FlagLevel::Look, "{}", f[0].evidence);
+        assert!(
+            f[0].evidence
+                .contains("host.name, host.cpu, nodes[1].host.kernel")
+                && f[0]
+                    .evidence
+                    .contains("every published claim (2) reproduced"),
+            "{}",
+            f[0].evidence
+        );
+        // A claim not reproduced: the host may be why.
+        let one_off = Summary {
+            claims_not_reproduced: 1,
+            ..all
+        };
+        let f = host_only_look(not_comparable(), &host, &one_off, 2);
+        assert_eq!(f[0].level, FlagLevel::ReBaseline);
+        // Another GPU driver is not a host field.
+        let mut gpu = host.to_vec();
+        gpu.push(diff("accelerators[0].driver_version"));
+        let f = host_only_look(not_comparable(), &gpu, &all, 2);
+        assert_eq!(f[0].level, FlagLevel::ReBaseline);
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use servebench_stats::Estimate;
 
 use super::assess::{ClaimRow, RerunReport, ValueRow};
-use crate::render::change;
+use crate::text::change;
 use crate::text::{aligned, num, pct};
 use crate::words::threatens_words;
 

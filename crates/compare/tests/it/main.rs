@@ -1,3 +1,4 @@
 //! The integration tests of servebench-compare, in one test binary.
 
+mod gate;
 mod renderers;

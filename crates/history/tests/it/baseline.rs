@@ -75,7 +75,7 @@ fn the_series_view_lists_confirmed_steps_after_the_baseline_run() {
     write_levels(dir.path(), &flat_then(8, &[0.9; 6]));
     let h = history_of(dir.path());
     // Run 4 is before the step at run 9: the step is evidence against it.
-    let view = servebench_history::baseline_series(&h, &run_id(3), "base", "results/")
+    let view = servebench_history::baseline_series(&h, &run_id(3), "base", "results/", None)
         .expect("run 4 is in a series");
     assert_eq!(view.runs, 14);
     assert_eq!(view.source, "results/");
@@ -87,9 +87,40 @@ fn the_series_view_lists_confirmed_steps_after_the_baseline_run() {
     assert!((s.shift.point - 0.9).abs() < 0.01);
     assert_eq!(s.runs_after, 6);
     // Run 10 is after it: nothing to say.
-    let view = servebench_history::baseline_series(&h, &run_id(9), "base", "results/")
+    let view = servebench_history::baseline_series(&h, &run_id(9), "base", "results/", None)
         .expect("run 10 is in a series");
     assert!(view.steps.is_empty());
     // A run that was not read.
-    assert!(servebench_history::baseline_series(&h, "nope", "base", "results/").is_none());
+    assert!(servebench_history::baseline_series(&h, "nope", "base", "results/", None).is_none());
+}
+
+/// The issue-29 case: comparing run 4 with run 9, the first run of the step, blamed the
+/// baseline for the very change under test ("the baseline variant's level moved after the
+/// baseline run"). A step that starts at the candidate's run, or later, is the change
+/// being compared: the series view leaves it out.
+#[test]
+fn a_step_at_the_candidate_run_is_the_change_under_test_not_a_stale_baseline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_levels(dir.path(), &flat_then(8, &[0.9; 6]));
+    let h = history_of(dir.path());
+    // The step starts at run 9 (index 8): at the candidate's run, or after it (index 7).
+    for candidate in [run_id(8), run_id(7)] {
+        let view = servebench_history::baseline_series(
+            &h,
+            &run_id(3),
+            "base",
+            "results/",
+            Some(&candidate),
+        )
+        .expect("run 4 is in a series");
+        assert!(view.steps.is_empty(), "{candidate}: {:#?}", view.steps);
+    }
+    // A candidate after a step that came before it: that step is evidence.
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_levels(dir.path(), &flat_then(6, &[0.9; 8]));
+    let h = history_of(dir.path());
+    let view =
+        servebench_history::baseline_series(&h, &run_id(2), "base", "results/", Some(&run_id(12)))
+            .expect("run 3 is in a series");
+    assert_eq!(view.steps.len(), 1, "{:#?}", view.steps);
 }

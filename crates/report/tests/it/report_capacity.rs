@@ -21,7 +21,10 @@ fn fixture() -> LoadedResult {
 fn the_markdown_and_csv_say_the_capacities_and_how_they_were_searched() {
     let c = capacity(fixture()).expect("a search result");
     let md = servebench_report::markdown::render(&document(&c));
-    assert!(md.contains("| base (baseline) | **6 in flight** |"), "{md}");
+    assert!(
+        md.contains("| base (baseline) | **6.0 in flight** | [5.2, 6.8] |"),
+        "{md}"
+    );
     assert!(md.contains("fast vs base: capacity **+33.3%**"), "{md}");
     insta::assert_snapshot!("capacity_report_md", md);
     let csv = capacity_csv(&c);

@@ -128,7 +128,7 @@ pub(super) async fn run_search(
         let look = judge.look(result, round);
         ui.line(&format!(
             "look after round {round}: {}",
-            describe(&look, q.axis)
+            describe(&look, &q)
         ));
         let stop = look.stop || todo.is_empty();
         let why = look.why.clone();
@@ -397,7 +397,7 @@ async fn search_block(
         ui.line(&format!(
             "block {} ({variant_name}, round {round}): {}",
             index + 1,
-            outcome_words(&o, q.axis)
+            outcome_words(&o, q)
         ));
         set_outcome(result, o);
     }

@@ -168,3 +168,30 @@ fn offsets_differ_by_round_and_lie_in_the_unit_interval() {
         assert!((0.0..1.0).contains(&o));
     }
 }
+
+#[test]
+fn loads_are_printed_at_the_grid_s_precision() {
+    let c = search(
+        SearchAxis::MaxConcurrency,
+        1.0,
+        64.0,
+        Precision::Absolute(1.0),
+    );
+    assert_eq!(load_text(&c, 12.333_333), "12.3");
+    assert_eq!(load_text(&c, 7.0), "7.0");
+    let r = search(
+        SearchAxis::RequestRate,
+        1.0,
+        64.0,
+        Precision::Relative(0.05),
+    );
+    assert_eq!(load_text(&r, 20.03), "20.0");
+    assert_eq!(load_text(&r, 2.003), "2.00");
+    let coarse = search(
+        SearchAxis::RequestRate,
+        0.0,
+        400.0,
+        Precision::Absolute(20.0),
+    );
+    assert_eq!(load_text(&coarse, 123.456), "123");
+}

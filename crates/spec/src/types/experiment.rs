@@ -223,6 +223,118 @@ pub struct CompareSettings {
     #[serde(default = "default_alpha")]
     #[schemars(range(min = 0.0, max = 0.5))]
     pub alpha: f64,
+    /// How the many tests of a comparison (every metric × point) are corrected for: `holm`
+    /// (default: Holm's step-down decides every verdict, so the table and the multiplicity
+    /// flag say the same) or `none` (each cell read at its own α).
+    #[serde(default, skip_serializing_if = "Multiplicity::is_default")]
+    pub multiplicity: Multiplicity,
+    /// The CI gate: which conditions fail `servebench run` and `servebench compare` (exit
+    /// code 1), at which metrics and points, with which non-inferiority margin
+    /// (docs/compare.md, "Gates").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+}
+
+/// How a comparison's many tests are corrected for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Multiplicity {
+    /// Holm's step-down over every metric × point: the verdicts shown are the corrected ones.
+    #[default]
+    Holm,
+    /// None: each cell's verdict at its own α (the multiplicity flag says what that means).
+    None,
+}
+
+impl Multiplicity {
+    /// Whether this is the default (`holm`), which the canonical spec leaves out so that
+    /// specs written before the setting existed keep their hash.
+    pub fn is_default(&self) -> bool {
+        *self == Multiplicity::Holm
+    }
+}
+
+/// The CI gate of a comparison (docs/compare.md, "Gates").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    /// Conditions that fail the gate, as `--fail-on` names them: `not-shown-non-inferior`,
+    /// `not-shown-superior`, `regressed`, `likely-regressed`, `inconclusive`, `suspicious`.
+    /// `--fail-on` on the command line replaces them; with neither, nothing is gated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_on: Vec<GateCondition>,
+    /// The gated metrics (default: every metric of `compare.metrics`); each must be one it
+    /// lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
+    /// The gated sweep points (default: every point): a point is gated when every key of
+    /// some entry has its value, e.g. `[{max_concurrency: 32}]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<GatePoint>,
+    /// θ of the non-inferiority and superiority gates, as a fraction (0.05: a loss of 5%),
+    /// in place of each metric's `compare.threshold` / `compare.thresholds` entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub margin: Option<f64>,
+}
+
+/// Sweep keys that choose gated points: a point is gated when it has the value of every key
+/// given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatePoint {
+    /// `workload.max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// `workload.request_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<Rate>,
+    /// `workload.dataset.input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u32>,
+    /// `workload.dataset.output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u32>,
+    /// `workload.dataset.trace.speed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_speed: Option<f64>,
+}
+
+impl GatePoint {
+    /// The same keys as a sweep entry, for [`crate::plan::SweepPoint::matches`].
+    pub fn as_sweep_point(&self) -> SweepPointSpec {
+        SweepPointSpec {
+            max_concurrency: self.max_concurrency,
+            request_rate: self.request_rate,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            trace_speed: self.trace_speed,
+            requests: None,
+        }
+    }
+}
+
+/// A condition that fails a gate (docs/compare.md, "Gates").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateCondition {
+    /// A gated cell whose interval is not wholly above −θ: the candidate is not shown to
+    /// be no worse than θ (an undecided cell fails).
+    #[serde(alias = "not_shown_non_inferior")]
+    NotShownNonInferior,
+    /// A gated cell whose interval is not wholly above +θ: the candidate is not shown to be
+    /// better by more than θ.
+    #[serde(alias = "not_shown_superior")]
+    NotShownSuperior,
+    /// A gated cell that is regressed (significant and beyond −θ).
+    Regressed,
+    /// A gated cell that is regressed or likely regressed.
+    #[serde(alias = "likely_regressed")]
+    LikelyRegressed,
+    /// A gated cell that is inconclusive, or could not be compared.
+    Inconclusive,
+    /// A re-baseline flag on a gated cell or on the whole comparison.
+    Suspicious,
 }
 
 fn default_metrics() -> Vec<String> {
@@ -245,6 +357,8 @@ impl Default for CompareSettings {
             threshold: default_threshold(),
             thresholds: BTreeMap::new(),
             alpha: default_alpha(),
+            multiplicity: Multiplicity::default(),
+            gate: None,
         }
     }
 }

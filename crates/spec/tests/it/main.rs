@@ -8,3 +8,4 @@ mod overrides;
 mod plan;
 mod schema_drift;
 mod specs_dir;
+mod waves;

@@ -184,5 +184,9 @@ fn overrides_add_no_warning_about_keys_the_file_does_not_write() {
     let o = apply(&s, &sets(&["workload.requests=50"]), "o.yaml").unwrap_or_else(|e| panic!("{e}"));
     let words =
         |sp: &Spec| -> Vec<String> { sp.warnings.iter().map(|w| w.message.clone()).collect() };
-    assert_eq!(words(&o), words(&s));
+    // It may take one away (50 requests at c=4 are enough waves; the file's 10 are not).
+    let before = words(&s);
+    for w in words(&o) {
+        assert!(before.contains(&w), "the override added `{w}`");
+    }
 }

@@ -154,6 +154,12 @@ pub struct PointComparison {
     /// (`crate::sequential::at_look`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub look: Option<Look>,
+    /// The level the test of "no difference" is read at when it is not `alpha`: a
+    /// multiplicity correction's level for this cell (Holm's, `crate::holm::holm_levels`).
+    /// The comparison, and every verdict a flag recomputes, then read significance at it;
+    /// the intervals stay at `1 − alpha`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_alpha: Option<f64>,
     /// `compare_arms` / `compare_arms_arithmetic` of the trial values; `None` when it could
     /// not be computed (see `comparison_error`).
     pub comparison: Option<ArmComparison>,
@@ -196,6 +202,7 @@ impl PointComparison {
             metric.direction,
             alpha,
             look.as_ref(),
+            None,
             &baseline.trial_values,
             &candidate.trial_values,
         );
@@ -209,11 +216,24 @@ impl PointComparison {
             analysis: metric.analysis,
             alpha,
             look,
+            test_alpha: None,
             comparison,
             comparison_error,
             baseline,
             candidate,
         }
+    }
+
+    /// The same point with its test of "no difference" read at `test_alpha` (module docs of
+    /// the field). A sequential cell (read at a look) is left as it is: its significance is
+    /// its repeated interval's.
+    pub fn tested_at(mut self, test_alpha: f64) -> Self {
+        if self.look.is_some() {
+            return self;
+        }
+        self.test_alpha = Some(test_alpha);
+        self.comparison = self.comparison.map(|c| c.tested_at(test_alpha));
+        self
     }
 
     /// The verdict this point would get with other trial values (one trial left out, a
@@ -230,6 +250,7 @@ impl PointComparison {
             direction,
             self.alpha,
             self.look.as_ref(),
+            self.test_alpha,
             baseline,
             candidate,
         )
@@ -243,12 +264,14 @@ impl PointComparison {
     }
 }
 
-/// `compare_arms` or `compare_arms_arithmetic` by the analysis, read at `look` when given.
+/// `compare_arms` or `compare_arms_arithmetic` by the analysis, read at `look` when given,
+/// else with its test at `test_alpha` when given.
 fn compare_values(
     analysis: Analysis,
     direction: Direction,
     alpha: f64,
     look: Option<&Look>,
+    test_alpha: Option<f64>,
     baseline: &[f64],
     candidate: &[f64],
 ) -> Result<ArmComparison, StatsError> {
@@ -260,9 +283,10 @@ fn compare_values(
             compare_arms_arithmetic(baseline, candidate, direction, margin, alpha)
         }
     }?;
-    match look {
-        Some(look) => at_look(&fixed, look),
-        None => Ok(fixed),
+    match (look, test_alpha) {
+        (Some(look), _) => at_look(&fixed, look),
+        (None, Some(level)) => Ok(fixed.tested_at(level)),
+        (None, None) => Ok(fixed),
     }
 }
 
@@ -324,15 +348,24 @@ pub struct RuleSettings {
     /// the threshold from its arm's median before outlier-trial or drift can fire (1.5,
     /// calibrated on clean A/A runs: docs/statistics-measured.md).
     pub outlier_floor: f64,
-    /// The median share of a closed-loop point's trials during which the limit was held,
-    /// below which the point is `load-not-sustained` (0.5).
+    /// The share of a closed-loop point's trials during which the limit was held, below
+    /// which the point is `load-not-sustained` (0.5): re-baseline when the interval of the
+    /// mean share lies below it, look when the interval holds it.
     pub min_limit_held: f64,
+    /// The least half-width of that interval (0.1): a grey zone around `min_limit_held`, so
+    /// that two runs of a point at the edge (shares 0.498 and 0.502) get the same answer.
+    #[serde(default = "default_limit_held_grey")]
+    pub limit_held_grey: f64,
     /// Achieved/target rate below this is invalid (0.98, open loop).
     pub min_rate_fraction: f64,
     /// Output/requested tokens outside `[lo, hi]` is invalid (0.9, 1.1; MLPerf).
     pub output_token_range: (f64, f64),
     /// Confidence for "enough requests for the reported quantile" (0.99).
     pub reportable_confidence: f64,
+}
+
+fn default_limit_held_grey() -> f64 {
+    0.1
 }
 
 impl Default for RuleSettings {
@@ -352,6 +385,7 @@ impl Default for RuleSettings {
             practical_floor: 0.5,
             outlier_floor: 1.5,
             min_limit_held: 0.5,
+            limit_held_grey: default_limit_held_grey(),
             min_rate_fraction: 0.98,
             output_token_range: (0.9, 1.1),
             reportable_confidence: 0.99,

@@ -17,6 +17,7 @@
 //! LoadGen (validity rules), Chromium Pinpoint.
 
 pub mod evidence;
+pub mod multiplicity;
 pub mod rules;
 pub mod sweep;
 pub mod trials;

@@ -5,13 +5,11 @@
 //! fire only when it differs: a threat that cannot change the answer is not a flag.
 
 use crate::advice::PRACTICAL_TRIALS;
-use crate::error::StatsError;
 use crate::flags::evidence::{
-    Analysis, ArmEvidence, ComparisonContext, MetricSettings, NamedP, PointComparison,
-    RuleSettings, TrialCheck,
+    Analysis, ArmEvidence, ComparisonContext, MetricSettings, PointComparison, RuleSettings,
+    TrialCheck,
 };
-use crate::flags::{Flag, FlagId, FlagLevel, Threat, fmt_p, pct, pct_plain, rerun_action};
-use crate::holm::{expected_false_alarms, holm_adjust};
+use crate::flags::{Flag, FlagId, FlagLevel, Threat, pct, pct_plain, rerun_action};
 use crate::interval::log_prediction_interval;
 use crate::summary::{geometric_mean, mean};
 use crate::verdict::{Direction, Scale, Verdict};
@@ -256,14 +254,21 @@ pub(super) fn worse_by(x: f64, reference: f64, scale: Scale, direction: Directio
     }
 }
 
-/// **load-not-sustained**: at a closed-loop point, the median share of the trials (both
-/// arms) during which the client held the in-flight count at ≥ 90% of the limit while
-/// requests were still waiting (`TrialCheck::limit_held_fraction`) is below
-/// `min_limit_held` (half the trial). A trial that is one wave (256 requests at c=256) sends
-/// everything at once and then only drains: it measures ramp-up and drain, not the limit.
+/// **load-not-sustained**: at a closed-loop point, the share of each trial during which the
+/// client held the in-flight count at ≥ 90% of the limit while requests were still waiting
+/// (`TrialCheck::limit_held_fraction`) is judged on its mean over the point's trials (both
+/// arms) with a t interval at `1 − α`, each side widened to at least
+/// `settings.limit_held_grey` (0.1) so that identical trials do not make a knife edge:
+/// * the whole interval below `min_limit_held` (one half) → **re-baseline**: the trials
+///   measure ramp-up and drain, not the load the point names (a one-wave trial — 256
+///   requests at c=256 — holds the limit for none of its time; k equal waves hold it for
+///   about (k − 1)/k);
+/// * the interval around one half → **look**: the point sits at the edge (two waves, or
+///   nearly), and two runs of it could read the held share either side of one half;
+/// * the whole interval at or above one half → nothing.
+///
 /// Points without the evidence (open loop, imported results) are not checked. The flag is
 /// about the point, whatever the metric: the caller says which verdicts it threatens.
-/// Re-baseline.
 pub fn load_not_sustained(
     label: &str,
     baseline: &[TrialCheck],
@@ -274,9 +279,19 @@ pub fn load_not_sustained(
         .iter()
         .chain(candidate)
         .filter_map(|t| t.limit_held_fraction)
+        .filter(|f| f.is_finite())
         .collect();
-    let median = crate::percentile::median(&held)?;
-    if median >= settings.min_limit_held {
+    let m = mean(&held)?;
+    let grey = settings.limit_held_grey.max(0.0);
+    let half = if held.len() >= 2 {
+        crate::interval::mean_ci(&held, 1.0 - settings.alpha)
+            .map(|e| (e.point - e.ci.lower).max(grey))
+            .unwrap_or(grey)
+    } else {
+        grey
+    };
+    let (lo, hi) = ((m - half).max(0.0), (m + half).min(1.0));
+    if lo >= settings.min_limit_held {
         return None;
     }
     let limit = baseline
@@ -290,69 +305,50 @@ pub fn load_not_sustained(
         .map(|t| t.requests)
         .max()
         .unwrap_or(0);
-    Some(Flag::new(
-        FlagId::LoadNotSustained,
-        FlagLevel::ReBaseline,
-        format!(
-            "{label}: the client held {limit} in flight for a median {} of each trial ({} \
-             trials; {requests} requests per trial at most): the trials measure ramp-up and \
-             drain, not the load the point names",
-            pct_plain(median),
-            held.len()
-        ),
-        "give the point more requests (several times the concurrency limit, so that it holds \
-         the limit for most of the trial: e.g. `sweep.include[].requests`) and re-run",
-    ))
+    let waves = baseline
+        .iter()
+        .chain(candidate)
+        .find_map(|t| t.max_concurrency)
+        .filter(|c| *c > 0)
+        .map(|c| format!(", {:.1} wave(s) of the limit", requests as f64 / c as f64))
+        .unwrap_or_default();
+    let held_words = format!(
+        "the client held {limit} in flight for a mean {} [{}, {}] of each trial ({} trials; \
+         {requests} requests per trial at most{waves})",
+        pct_plain(m),
+        pct_plain(lo),
+        pct_plain(hi),
+        held.len()
+    );
+    let action = "give the point more requests (several times the concurrency limit, so that \
+                  it holds the limit for most of the trial: e.g. `sweep.include[].requests`) \
+                  and re-run";
+    if hi < settings.min_limit_held {
+        Some(Flag::new(
+            FlagId::LoadNotSustained,
+            FlagLevel::ReBaseline,
+            format!(
+                "{label}: {held_words}: below {} throughout — the trials measure ramp-up and \
+                 drain, not the load the point names",
+                pct_plain(settings.min_limit_held)
+            ),
+            action,
+        ))
+    } else {
+        Some(Flag::new(
+            FlagId::LoadNotSustained,
+            FlagLevel::Look,
+            format!(
+                "{label}: {held_words}: at the edge of {} — the point is close to one wave \
+                 per trial at a time, and another run may read it either side",
+                pct_plain(settings.min_limit_held)
+            ),
+            action,
+        ))
+    }
 }
 
-/// **multiplicity**: among `tests` (every metric × level of a comparison), some result is
-/// significant at α before Holm's correction but not after. Says how many false alarms m·α
-/// tests would give by chance. Look.
-pub fn multiplicity(tests: &[NamedP], alpha: f64) -> Result<Option<Flag>, StatsError> {
-    if tests.len() < 2 {
-        return Ok(None);
-    }
-    let raw: Vec<f64> = tests.iter().map(|t| t.p).collect();
-    let adjusted = holm_adjust(&raw)?;
-    let expected = expected_false_alarms(tests.len(), alpha)?;
-    let before = raw.iter().filter(|p| **p < alpha).count();
-    let after = adjusted.iter().filter(|p| **p < alpha).count();
-    if before == after {
-        return Ok(None);
-    }
-    let lost: Vec<(&NamedP, f64)> = tests
-        .iter()
-        .zip(&adjusted)
-        .filter(|(t, adj)| t.p < alpha && **adj >= alpha)
-        .map(|(t, adj)| (t, *adj))
-        .collect();
-    let words: Vec<String> = lost
-        .iter()
-        .map(|(t, adj)| format!("{} (p = {} → {})", t.label(), fmt_p(t.p), fmt_p(*adj)))
-        .collect();
-    let threats = lost
-        .iter()
-        .map(|(t, _)| Threat {
-            metric: t.metric.clone(),
-            point: t.point.clone(),
-            verdict: Some(t.verdict),
-            otherwise: None,
-        })
-        .collect();
-    Ok(Some(Flag::new(
-        FlagId::Multiplicity,
-        FlagLevel::Look,
-        format!(
-            "{} tests at α = {alpha}: {expected:.2} false alarm(s) expected by chance; {before} \
-             significant before Holm's correction, {after} after; no longer significant: {}",
-            tests.len(),
-            words.join(", ")
-        ),
-        "read the Holm-adjusted results as the finding; confirm the others with a dedicated \
-         re-run of those metrics",
-    )
-    .threatening(threats)))
-}
+pub use super::multiplicity::{multiplicity, multiplicity_applied};
 
 #[cfg(test)]
 mod threat_tests {

@@ -7,7 +7,9 @@ use crate::common;
 
 use common::*;
 use servebench_stats::advice::settle;
-use servebench_stats::flags::rules::{load_not_sustained, multiplicity, stale_baseline};
+use servebench_stats::flags::rules::{
+    load_not_sustained, multiplicity, multiplicity_applied, stale_baseline,
+};
 use servebench_stats::flags::{
     Analysis, ArmEvidence, ComparisonContext, FingerprintDifference, Flag, FlagId, FlagLevel,
     MetricSettings, NamedP, PointComparison, RuleSettings, TrialCheck, assess_sweep,
@@ -151,7 +153,7 @@ fn a_one_wave_point_is_load_not_sustained() {
     );
     assert!(
         f.evidence
-            .contains("c=256: the client held the limit 256 in flight for a median 0.5%"),
+            .contains("c=256: the client held the limit 256 in flight for a mean 0.5% [0%, 10.5%]"),
         "{}",
         f.evidence
     );
@@ -165,6 +167,55 @@ fn a_one_wave_point_is_load_not_sustained() {
     assert_eq!(
         load_not_sustained("c=256", &[TrialCheck::default()], &[], &rules),
         None
+    );
+}
+
+/// The issue-29 case: two runs of one spec held the limit for 0.502 and 0.498 of their
+/// trials (two waves: 64 requests at c=32) and got opposite answers from a median against
+/// one half. With the interval and its grey zone both are the same look; a clear one-wave
+/// point stays re-baseline and a clear four-wave point stays quiet.
+#[test]
+fn a_point_at_the_edge_gets_one_answer_from_either_run() {
+    let checks = |held: &[f64]| -> Vec<TrialCheck> {
+        held.iter()
+            .enumerate()
+            .map(|(i, &h)| TrialCheck {
+                trial: i,
+                value_index: Some(i),
+                requests: 64,
+                max_concurrency: Some(32),
+                limit_held_fraction: Some(h),
+                ..TrialCheck::default()
+            })
+            .collect()
+    };
+    let rules = RuleSettings::default();
+    for held in [0.502, 0.498] {
+        let arm = checks(&[held, held + 0.001, held - 0.001]);
+        let f = load_not_sustained("c=32", &arm, &arm, &rules).expect("at the edge");
+        assert_eq!(
+            (f.id, f.level),
+            (FlagId::LoadNotSustained, FlagLevel::Look),
+            "{held}: {}",
+            f.evidence
+        );
+        assert!(f.evidence.contains("2.0 wave(s)"), "{}", f.evidence);
+    }
+    let one_wave = checks(&[0.02, 0.05, 0.01]);
+    assert_eq!(
+        load_not_sustained("c=32", &one_wave, &one_wave, &rules).map(|f| f.level),
+        Some(FlagLevel::ReBaseline)
+    );
+    let four_waves = checks(&[0.74, 0.76, 0.75]);
+    assert_eq!(
+        load_not_sustained("c=32", &four_waves, &four_waves, &rules),
+        None
+    );
+    // Widely spread trials whose mean is above one half still reach it: look.
+    let spread = checks(&[0.2, 0.9, 0.6]);
+    assert_eq!(
+        load_not_sustained("c=32", &spread, &spread, &rules).map(|f| f.level),
+        Some(FlagLevel::Look)
     );
 }
 
@@ -184,13 +235,13 @@ fn multiplicity_says_how_many_false_alarms() {
     assert_eq!((f.id, f.level), (FlagId::Multiplicity, FlagLevel::Look));
     assert!(
         f.evidence
-            .contains("10 tests at α = 0.05: 0.50 false alarm(s) expected"),
+            .contains("10 tests, each read at its own α = 0.05 (compare.multiplicity: none): 0.50 false alarm(s) expected"),
         "{}",
         f.evidence
     );
     assert!(
         f.evidence
-            .contains("3 significant before Holm's correction, 0 after")
+            .contains("3 significant at its own α, 0 would be under Holm's correction")
     );
     assert!(
         f.evidence.contains("m0 c=1 (p = 0.010 → 0.100)"),
@@ -207,6 +258,60 @@ fn multiplicity_says_how_many_false_alarms() {
         })
         .collect();
     assert_eq!(multiplicity(&strong, 0.05).expect("valid"), None);
+}
+
+/// With the correction applied the flag names the verdicts it changed, as the table shows
+/// them (`verdict`) and as they would be at their own α (`otherwise`): the issue-29 case,
+/// output_throughput at c=32 regressed at p = 0.012 among 16 tests, 11 of them far
+/// stronger: Holm reads it at α/5, and 5 × 0.012 = 0.06.
+#[test]
+fn the_applied_correction_explains_the_table() {
+    let named = |metric: &str, point: &str, verdict, p| NamedP {
+        metric: metric.into(),
+        point: point.into(),
+        verdict,
+        p,
+    };
+    let mut tests: Vec<NamedP> = (0..11)
+        .map(|i| named(&format!("m{i}"), "c=1", Verdict::Improved, 1e-6))
+        .collect();
+    tests.push(named(
+        "output_throughput",
+        "c=32",
+        Verdict::Regressed,
+        0.012,
+    ));
+    tests.extend((0..4).map(|i| named(&format!("q{i}"), "c=8", Verdict::Inconclusive, 0.4)));
+    let same: Vec<Verdict> = tests.iter().map(|t| t.verdict).collect();
+    assert_eq!(
+        multiplicity_applied(&tests, &same, 0.05).expect("valid"),
+        None,
+        "nothing changed, nothing to say"
+    );
+    let mut corrected = same.clone();
+    corrected[11] = Verdict::Inconclusive;
+    let f = multiplicity_applied(&tests, &corrected, 0.05)
+        .expect("valid")
+        .expect("fires");
+    assert_eq!((f.id, f.level), (FlagId::Multiplicity, FlagLevel::Look));
+    assert!(
+        f.evidence.contains(
+            "output_throughput c=32 (p = 0.012 → 0.060: inconclusive, regressed at its own α)"
+        ),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        f.evidence.contains("12 significant at its own α, 11 after"),
+        "{}",
+        f.evidence
+    );
+    let servebench_stats::flags::Threatens::Cells(cells) = &f.threatens else {
+        panic!("the flag names cells")
+    };
+    assert_eq!(cells.len(), 1);
+    assert_eq!(cells[0].verdict, Some(Verdict::Inconclusive));
+    assert_eq!(cells[0].otherwise, Some(Verdict::Regressed));
 }
 
 #[test]

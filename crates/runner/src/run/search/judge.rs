@@ -2,7 +2,7 @@
 //! cannot be judged), a start's outcome from its bracket, and both in words for the console.
 
 use servebench_result::{SearchOutcome, SearchStep, TrialStatus};
-use servebench_spec::search::{Bracket, Grid};
+use servebench_spec::search::{Bracket, Grid, load_text};
 use servebench_spec::{Search, SearchAxis};
 
 use super::MIN_RATE_HELD;
@@ -71,15 +71,19 @@ pub(super) fn bracket_outcome(grid: &Grid, b: Bracket, steps: &[SearchStep]) -> 
     }
 }
 
-pub(super) fn outcome_words(o: &SearchOutcome, axis: SearchAxis) -> String {
-    let u = axis.unit();
+pub(super) fn outcome_words(o: &SearchOutcome, q: &Search) -> String {
+    let u = q.axis.unit();
+    let text = |x: f64| load_text(q, x);
     match o {
         SearchOutcome::Bracketed {
             pass_load,
             fail_load,
             estimate,
         } => format!(
-            "passed at {pass_load}, failed at {fail_load} {u}: capacity ≈ {estimate:.4} {u}"
+            "passed at {}, failed at {} {u}: capacity ≈ {} {u}",
+            text(*pass_load),
+            text(*fail_load),
+            text(*estimate)
         ),
         SearchOutcome::BelowLower { .. } => "failed even at the lower bound".into(),
         SearchOutcome::AboveUpper { .. } => "passed even at the upper bound".into(),
@@ -87,13 +91,21 @@ pub(super) fn outcome_words(o: &SearchOutcome, axis: SearchAxis) -> String {
     }
 }
 
-pub(super) fn describe(look: &servebench_result::SearchLook, axis: SearchAxis) -> String {
+pub(super) fn describe(look: &servebench_result::SearchLook, q: &Search) -> String {
+    let text = |x: f64| load_text(q, x);
     let parts: Vec<String> = look
         .variants
         .iter()
         .map(|v| match (v.estimate, v.lower, v.upper) {
             (Some(e), Some(l), Some(u)) => {
-                format!("{} {e:.4} [{l:.4}, {u:.4}] {}", v.variant, axis.unit())
+                format!(
+                    "{} {} [{}, {}] {}",
+                    v.variant,
+                    text(e),
+                    text(l),
+                    text(u),
+                    q.axis.unit()
+                )
             }
             _ => format!("{}: {}", v.variant, v.note),
         })
