@@ -4,7 +4,6 @@ mod common;
 
 mod bad_inputs;
 mod ci_workflow;
-
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
