@@ -6,6 +6,7 @@ mod engine;
 mod launcher;
 pub(crate) mod refs;
 mod search;
+mod telemetry;
 mod trials;
 pub(crate) mod variants;
 mod workload;
@@ -25,6 +26,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     trials::check(spec, &mut out);
     search::check(spec, index, &mut out);
     bounds::check(spec, &mut out);
+    telemetry::check(spec, &mut out);
     out
 }
 
