@@ -168,6 +168,12 @@ pub(crate) fn comparison(
             &rules,
         ));
     }
+    flags.extend(crate::telemetry::flags(
+        (&base.result, &base_v.name),
+        (&cand.result, &cand_v.name),
+        &pairs,
+        &metric_reports,
+    ));
     flags.extend(multiplicity(&all_p, alpha).ok().flatten());
     let baseline_series = if same_run {
         None

@@ -163,14 +163,22 @@ impl GpuSource for FakeSource {
         let noise = self.script.noise.clone();
         let dt_s = self.last_ms.map_or(0.0, |l| (now - l).max(0) as f64 / 1e3);
         self.last_ms = Some(now);
-        let indices: Vec<u32> = self.script.devices.iter().map(|d| d.index).collect();
-        let mut out = Vec::with_capacity(indices.len());
-        for index in indices {
+        let devices: Vec<(u32, Option<u32>)> = self
+            .script
+            .devices
+            .iter()
+            .map(|d| (d.index, d.max_sm_clock_mhz))
+            .collect();
+        let mut out = Vec::with_capacity(devices.len());
+        for (index, max_clock) in devices {
             let mut s = base;
+            // A GPU's SM clock never exceeds its highest.
             s.sm_clock_mhz = self
                 .noisy(base.sm_clock_mhz.map(f64::from), noise.sm_clock_mhz)
-                .map(|v| v.round() as u32);
-            s.power_w = self.noisy(base.power_w, noise.power_w);
+                .map(|v| (v.round() as u32).min(max_clock.unwrap_or(u32::MAX)));
+            s.power_w = self
+                .noisy(base.power_w, noise.power_w)
+                .map(|w| (w * 100.0).round() / 100.0);
             s.util_gpu_pct = self
                 .noisy(base.util_gpu_pct.map(f64::from), noise.util_gpu_pct)
                 .map(|v| v.round().min(100.0) as u32);
