@@ -71,7 +71,9 @@ fn starts(result: &RunResult, variant: &str) -> Vec<StartCheck> {
                     .processes
                     .iter()
                     .map(|p| {
-                        let mib = p.used_mib.map_or_else(String::new, |m| format!(", {m} MiB"));
+                        let mib = p
+                            .used_mib
+                            .map_or_else(String::new, |m| format!(", {m} MiB"));
                         format!(
                             "{} (pid {}{mib} on GPU {})",
                             p.name.as_deref().unwrap_or("a process"),

@@ -476,10 +476,8 @@ impl ResultStore {
         line: &crate::telemetry::TrialTelemetry,
     ) -> Result<(), StoreError> {
         let path = telemetry_path(&self.result_path);
-        append_lines(&path, std::slice::from_ref(line)).map_err(|error| StoreError::Write {
-            path,
-            error,
-        })
+        append_lines(&path, std::slice::from_ref(line))
+            .map_err(|error| StoreError::Write { path, error })
     }
 }
 

@@ -93,8 +93,11 @@ pub fn count_config(cfg: &Value) -> Result<CountedConfig, String> {
         ),
     };
     let dense_mlp = num(cfg, &["intermediate_size", "n_inner", "ffn_dim"]).map(|i| 3.0 * h * i);
-    let experts = num(cfg, &["num_local_experts", "num_experts", "n_routed_experts"])
-        .filter(|e| *e > 1.0);
+    let experts = num(
+        cfg,
+        &["num_local_experts", "num_experts", "n_routed_experts"],
+    )
+    .filter(|e| *e > 1.0);
     let (layer_total, layer_active, dense_layers, dense_layer) = match experts {
         Some(e) => {
             let k = need(&["num_experts_per_tok", "moe_top_k", "top_k"])?;
@@ -241,7 +244,11 @@ mod tests {
     #[test]
     fn llama_3_1_8b_has_its_published_8_03_billion_parameters() {
         let c = count_config(&llama_8b()).unwrap();
-        assert!((c.total_params / 1e9 - 8.03).abs() < 0.005, "{}", c.total_params);
+        assert!(
+            (c.total_params / 1e9 - 8.03).abs() < 0.005,
+            "{}",
+            c.total_params
+        );
         assert_eq!(c.total_params, c.active_params);
         // 2 (K and V) × 32 layers × 8 KV heads × 128 = 65,536 elements, 128 KiB in bf16.
         assert_eq!(c.kv_elements_per_token, 65_536.0);
@@ -266,8 +273,16 @@ mod tests {
             "num_local_experts": 8, "num_experts_per_tok": 2, "tie_word_embeddings": false
         });
         let c = count_config(&cfg).unwrap();
-        assert!((c.total_params / 1e9 - 46.7).abs() < 0.05, "{}", c.total_params);
-        assert!((c.active_params / 1e9 - 12.9).abs() < 0.05, "{}", c.active_params);
+        assert!(
+            (c.total_params / 1e9 - 46.7).abs() < 0.05,
+            "{}",
+            c.total_params
+        );
+        assert!(
+            (c.active_params / 1e9 - 12.9).abs() < 0.05,
+            "{}",
+            c.active_params
+        );
         assert_eq!(c.bytes_per_weight, None);
     }
 

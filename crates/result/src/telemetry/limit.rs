@@ -35,27 +35,75 @@ pub struct BandwidthEntry {
 /// Peak memory bandwidth by the name NVML and `nvidia-smi` report, most specific first;
 /// figures from NVIDIA's product datasheets (`telemetry.hbm_gb_per_s` overrides).
 pub const BANDWIDTH: [BandwidthEntry; 21] = [
-    e(&["gh200"], 4900.0, "GH200 Grace Hopper datasheet: 144 GB HBM3e, 4.9 TB/s"),
-    e(&["h200"], 4800.0, "H200 datasheet (SXM and NVL): 141 GB HBM3e, 4.8 TB/s"),
-    e(&["h100", "nvl"], 3900.0, "H100 datasheet, H100 NVL: 94 GB HBM3, 3.9 TB/s"),
-    e(&["h100", "pcie"], 2000.0, "H100 datasheet, H100 PCIe: 80 GB HBM2e, 2 TB/s"),
-    e(&["h100"], 3350.0, "H100 datasheet, H100 SXM: 80 GB HBM3, 3.35 TB/s"),
+    e(
+        &["gh200"],
+        4900.0,
+        "GH200 Grace Hopper datasheet: 144 GB HBM3e, 4.9 TB/s",
+    ),
+    e(
+        &["h200"],
+        4800.0,
+        "H200 datasheet (SXM and NVL): 141 GB HBM3e, 4.8 TB/s",
+    ),
+    e(
+        &["h100", "nvl"],
+        3900.0,
+        "H100 datasheet, H100 NVL: 94 GB HBM3, 3.9 TB/s",
+    ),
+    e(
+        &["h100", "pcie"],
+        2000.0,
+        "H100 datasheet, H100 PCIe: 80 GB HBM2e, 2 TB/s",
+    ),
+    e(
+        &["h100"],
+        3350.0,
+        "H100 datasheet, H100 SXM: 80 GB HBM3, 3.35 TB/s",
+    ),
     e(&["h20"], 4000.0, "H20: 96 GB HBM3, 4.0 TB/s"),
     e(&["b300"], 8000.0, "HGX B300 datasheet: 8 TB/s per GPU"),
     e(&["gb300"], 8000.0, "GB300 NVL72 datasheet: 8 TB/s per GPU"),
     e(&["gb200"], 8000.0, "GB200 NVL72 datasheet: 8 TB/s per GPU"),
-    e(&["b200"], 8000.0, "HGX B200 datasheet: 180 GB HBM3e, 8 TB/s per GPU"),
-    e(&["rtx", "pro", "6000", "blackwell"], 1792.0, "RTX PRO 6000 Blackwell datasheet: 96 GB GDDR7, 1792 GB/s"),
-    e(&["a100", "80gb", "pcie"], 1935.0, "A100 datasheet, A100 80GB PCIe: 1935 GB/s"),
-    e(&["a100", "80gb"], 2039.0, "A100 datasheet, A100 80GB SXM: 2039 GB/s"),
+    e(
+        &["b200"],
+        8000.0,
+        "HGX B200 datasheet: 180 GB HBM3e, 8 TB/s per GPU",
+    ),
+    e(
+        &["rtx", "pro", "6000", "blackwell"],
+        1792.0,
+        "RTX PRO 6000 Blackwell datasheet: 96 GB GDDR7, 1792 GB/s",
+    ),
+    e(
+        &["a100", "80gb", "pcie"],
+        1935.0,
+        "A100 datasheet, A100 80GB PCIe: 1935 GB/s",
+    ),
+    e(
+        &["a100", "80gb"],
+        2039.0,
+        "A100 datasheet, A100 80GB SXM: 2039 GB/s",
+    ),
     e(&["a100"], 1555.0, "A100 datasheet, A100 40GB: 1555 GB/s"),
     e(&["l40s"], 864.0, "L40S datasheet: 48 GB GDDR6, 864 GB/s"),
     e(&["l40"], 864.0, "L40 datasheet: 48 GB GDDR6, 864 GB/s"),
     e(&["l4"], 300.0, "L4 datasheet: 24 GB GDDR6, 300 GB/s"),
     e(&["a10"], 600.0, "A10 datasheet: 24 GB GDDR6, 600 GB/s"),
-    e(&["rtx", "6000", "ada"], 960.0, "RTX 6000 Ada datasheet: 48 GB GDDR6, 960 GB/s"),
-    e(&["rtx", "5090"], 1792.0, "GeForce RTX 5090 specifications: 32 GB GDDR7, 1792 GB/s"),
-    e(&["rtx", "4090"], 1008.0, "GeForce RTX 4090 specifications: 24 GB GDDR6X, 1008 GB/s"),
+    e(
+        &["rtx", "6000", "ada"],
+        960.0,
+        "RTX 6000 Ada datasheet: 48 GB GDDR6, 960 GB/s",
+    ),
+    e(
+        &["rtx", "5090"],
+        1792.0,
+        "GeForce RTX 5090 specifications: 32 GB GDDR7, 1792 GB/s",
+    ),
+    e(
+        &["rtx", "4090"],
+        1008.0,
+        "GeForce RTX 4090 specifications: 24 GB GDDR6X, 1008 GB/s",
+    ),
 ];
 
 const fn e(words: &'static [&'static str], gb_per_s: f64, source: &'static str) -> BandwidthEntry {
@@ -151,7 +199,8 @@ pub fn decode_ceiling(
 ) -> Option<DecodeCeiling> {
     let batch = input.batch.max(1.0);
     let context = input.prompt_tokens.max(0.0) + input.output_tokens.max(0.0) / 2.0;
-    let bytes = facts.read_params * facts.bytes_per_weight + batch * context * facts.kv_bytes_per_token;
+    let bytes =
+        facts.read_params * facts.bytes_per_weight + batch * context * facts.kv_bytes_per_token;
     if !(bytes > 0.0 && bandwidth.0 > 0.0) {
         return None;
     }
@@ -185,7 +234,10 @@ mod tests {
         assert_eq!(bw("NVIDIA A100-SXM4-80GB"), Some(2039.0));
         assert_eq!(bw("NVIDIA A100 80GB PCIe"), Some(1935.0));
         assert_eq!(bw("NVIDIA A100-PCIE-40GB"), Some(1555.0));
-        assert_eq!(bw("NVIDIA RTX PRO 6000 Blackwell Server Edition"), Some(1792.0));
+        assert_eq!(
+            bw("NVIDIA RTX PRO 6000 Blackwell Server Edition"),
+            Some(1792.0)
+        );
         assert_eq!(bw("NVIDIA RTX 6000 Ada Generation"), Some(960.0));
         assert_eq!(bw("NVIDIA L4"), Some(300.0));
         assert_eq!(bw("NVIDIA L40S"), Some(864.0));
@@ -236,7 +288,9 @@ mod tests {
         let e = gpus_bandwidth(&["Tesla T4".to_owned()], None).unwrap_err();
         assert!(e.contains("telemetry.hbm_gb_per_s"), "{e}");
         assert_eq!(
-            gpus_bandwidth(&["Tesla T4".to_owned(); 2], Some(320.0)).unwrap().0,
+            gpus_bandwidth(&["Tesla T4".to_owned(); 2], Some(320.0))
+                .unwrap()
+                .0,
             640.0
         );
     }

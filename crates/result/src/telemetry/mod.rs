@@ -7,7 +7,9 @@ pub mod limit;
 pub mod series;
 pub mod summary;
 
-pub use limit::{BANDWIDTH, CeilingInput, DecodeCeiling, bandwidth_of, decode_ceiling, gpus_bandwidth};
+pub use limit::{
+    BANDWIDTH, CeilingInput, DecodeCeiling, bandwidth_of, decode_ceiling, gpus_bandwidth,
+};
 pub use series::{
     GpuCheck, GpuDevice, GpuProcess, GpuSample, GpuSeries, MAX_RAW_SERIES, MAX_SAMPLES,
     ServerSeries, THROTTLE_REASONS, THROTTLING_MASK, TrialTelemetry, reason_names,

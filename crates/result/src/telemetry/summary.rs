@@ -267,10 +267,7 @@ fn gpu_summary(t: &TrialTelemetry, w: (f64, f64)) -> GpuSummary {
             "power".to_owned()
         });
     }
-    let reasons: Vec<u64> = samples
-        .iter()
-        .filter_map(|(g, i)| g.throttle[*i])
-        .collect();
+    let reasons: Vec<u64> = samples.iter().filter_map(|(g, i)| g.throttle[*i]).collect();
     if !reasons.is_empty() {
         let n = reasons.len() as f64;
         let share = |mask: u64| reasons.iter().filter(|r| **r & mask != 0).count() as f64 / n;
@@ -313,10 +310,15 @@ fn held_at(records: &[RequestRecord], limit: usize, t_ns: u64) -> bool {
     in_flight >= need
 }
 
-fn server_summary(t: &TrialTelemetry, w: (f64, f64), win: &TelemetryWindow<'_>) -> Option<ServerSummary> {
+fn server_summary(
+    t: &TrialTelemetry,
+    w: (f64, f64),
+    win: &TelemetryWindow<'_>,
+) -> Option<ServerSummary> {
     let s = t.server.as_ref()?;
     let idx: Vec<usize> = inside(&s.t_ms, w).collect();
-    let pick = |v: &[Option<f64>]| Span::of(idx.iter().filter_map(|&i| v.get(i).copied().flatten()));
+    let pick =
+        |v: &[Option<f64>]| Span::of(idx.iter().filter_map(|&i| v.get(i).copied().flatten()));
     let kv: Vec<f64> = idx
         .iter()
         .filter_map(|&i| s.kv_usage.get(i).copied().flatten())
@@ -355,7 +357,9 @@ fn server_summary(t: &TrialTelemetry, w: (f64, f64), win: &TelemetryWindow<'_>) 
     let mut running_n = 0usize;
     if let Some(limit) = win.closed_loop_limit.filter(|l| *l > 0) {
         for &i in &idx {
-            let t_ns = u64::try_from(s.t_ms[i]).unwrap_or(0).saturating_mul(1_000_000);
+            let t_ns = u64::try_from(s.t_ms[i])
+                .unwrap_or(0)
+                .saturating_mul(1_000_000);
             if !held_at(win.records, limit, t_ns) {
                 continue;
             }

@@ -216,16 +216,21 @@ pub(super) fn model_facts(
         Some(c) => {
             let path = spec_dir.join(c);
             let text = std::fs::read_to_string(&path).map_err(|e| {
-                RunError::Setup(format!("model_facts.config: cannot read {}: {e}", path.display()))
-            })?;
-            Some(serde_json::from_str::<serde_json::Value>(&text).map_err(|e| {
                 RunError::Setup(format!(
-                    "model_facts.config: {} is not JSON: {e} (line {}, column {})",
-                    path.display(),
-                    e.line(),
-                    e.column()
+                    "model_facts.config: cannot read {}: {e}",
+                    path.display()
                 ))
-            })?)
+            })?;
+            Some(
+                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| {
+                    RunError::Setup(format!(
+                        "model_facts.config: {} is not JSON: {e} (line {}, column {})",
+                        path.display(),
+                        e.line(),
+                        e.column()
+                    ))
+                })?,
+            )
         }
         None => None,
     };

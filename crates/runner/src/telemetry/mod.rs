@@ -17,11 +17,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use servebench_result::metrics::TrialSummary;
-use servebench_result::telemetry::{
-    CeilingInput, GpuCheck, GpuDevice, GpuSeries, TelemetryWindow, TrialTelemetry,
-    decode_ceiling, gpus_bandwidth, summarize_telemetry,
-};
 use servebench_result::record::RequestRecord;
+use servebench_result::telemetry::{
+    CeilingInput, GpuCheck, GpuDevice, GpuSeries, TelemetryWindow, TrialTelemetry, decode_ceiling,
+    gpus_bandwidth, summarize_telemetry,
+};
 use servebench_spec::engine::MetricsFacts;
 use servebench_spec::model_facts::ResolvedModelFacts;
 use servebench_spec::{ServerMetrics, SpecFile, TelemetrySettings};
@@ -131,8 +131,14 @@ impl RunTelemetry {
             Ok((memory, processes)) => GpuCheck {
                 source: sampler.source.to_owned(),
                 note: None,
-                memory_used_mib: memory.into_iter().filter(|(i, _)| mine.contains(i)).collect(),
-                processes: processes.into_iter().filter(|p| mine.contains(&p.gpu)).collect(),
+                memory_used_mib: memory
+                    .into_iter()
+                    .filter(|(i, _)| mine.contains(i))
+                    .collect(),
+                processes: processes
+                    .into_iter()
+                    .filter(|p| mine.contains(&p.gpu))
+                    .collect(),
             },
             Err(e) => GpuCheck {
                 source: sampler.source.to_owned(),
@@ -184,7 +190,13 @@ impl RunTelemetry {
                     headers: auth.1,
                 };
                 (
-                    Some(Scraper::start(client.clone(), url, names, auth, s.interval.get())),
+                    Some(Scraper::start(
+                        client.clone(),
+                        url,
+                        names,
+                        auth,
+                        s.interval.get(),
+                    )),
                     m.and_then(|m| m.enable)
                         .map(|e| format!("the engine serves metrics only when started with {e}")),
                 )
@@ -218,8 +230,7 @@ impl RunTelemetry {
                 }
                 if line.devices.is_empty() {
                     line.gpu_note = Some(
-                        "CUDA_VISIBLE_DEVICES hides every GPU from the server: none sampled"
-                            .into(),
+                        "CUDA_VISIBLE_DEVICES hides every GPU from the server: none sampled".into(),
                     );
                 }
             }

@@ -100,7 +100,8 @@ pub fn read_scrape(text: &str, names: &MetricNames) -> Result<Mapped, String> {
             let key = if labels.is_empty() {
                 m.name.clone()
             } else {
-                let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+                let inner: Vec<String> =
+                    labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
                 format!("{}{{{}}}", m.name, inner.join(","))
             };
             out.raw.push((key, v));
@@ -141,7 +142,8 @@ mod tests {
 
     // The shape of vLLM 0.33.0's /metrics (v1/metrics/loggers.py; prometheus_client's text
     // format: a counter's TYPE line names it without `_total`, histograms with buckets).
-    const VLLM: &str = "# HELP vllm:num_requests_running Number of requests in model execution batches.
+    const VLLM: &str =
+        "# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0
 vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 2.0
@@ -171,12 +173,18 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
         assert_eq!(m.kv_usage, Some(0.5));
         assert_eq!(m.preemptions, Some(7.0));
         assert!(
-            m.raw
-                .contains(&("vllm:num_requests_running{engine=\"0\",model_name=\"m\"}".into(), 3.0)),
+            m.raw.contains(&(
+                "vllm:num_requests_running{engine=\"0\",model_name=\"m\"}".into(),
+                3.0
+            )),
             "{:?}",
             m.raw
         );
-        assert!(!m.raw.iter().any(|(k, _)| k.contains("latency")), "{:?}", m.raw);
+        assert!(
+            !m.raw.iter().any(|(k, _)| k.contains("latency")),
+            "{:?}",
+            m.raw
+        );
     }
 
     #[test]

@@ -12,7 +12,9 @@ use tokio::sync::oneshot;
 use super::gpu::{self, GpuSource, Occupancy, Stamped};
 
 enum Cmd {
-    Begin { variant: String },
+    Begin {
+        variant: String,
+    },
     End(oneshot::Sender<Vec<Stamped>>),
     Occupancy {
         variant: String,

@@ -34,7 +34,11 @@ pub(crate) struct ScrapeAuth {
 }
 
 /// One scrape: the text, or why there is none.
-async fn scrape_once(client: &reqwest::Client, url: &str, auth: &ScrapeAuth) -> Result<String, String> {
+async fn scrape_once(
+    client: &reqwest::Client,
+    url: &str,
+    auth: &ScrapeAuth,
+) -> Result<String, String> {
     let mut req = client.get(url).timeout(SCRAPE_TIMEOUT);
     if let Some(k) = &auth.api_key {
         req = req.bearer_auth(k);
@@ -53,7 +57,11 @@ async fn scrape_once(client: &reqwest::Client, url: &str, auth: &ScrapeAuth) -> 
     let body = resp.text().await.map_err(|e| format!("GET {url}: {e}"))?;
     if !status.is_success() {
         let start: String = body.chars().take(160).collect();
-        return Err(format!("GET {url} answered HTTP {}: {}", status.as_u16(), start.trim()));
+        return Err(format!(
+            "GET {url} answered HTTP {}: {}",
+            status.as_u16(),
+            start.trim()
+        ));
     }
     Ok(body)
 }

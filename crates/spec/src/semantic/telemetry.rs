@@ -15,7 +15,10 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::error(
                     at("telemetry.interval"),
-                    format!("a sampling interval of {} is outside 50ms to 5s", t.interval),
+                    format!(
+                        "a sampling interval of {} is outside 50ms to 5s",
+                        t.interval
+                    ),
                 )
                 .with_hint("write e.g. `interval: 200ms` (100ms to 250ms suits most trials)"),
             );

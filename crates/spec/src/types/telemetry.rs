@@ -105,9 +105,7 @@ where
     D: Deserializer<'de>,
 {
     Ok(match Option::<TelemetryInput>::deserialize(d)? {
-        None | Some(TelemetryInput::Switch(false)) | Some(TelemetryInput::Word(OnOff::Off)) => {
-            None
-        }
+        None | Some(TelemetryInput::Switch(false)) | Some(TelemetryInput::Word(OnOff::Off)) => None,
         Some(TelemetryInput::Switch(true)) | Some(TelemetryInput::Word(OnOff::On)) => {
             Some(TelemetrySettings::default())
         }

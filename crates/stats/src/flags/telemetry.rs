@@ -101,7 +101,11 @@ impl Default for TelemetryThresholds {
 }
 
 fn median_of(checks: &[TelemetryCheck], f: impl Fn(&TelemetryCheck) -> Option<f64>) -> Option<f64> {
-    let v: Vec<f64> = checks.iter().filter_map(f).filter(|x| x.is_finite()).collect();
+    let v: Vec<f64> = checks
+        .iter()
+        .filter_map(f)
+        .filter(|x| x.is_finite())
+        .collect();
     crate::percentile::median(&v)
 }
 
@@ -162,7 +166,10 @@ pub fn throttled(
     let share = |c: &[TelemetryCheck]| median_of(c, |t| t.throttled_share);
     let clock = |c: &[TelemetryCheck]| median_of(c, |t| t.sm_clock_ratio);
     let reasons = |c: &[TelemetryCheck]| {
-        let mut r: Vec<&str> = c.iter().flat_map(|t| t.reasons.iter().map(String::as_str)).collect();
+        let mut r: Vec<&str> = c
+            .iter()
+            .flat_map(|t| t.reasons.iter().map(String::as_str))
+            .collect();
         r.sort_unstable();
         r.dedup();
         if r.is_empty() {
@@ -200,7 +207,10 @@ pub fn throttled(
     Some(Flag::new(
         FlagId::Throttled,
         FlagLevel::ReBaseline,
-        format!("{label}: {}: the arms did not run on equally fast GPUs", why.join("; ")),
+        format!(
+            "{label}: {}: the arms did not run on equally fast GPUs",
+            why.join("; ")
+        ),
         "check cooling and power limits (nvidia-smi -q -d PERFORMANCE), let the GPUs cool \
          between blocks (trials.cooldown) and re-run interleaved; a variant that draws more \
          power may throttle itself, which is then part of its result",
@@ -331,7 +341,10 @@ mod tests {
         // max-num-seqs 8 at c=32 (the simulator): 8 running, 23.4 waiting.
         let q = vec![queued(23.4, 8.0); 3];
         let f = server_queued("c=32", Some(32), &q, &q, &th).expect("fires");
-        assert_eq!((f.id, f.level), (FlagId::ServerQueued, FlagLevel::ReBaseline));
+        assert_eq!(
+            (f.id, f.level),
+            (FlagId::ServerQueued, FlagLevel::ReBaseline)
+        );
         assert!(f.evidence.contains("74%"), "{}", f.evidence);
         // A request between arrival and admission now and then.
         let clean = vec![queued(0.05, 31.9); 3];
@@ -345,7 +358,11 @@ mod tests {
         let t = |share: f64, clock: f64| TelemetryCheck {
             throttled_share: Some(share),
             sm_clock_ratio: Some(clock),
-            reasons: if share > 0.0 { vec!["sw_power_cap".into()] } else { vec![] },
+            reasons: if share > 0.0 {
+                vec!["sw_power_cap".into()]
+            } else {
+                vec![]
+            },
             ..TelemetryCheck::default()
         };
         // Both arms power-capped alike: no flag.

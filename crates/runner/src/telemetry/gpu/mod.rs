@@ -90,7 +90,11 @@ pub(crate) fn visible(devices: &[GpuDevice], cuda_visible: Option<&str>) -> Vec<
             let matching: Vec<usize> = devices
                 .iter()
                 .enumerate()
-                .filter(|(_, d)| d.uuid.as_deref().is_some_and(|u| !entry.is_empty() && u.starts_with(entry)))
+                .filter(|(_, d)| {
+                    d.uuid
+                        .as_deref()
+                        .is_some_and(|u| !entry.is_empty() && u.starts_with(entry))
+                })
                 .map(|(i, _)| i)
                 .collect();
             (matching.len() == 1).then(|| matching[0])

@@ -23,9 +23,11 @@ use crate::gpu::{find_on_path, run_nvidia_smi};
 
 /// The sample fields, in the order [`parse_sample_line`] reads them; the last is the reason
 /// field the driver takes.
-const SAMPLE_FIELDS: &str =
-    "index,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,utilization.memory,memory.used";
-const REASON_FIELDS: [&str; 2] = ["clocks_event_reasons.active", "clocks_throttle_reasons.active"];
+const SAMPLE_FIELDS: &str = "index,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,utilization.memory,memory.used";
+const REASON_FIELDS: [&str; 2] = [
+    "clocks_event_reasons.active",
+    "clocks_throttle_reasons.active",
+];
 const DEVICE_FIELDS: &str = "index,name,uuid,memory.total,clocks.max.sm,power.limit";
 
 /// `nvidia-smi`, found.
@@ -44,7 +46,12 @@ fn cell(c: &str) -> Option<&str> {
 }
 
 fn float(c: &str) -> Option<f64> {
-    cell(c)?.split_whitespace().next()?.parse::<f64>().ok().filter(|v| v.is_finite())
+    cell(c)?
+        .split_whitespace()
+        .next()?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
 }
 
 fn whole(c: &str) -> Option<u64> {
@@ -123,8 +130,11 @@ impl SmiSource {
     /// Finds `nvidia-smi` and asks which reason field its driver takes.
     pub(crate) fn open() -> Result<Self, String> {
         let program = find_on_path("nvidia-smi").ok_or("nvidia-smi is not on PATH")?;
-        run_nvidia_smi(&program, &["--query-gpu=index", "--format=csv,noheader,nounits"])
-            .map_err(|e| format!("nvidia-smi answers nothing usable: {e}"))?;
+        run_nvidia_smi(
+            &program,
+            &["--query-gpu=index", "--format=csv,noheader,nounits"],
+        )
+        .map_err(|e| format!("nvidia-smi answers nothing usable: {e}"))?;
         let reason_field = REASON_FIELDS.into_iter().find(|f| {
             run_nvidia_smi(
                 &program,
@@ -223,7 +233,10 @@ impl GpuSource for SmiSource {
         let devices = self.devices()?;
         let used = run_nvidia_smi(
             &self.program,
-            &["--query-gpu=index,memory.used", "--format=csv,noheader,nounits"],
+            &[
+                "--query-gpu=index,memory.used",
+                "--format=csv,noheader,nounits",
+            ],
         )
         .map_err(|e| e.to_string())?;
         let mut memory = BTreeMap::new();
@@ -289,7 +302,10 @@ mod tests {
         assert_eq!(s.sm_clock_mhz, Some(1755));
         // Without the reason field (an older driver) the line has 8 fields.
         assert!(parse_sample_line("0, 1980, 3201, 124.26, 36, 0, 0, 0").is_some());
-        assert!(parse_sample_line("Failed to initialize NVML: Driver/library version mismatch").is_none());
+        assert!(
+            parse_sample_line("Failed to initialize NVML: Driver/library version mismatch")
+                .is_none()
+        );
     }
 
     #[test]
@@ -309,6 +325,9 @@ mod tests {
             &[d],
         )
         .unwrap();
-        assert_eq!((p.pid, p.name.as_deref(), p.used_mib, p.gpu), (422, Some("python3"), Some(1542), 0));
+        assert_eq!(
+            (p.pid, p.name.as_deref(), p.used_mib, p.gpu),
+            (422, Some("python3"), Some(1542), 0)
+        );
     }
 }
