@@ -68,7 +68,7 @@ spec:
     requests: {requests}
     request_rate: inf
   sweep: {{max_concurrency: [{points}]}}
-  trials: {{count: 5}}
+  trials: {{count: 3}}
   compare: {{metrics: [output_throughput, tpot_p50]}}
   telemetry: {{interval: 100ms}}
 """
@@ -76,7 +76,7 @@ spec:
 
 SCENARIOS = {
     # name: (server args, points, requests, variant script, runs)
-    "aa": ("", "2, 16", 64, {}, 100),
+    "aa": ("", "2, 16", 48, {}, 100),
     "queued": (', --max-num-seqs, "4"', "2, 16", 64, {}, 20),
     "throttled": ("", "2, 16", 64,
                   {"cand": {"sample": {"sm_clock_mhz": 1700}, "throttle_share": 0.6}}, 20),

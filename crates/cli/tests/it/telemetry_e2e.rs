@@ -285,3 +285,46 @@ fn a_run_without_a_gpu_records_that_it_sampled_none() {
     }
     assert!(telemetry_flags(&report).is_empty(), "{report:#}");
 }
+
+#[test]
+fn the_decode_ceiling_of_each_point_is_recorded_and_shown() {
+    let dir = scratch("telemetry_e2e", "ceiling");
+    let fake = dir.join("gpu.json");
+    std::fs::write(&fake, format!("{FAKE_H200}}}")).expect("fake");
+    // Llama 3.1 8B's figures in bf16 on the scripted H200 (4.8 TB/s).
+    let text = spec("", "1, 8", 24).replace(
+        "  telemetry: {interval: 50ms}\n",
+        "  telemetry: {interval: 50ms}\n  model_facts: {total_params: 8.03e9, bytes_per_weight: 2, kv_bytes_per_token: 131072}\n",
+    );
+    let path = write_spec(&dir, &text);
+    let out = sb(&dir)
+        .args(["run"])
+        .arg(&path)
+        .env("SERVEBENCH_FAKE_GPU", &fake)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("share of the memory-bound decode ceiling"),
+        "{stdout}"
+    );
+    let result = read_json(&result_file(&dir));
+    assert_eq!(result["model_facts"]["read_params"], 8.03e9);
+    for t in result["trials"].as_array().unwrap() {
+        let c = &t["summary"]["decode_ceiling"];
+        let ceiling = c["tok_per_s"].as_f64().unwrap();
+        let batch = c["batch"].as_f64().unwrap();
+        let context = c["context_tokens"].as_f64().unwrap();
+        let want = batch * 4800e9 / (8.03e9 * 2.0 + batch * context * 131_072.0);
+        assert!((ceiling - want).abs() < 1e-6 * want, "{c:#}");
+        let achieved = t["summary"]["all"]["output_throughput"].as_f64().unwrap();
+        assert!((c["share"].as_f64().unwrap() - achieved / ceiling).abs() < 1e-9);
+        assert_eq!(c["gpus"], 1);
+    }
+}
