@@ -25,6 +25,7 @@ fn check(position: usize, t: &TelemetrySummary) -> TelemetryCheck {
         waiting_while_held: server.and_then(|s| s.waiting_while_held),
         running_while_held: server.and_then(|s| s.running_while_held),
         throttled_share: t.gpu.throttled_share,
+        gpu_samples: u64::try_from(t.gpu.samples).ok(),
         reasons: reasons
             .into_iter()
             .filter(|(n, _)| {

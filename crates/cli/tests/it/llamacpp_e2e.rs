@@ -310,9 +310,18 @@ fn llamacpp_metrics_are_scraped_and_one_slot_under_four_requests_is_server_queue
         .expect("spec")
         .replace("count: 5", "count: 3")
         .replace("requests: 8", "requests: 16")
-        .replace("--ctx-size, \"4096\", --]", "--ctx-size, \"4096\", --, --metrics]")
-        .replace("  compare:\n", "  telemetry: {interval: 100ms}\n  compare:\n");
-    assert!(text.contains("--metrics") && text.contains("telemetry:"), "{text}");
+        .replace(
+            "--ctx-size, \"4096\", --]",
+            "--ctx-size, \"4096\", --, --metrics]",
+        )
+        .replace(
+            "  compare:\n",
+            "  telemetry: {interval: 100ms}\n  compare:\n",
+        );
+    assert!(
+        text.contains("--metrics") && text.contains("telemetry:"),
+        "{text}"
+    );
     let dir = tempfile::tempdir().expect("tmp");
     let spec = dir.path().join("spec.yaml");
     std::fs::write(&spec, &text).expect("write spec");
@@ -324,7 +333,11 @@ fn llamacpp_metrics_are_scraped_and_one_slot_under_four_requests_is_server_queue
         .arg(&spec)
         .output()
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file = common::walk(&dir.path().join("results"))
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "json"))
@@ -348,8 +361,14 @@ fn llamacpp_metrics_are_scraped_and_one_slot_under_four_requests_is_server_queue
     let first = String::from_utf8(zstd::decode_all(&bytes[..]).expect("zstd")).expect("utf-8");
     let line: Value = serde_json::from_str(first.lines().next().expect("a line")).expect("json");
     assert_eq!(line["server"]["path"], "/metrics");
-    assert_eq!(line["server"]["names"]["running"], "llamacpp:requests_processing");
-    assert!(line["server"]["raw"]["llamacpp:tokens_predicted_total"].is_array(), "{line:#}");
+    assert_eq!(
+        line["server"]["names"]["running"],
+        "llamacpp:requests_processing"
+    );
+    assert!(
+        line["server"]["raw"]["llamacpp:tokens_predicted_total"].is_array(),
+        "{line:#}"
+    );
     let cmp = Command::cargo_bin("servebench")
         .expect("binary")
         .args(["compare", "--json"])

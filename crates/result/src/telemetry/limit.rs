@@ -288,7 +288,7 @@ mod tests {
         let e = gpus_bandwidth(&["Tesla T4".to_owned()], None).unwrap_err();
         assert!(e.contains("telemetry.hbm_gb_per_s"), "{e}");
         assert_eq!(
-            gpus_bandwidth(&["Tesla T4".to_owned(); 2], Some(320.0))
+            gpus_bandwidth(&vec!["Tesla T4".to_owned(); 2], Some(320.0))
                 .unwrap()
                 .0,
             640.0

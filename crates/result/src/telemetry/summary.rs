@@ -338,15 +338,10 @@ fn server_summary(
     } else {
         let before = pre
             .iter()
-            .filter(|(t, _)| (*t as f64) < w.0)
-            .next_back()
+            .rfind(|(t, _)| (*t as f64) < w.0)
             .or(pre.first())
             .map(|p| p.1);
-        let last = pre
-            .iter()
-            .filter(|(t, _)| (*t as f64) <= w.1)
-            .next_back()
-            .map(|p| p.1);
+        let last = pre.iter().rfind(|(t, _)| (*t as f64) <= w.1).map(|p| p.1);
         let monotone = pre.windows(2).all(|p| p[1].1 >= p[0].1);
         match (before, last) {
             (Some(b), Some(l)) if monotone => Some((l - b).max(0.0)),

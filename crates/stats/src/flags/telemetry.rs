@@ -10,8 +10,10 @@
 //! * **throttled** (re-baseline): the GPUs' clocks were lowered by a power or thermal limit
 //!   (NVML's clock-event reasons) or ran below their highest SM clock, more in one arm than
 //!   the other: the arms' median shares of throttled samples differ by
-//!   [`TelemetryThresholds::throttled_gap`], or their median SM clock over the GPU's highest by
-//!   [`TelemetryThresholds::clock_gap`].
+//!   [`TelemetryThresholds::throttled_gap`] and, where the sample counts are known, the arms'
+//!   pooled shares differ by [`TelemetryThresholds::throttled_z`] standard errors or more (a
+//!   trial of three samples with one capped is 33%, which says nothing); or their median SM
+//!   clock over the GPU's highest differs by [`TelemetryThresholds::clock_gap`].
 //! * **gpu-busy-at-start** (re-baseline): a server's GPUs held memory or a process before it
 //!   started (a server left from the last block), named.
 //! * **preempted** (look): preemptions in one arm's trials and not the other's (shares of
@@ -38,6 +40,9 @@ pub struct TelemetryCheck {
     pub running_while_held: Option<f64>,
     /// Share of the trial's GPU samples with a throttling reason.
     pub throttled_share: Option<f64>,
+    /// GPU samples of the trial (over every GPU), which the throttled share counts.
+    #[serde(default)]
+    pub gpu_samples: Option<u64>,
     /// The reasons seen, most frequent first (`sw_power_cap`).
     pub reasons: Vec<String>,
     /// Mean busy SM clock over the GPU's highest.
@@ -77,6 +82,8 @@ pub struct TelemetryThresholds {
     pub queued_share: f64,
     /// throttled: gap between the arms' median shares of throttled samples (0.2).
     pub throttled_gap: f64,
+    /// throttled: the pooled shares' difference in standard errors it needs as well (3).
+    pub throttled_z: f64,
     /// throttled: gap between the arms' median SM clock over the highest (0.05).
     pub clock_gap: f64,
     /// gpu-busy-at-start: memory in use, MiB, before a start that counts as busy (1024).
@@ -92,6 +99,7 @@ impl Default for TelemetryThresholds {
         TelemetryThresholds {
             queued_share: 0.1,
             throttled_gap: 0.2,
+            throttled_z: 3.0,
             clock_gap: 0.05,
             busy_memory_mib: 1024,
             preempted_gap: 0.5,
@@ -181,6 +189,7 @@ pub fn throttled(
     let mut why = Vec::new();
     if let (Some(b), Some(c)) = (share(baseline), share(candidate))
         && (b - c).abs() >= th.throttled_gap
+        && pooled_z(baseline, candidate).is_none_or(|z| z >= th.throttled_z)
     {
         why.push(format!(
             "throttled in {} of the baseline's GPU samples{} and {} of the candidate's{} \
@@ -215,6 +224,36 @@ pub fn throttled(
          between blocks (trials.cooldown) and re-run interleaved; a variant that draws more \
          power may throttle itself, which is then part of its result",
     ))
+}
+
+/// The arms' pooled throttled shares' difference over its standard error (two proportions,
+/// the pooled share under "no difference"); `None` where a trial's sample count is unknown
+/// (results written before it was kept), `Some(0)` where no sample differs.
+fn pooled_z(baseline: &[TelemetryCheck], candidate: &[TelemetryCheck]) -> Option<f64> {
+    let pool = |c: &[TelemetryCheck]| -> Option<(f64, f64)> {
+        let mut hit = 0.0;
+        let mut n = 0.0;
+        for t in c.iter().filter(|t| t.throttled_share.is_some()) {
+            let k = t.gpu_samples? as f64;
+            hit += t.throttled_share.unwrap_or(0.0) * k;
+            n += k;
+        }
+        Some((hit, n))
+    };
+    let ((hb, nb), (hc, nc)) = (pool(baseline)?, pool(candidate)?);
+    if nb <= 0.0 || nc <= 0.0 {
+        return Some(0.0);
+    }
+    let p = (hb + hc) / (nb + nc);
+    let se = (p * (1.0 - p) * (1.0 / nb + 1.0 / nc)).sqrt();
+    if se <= 0.0 {
+        return Some(if (hb / nb - hc / nc).abs() > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        });
+    }
+    Some((hb / nb - hc / nc).abs() / se)
 }
 
 /// **gpu-busy-at-start**: server starts whose GPUs were not free.
@@ -345,7 +384,7 @@ mod tests {
             (f.id, f.level),
             (FlagId::ServerQueued, FlagLevel::ReBaseline)
         );
-        assert!(f.evidence.contains("74%"), "{}", f.evidence);
+        assert!(f.evidence.contains("74.5%"), "{}", f.evidence);
         // A request between arrival and admission now and then.
         let clean = vec![queued(0.05, 31.9); 3];
         assert!(server_queued("c=32", Some(32), &clean, &clean, &th).is_none());
@@ -373,6 +412,31 @@ mod tests {
     }
 
     #[test]
+    fn a_few_capped_samples_in_short_trials_are_not_throttling() {
+        // The calibration's false alarm (bench/calibrate-telemetry.py, scenario busy): trials
+        // of 4 samples, one capped in two of the candidate's three, a median of 25% against 0%.
+        let th = TelemetryThresholds::default();
+        let t = |share: f64, n: u64| TelemetryCheck {
+            throttled_share: Some(share),
+            gpu_samples: Some(n),
+            sm_clock_ratio: Some(0.99),
+            ..TelemetryCheck::default()
+        };
+        let base = [t(0.0, 4), t(0.0, 4), t(0.0, 4)];
+        assert!(throttled("c=16", &base, &[t(0.25, 4), t(0.25, 4), t(0.0, 4)], &th).is_none());
+        // The same shares over 60 samples a trial are throttling.
+        let base = [t(0.0, 60), t(0.0, 60), t(0.0, 60)];
+        let cand = [t(0.25, 60), t(0.25, 60), t(0.0, 60)];
+        assert!(throttled("c=16", &base, &cand, &th).is_some());
+        // Without sample counts (older results) the median gap decides alone.
+        let old = |share: f64| TelemetryCheck {
+            gpu_samples: None,
+            ..t(share, 0)
+        };
+        assert!(throttled("c=16", &vec![old(0.0); 3], &vec![old(0.25); 3], &th).is_some());
+    }
+
+    #[test]
     fn a_busy_start_is_named() {
         let th = TelemetryThresholds::default();
         let free = StartCheck {
@@ -381,7 +445,7 @@ mod tests {
             memory_used_mib: 0,
             processes: vec![],
         };
-        assert!(gpu_busy_at_start(&[free.clone()], &th).is_none());
+        assert!(gpu_busy_at_start(std::slice::from_ref(&free), &th).is_none());
         let busy = StartCheck {
             block: 1,
             variant: "b".into(),
@@ -401,10 +465,10 @@ mod tests {
             kv_full_share: Some(if n > 0.0 { 0.4 } else { 0.0 }),
             ..TelemetryCheck::default()
         };
-        assert!(preempted("c=8", &[p(0.0); 3], &[p(0.0); 3], &th).is_none());
-        let f = preempted("c=8", &[p(0.0); 3], &[p(12.0); 3], &th).expect("fires");
+        assert!(preempted("c=8", &vec![p(0.0); 3], &vec![p(0.0); 3], &th).is_none());
+        let f = preempted("c=8", &vec![p(0.0); 3], &vec![p(12.0); 3], &th).expect("fires");
         assert_eq!(f.level, FlagLevel::Look);
-        assert!(kv_full("c=8", &[p(0.0); 3], &[p(0.0); 3], &th).is_none());
-        assert!(kv_full("c=8", &[p(0.0); 3], &[p(5.0); 3], &th).is_some());
+        assert!(kv_full("c=8", &vec![p(0.0); 3], &vec![p(0.0); 3], &th).is_none());
+        assert!(kv_full("c=8", &vec![p(0.0); 3], &vec![p(5.0); 3], &th).is_some());
     }
 }

@@ -330,4 +330,94 @@ mod tests {
             (422, Some("python3"), Some(1542), 0)
         );
     }
+
+    /// The fixture files as the H200's nvidia-smi wrote them (units inside the values,
+    /// a header line), read from disk rather than retyped.
+    #[test]
+    fn the_real_h200_files_parse() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/nvidia-smi-h200/"
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).expect("fixture");
+        let query = read("query-gpu.csv");
+        let mut lines = query.lines();
+        let header_line = lines.next().expect("header");
+        // A header is no sample and no device.
+        assert!(parse_sample_line(header_line).is_none());
+        assert!(parse_device_line(header_line).is_none());
+        // `clocks.current.sm [MHz]` → `clocks.current.sm`.
+        let header: Vec<&str> = header_line
+            .split(',')
+            .map(|h| h.split_whitespace().next().unwrap_or(""))
+            .collect();
+        let row: Vec<&str> = lines.next().expect("a GPU").split(',').collect();
+        let col = |name: &str| {
+            let i = header.iter().position(|h| *h == name).expect(name);
+            row[i]
+        };
+        // DEVICE_FIELDS' order, each cell as the driver wrote it ("143771 MiB", "700.00 W").
+        let line = [
+            "index",
+            "name",
+            "uuid",
+            "memory.total",
+            "clocks.max.sm",
+            "power.limit",
+        ]
+        .map(col)
+        .join(",");
+        let d = parse_device_line(&line).expect("device");
+        assert_eq!(d.name, "NVIDIA H200");
+        assert_eq!(d.memory_total_mib, Some(143_771));
+        assert_eq!(d.max_sm_clock_mhz, Some(1980));
+        assert_eq!(d.power_limit_w, Some(700.0));
+        // A sample line of the same row's clock and memory ("1980 MHz", "0 MiB").
+        let sample = [
+            col("index"),
+            col("clocks.current.sm"),
+            " [N/A]",
+            col("power.limit"),
+            " 36",
+            " 0",
+            " 0",
+            col("memory.used"),
+        ]
+        .join(",");
+        let (_, s) = parse_sample_line(&sample).expect("sample");
+        assert_eq!((s.sm_clock_mhz, s.mem_clock_mhz), (Some(1980), None));
+        assert_eq!(s.memory_used_mib, Some(0));
+        // The process lists, with and without units, the GPU's UUID appended as servebench
+        // asks for it (`gpu_uuid`).
+        let uuid = d.uuid.clone().expect("uuid");
+        for (file, pid, mib) in [
+            ("compute-apps-busy.csv", 429, 8148),
+            ("compute-apps-busy-nounits.csv", 422, 1542),
+        ] {
+            let text = read(file);
+            let procs: Vec<GpuProcess> = text
+                .lines()
+                .filter_map(|l| {
+                    parse_process_line(&format!("{l}, {uuid}"), std::slice::from_ref(&d))
+                })
+                .collect();
+            assert_eq!(procs.len(), 1, "{file}: {procs:?}");
+            assert_eq!(
+                (procs[0].pid, procs[0].name.as_deref(), procs[0].used_mib),
+                (pid, Some("python3"), Some(mib)),
+                "{file}"
+            );
+        }
+        for file in ["compute-apps-idle.csv", "compute-apps-idle-nounits.csv"] {
+            let text = read(file);
+            assert!(
+                text.lines().all(|l| parse_process_line(
+                    &format!("{l}, {uuid}"),
+                    std::slice::from_ref(&d)
+                )
+                .is_none()),
+                "{file}"
+            );
+        }
+    }
 }
