@@ -9,7 +9,7 @@ power cap on 5 % of the samples in both arms), its own `workload.seed` and
 `SERVEBENCH_FAKE_GPU_SEED`, and a fresh run id (so fresh simulator jitter); then `servebench
 compare --json`. docs/statistics-measured.md quotes its output.
 
-    python3 bench/calibrate-telemetry.py [--scenarios aa,queued,throttled,busy,kvfull]
+    python3 bench/calibrate-telemetry.py [--scenarios aa,queued,throttled,capped,busy,kvfull]
                                          [--runs N] [--workdir DIR] [--bin PATH]
 
 Scenarios (runs: --runs, or the default):
@@ -19,6 +19,8 @@ Scenarios (runs: --runs, or the default):
   server-queued at c=16 and at no other point, no other telemetry flag.
 * throttled (20): the candidate's GPU power-capped on 60 % of its samples, its SM clock at
   1700 MHz (of 1980); detection: throttled.
+* capped (20): the candidate power-capped on 60 % of its samples at an unchanged SM clock, so
+  only the share of throttled samples can tell; detection: throttled.
 * busy (20): before each candidate start a leftover process holds 8148 MiB; detection:
   gpu-busy-at-start naming it.
 * kvfull (20): a KV cache of 1024 tokens (18 requests of 32 + 24) at c=32; detection: kv-full.
@@ -80,6 +82,7 @@ SCENARIOS = {
     "queued": (', --max-num-seqs, "4"', "2, 16", 64, {}, 20),
     "throttled": ("", "2, 16", 64,
                   {"cand": {"sample": {"sm_clock_mhz": 1700}, "throttle_share": 0.6}}, 20),
+    "capped": ("", "2, 16", 64, {"cand": {"throttle_share": 0.6}}, 20),
     "busy": ("", "2, 16", 64,
              {"cand": {"busy_at_start": [{"pid": 429, "name": "python3", "used_mib": 8148,
                                           "gpu": 0}]}}, 20),

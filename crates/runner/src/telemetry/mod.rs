@@ -63,7 +63,19 @@ impl RunTelemetry {
         ca_file: Option<&std::path::Path>,
     ) -> Self {
         let settings = spec.spec.telemetry.clone();
+        let nodes = spec
+            .spec
+            .server
+            .as_ref()
+            .and_then(|s| s.launcher.as_ref())
+            .map_or(1, servebench_spec::types::Launcher::nodes);
         let gpu = match &settings {
+            // A server across Slurm nodes: this host sees the head's GPUs only, and a part
+            // of the server's GPUs would give a wrong energy and ceiling; none is better.
+            Some(_) if nodes > 1 => Err(format!(
+                "the server spans {nodes} Slurm nodes (`server.launcher.slurm.nodes`) and \
+                 servebench samples the GPUs of its own node only: none sampled (docs/gpu.md)"
+            )),
             Some(s) => GpuSampler::start(s.gpu, s.interval.get()),
             None => Err("telemetry is off (`telemetry: on` turns it on)".to_owned()),
         };
@@ -308,5 +320,21 @@ impl RunTelemetry {
             output_throughput: all.output_throughput.unwrap_or(0.0),
         };
         summary.decode_ceiling = decode_ceiling(facts, bandwidth, names.len(), &input);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_across_slurm_nodes_samples_no_gpu_and_says_why() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../specs/sim-ab-2node.yaml");
+        let text = std::fs::read_to_string(path).expect("spec");
+        let text = text.replacen("  server:\n", "  telemetry: on\n  server:\n", 1);
+        let spec = servebench_spec::parse_str(&text, "sim-ab-2node.yaml").expect("valid");
+        let t = RunTelemetry::new(&spec.file, None, vec![], None);
+        let why = t.gpu.expect_err("none sampled");
+        assert!(why.contains("spans 2 Slurm nodes"), "{why}");
     }
 }
