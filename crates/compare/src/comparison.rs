@@ -222,6 +222,12 @@ pub(crate) fn comparison(
             &rules,
         ));
     }
+    flags.extend(crate::telemetry::flags(
+        (&base.result, &base_v.name),
+        (&cand.result, &cand_v.name),
+        &pairs,
+        &metric_reports,
+    ));
     if corrected {
         let shown: Vec<Verdict> = own
             .iter()

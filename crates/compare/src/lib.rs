@@ -47,6 +47,7 @@ pub mod report;
 pub mod rerun;
 mod sequential;
 pub mod series;
+mod telemetry;
 pub mod text;
 pub mod words;
 

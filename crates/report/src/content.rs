@@ -202,6 +202,124 @@ fn batched_table(report: &Report) -> Option<Block> {
 /// The share of batched token events from which the report shows them.
 const BATCHED_SHOWN: f64 = 0.01;
 
+/// Mean over `arm`'s ok trials at `point` of what `f` reads from a trial's summary.
+fn trial_mean(
+    report: &Report,
+    arm: &Arm,
+    point: usize,
+    f: impl Fn(&servebench_result::metrics::TrialSummary) -> Option<f64>,
+) -> Option<f64> {
+    let v: Vec<f64> = report
+        .result(arm)
+        .trials
+        .iter()
+        .filter(|t| t.variant == arm.variant && t.point == point && t.status == TrialStatus::Ok)
+        .filter_map(|t| f(t.summary.as_ref()?))
+        .filter(|v| v.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// What the GPUs and the engine did (`spec.telemetry`) and how close each point came to the
+/// memory-bound decode ceiling (`spec.model_facts`), when the run recorded them.
+fn telemetry(report: &Report) -> Vec<Block> {
+    let any = |f: &dyn Fn(&servebench_result::metrics::TrialSummary) -> bool| {
+        report.sources.iter().any(|s| {
+            s.result
+                .trials
+                .iter()
+                .filter_map(|t| t.summary.as_ref())
+                .any(f)
+        })
+    };
+    let has_telemetry = any(&|s| s.telemetry.is_some());
+    let has_ceiling = any(&|s| s.decode_ceiling.is_some());
+    if !has_telemetry && !has_ceiling {
+        return Vec::new();
+    }
+    let mut out = vec![Block::Heading(
+        2,
+        "The GPUs, the engine and the physical limit".into(),
+    )];
+    if has_ceiling {
+        out.push(Block::Para(vec![t(
+            "Output throughput as a share of the memory-bound decode ceiling (every step reads              the weights one token passes through and each sequence's KV cache at the GPUs'              peak bandwidth; docs/gpu.md, \"The physical limit\"), mean over trials, with the              ceiling in tok/s:",
+        )]));
+        out.push(arm_table(
+            report,
+            |a| format!("{} (efficiency)", a.label),
+            |arm, point| {
+                let share = trial_mean(report, arm, point, |s| {
+                    s.decode_ceiling.as_ref().map(|c| c.share)
+                })?;
+                let ceiling = trial_mean(report, arm, point, |s| {
+                    s.decode_ceiling.as_ref().map(|c| c.tok_per_s)
+                })?;
+                Some(format!("{:.1}% of {ceiling:.0}", 100.0 * share))
+            },
+        ));
+    }
+    if has_telemetry {
+        out.push(Block::Para(vec![t(
+            "Energy per output token (the server's GPUs over the trial's window: NVML's \
+             energy counter, else the power samples integrated), mean across trials [95% CI]:",
+        )]));
+        out.push(metric_table(report, "joules_per_output_token", "J/tok"));
+        out.push(Block::Para(vec![t(
+            "Per arm and point, means over trials: GPU power (all the server's GPUs), SM \
+             clock, share of GPU samples throttled (power or thermal limit), and the engine's \
+             running / waiting requests:",
+        )]));
+        out.push(arm_table(
+            report,
+            |a| a.label.clone(),
+            |arm, point| {
+                let tel =
+                    |f: fn(&servebench_result::telemetry::TelemetrySummary) -> Option<f64>| {
+                        trial_mean(report, arm, point, |s| s.telemetry.as_ref().and_then(f))
+                    };
+                let show = |v: Option<f64>, fmt: &dyn Fn(f64) -> String| {
+                    v.map_or_else(|| "—".to_owned(), fmt)
+                };
+                let power = show(tel(|t| t.gpu.power_w.map(|p| p.mean)), &|v| {
+                    format!("{v:.0} W")
+                });
+                let clock = show(tel(|t| t.gpu.sm_clock_mhz.map(|p| p.mean)), &|v| {
+                    format!("{v:.0} MHz")
+                });
+                let thr = show(tel(|t| t.gpu.throttled_share), &|v| {
+                    format!("{:.0}% throttled", 100.0 * v)
+                });
+                let run = show(tel(|t| t.server.as_ref()?.running.map(|s| s.mean)), &|v| {
+                    format!("{v:.1}")
+                });
+                let wait = show(tel(|t| t.server.as_ref()?.waiting.map(|s| s.mean)), &|v| {
+                    format!("{v:.1}")
+                });
+                Some(format!("{power}, {clock}, {thr}; engine {run} / {wait}"))
+            },
+        ));
+        let sources: Vec<String> = report
+            .sources
+            .iter()
+            .flat_map(|s| {
+                s.result
+                    .trials
+                    .iter()
+                    .filter_map(|t| t.summary.as_ref()?.telemetry.as_ref())
+            })
+            .map(|t| match &t.gpu.note {
+                Some(n) if t.gpu.source == "none" => format!("no GPU sampled ({n})"),
+                _ => format!("GPU samples from {}", t.gpu.source),
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        out.push(Block::Para(vec![t(format!("{}.", sources.join("; ")))]));
+    }
+    out
+}
+
 /// The whole report.
 pub fn document(report: &Report) -> Document {
     let first = &report.sources[0].result;
@@ -211,6 +329,7 @@ pub fn document(report: &Report) -> Document {
     blocks.extend(figures(report));
     blocks.extend(verdicts::flag_blocks(report));
     blocks.extend(trials(report));
+    blocks.extend(telemetry(report));
     Document {
         title: format!("servebench report: {}", first.spec_name),
         blocks,

@@ -24,6 +24,9 @@
 //! * [`SearchLog`]: a capacity search's steps and looks (`spec.search`).
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
+//! * [`telemetry`]: what the GPUs and the server were doing during each trial (the
+//!   telemetry sidecar `<run id>.telemetry.jsonl.zst`), its summary per trial, and the
+//!   memory-bound decode ceiling.
 
 pub mod checks;
 pub mod import;
@@ -34,6 +37,7 @@ mod search;
 pub mod server;
 mod store;
 pub mod table;
+pub mod telemetry;
 mod types;
 
 pub use looks::{
@@ -43,7 +47,8 @@ pub use search::{
     CapacityLook, RatioLook, SearchBlock, SearchLog, SearchLook, SearchOutcome, SearchStep,
 };
 pub use store::{
-    ResultStore, StoreError, load_result, read_requests, sidecar_path, write_json_atomic,
+    ResultStore, StoreError, load_result, read_requests, read_telemetry, sidecar_path,
+    telemetry_path, write_json_atomic,
 };
 pub use types::*;
 

@@ -118,7 +118,7 @@ fn is_zstd(path: &Path) -> bool {
 
 /// Appends `lines` to `path` as JSON lines (one zstd frame when `path` ends in `.zst`) and
 /// fsyncs; on failure cuts the file back to its previous length (best effort).
-fn append_lines(path: &Path, lines: &[RequestLine]) -> std::io::Result<()> {
+fn append_lines<T: serde::Serialize>(path: &Path, lines: &[T]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -172,6 +172,33 @@ pub fn sidecar_path(result_path: &Path) -> PathBuf {
 /// Every line of a sidecar, plain (`.jsonl`) or compressed (`.jsonl.zst`, any number of
 /// frames), record versions 1 and 2.
 pub fn read_requests(path: &Path) -> Result<Vec<RequestLine>, StoreError> {
+    read_lines(path)
+}
+
+/// The telemetry sidecar of the result at `result_path`: `<stem>.telemetry.jsonl.zst` (one
+/// zstd frame per trial, like the request sidecar).
+pub fn telemetry_path(result_path: &Path) -> PathBuf {
+    let stem = result_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(|n| n.trim_end_matches(".json").to_owned())
+        .unwrap_or_default();
+    result_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("{stem}.telemetry.jsonl.zst"))
+}
+
+/// Every trial's telemetry in a telemetry sidecar ([`telemetry_path`]); empty when there is
+/// none (telemetry off, or a result written before telemetry existed).
+pub fn read_telemetry(path: &Path) -> Result<Vec<crate::telemetry::TrialTelemetry>, StoreError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    read_lines(path)
+}
+
+fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, StoreError> {
     let read_err = |error| StoreError::Read {
         path: path.to_owned(),
         error,
@@ -360,6 +387,16 @@ impl ResultStore {
     /// Keep only sidecar lines of trials in `keep` (after a crash between the sidecar append
     /// and the result rewrite, or a torn last line).
     pub fn prune_requests(&self, keep: &dyn Fn(usize) -> bool) -> Result<(), StoreError> {
+        let telemetry = telemetry_path(&self.result_path);
+        if let Ok(bytes) = fs::read(&telemetry) {
+            let mut kept = Vec::new();
+            for (range, seq) in zstd_frames(&bytes) {
+                if seq.is_some_and(|s| keep(s as usize)) {
+                    kept.extend_from_slice(&bytes[range]);
+                }
+            }
+            replace_file(&telemetry, &kept)?;
+        }
         let Ok(f) = File::open(&self.requests_path) else {
             return Ok(());
         };
@@ -429,14 +466,30 @@ impl ResultStore {
 
     /// Replace the sidecar's bytes atomically.
     fn replace_requests(&self, kept: &[u8]) -> Result<(), StoreError> {
-        let tmp = self.requests_path.with_extension("tmp");
-        let err = |source| StoreError::Write {
-            path: self.requests_path.clone(),
-            error: source,
-        };
-        let mut out = File::create(&tmp).map_err(err)?;
-        out.write_all(kept).map_err(err)?;
-        out.sync_all().map_err(err)?;
-        fs::rename(&tmp, &self.requests_path).map_err(err)
+        replace_file(&self.requests_path, kept)
     }
+
+    /// Append one trial's telemetry to the telemetry sidecar ([`telemetry_path`]) as one
+    /// zstd frame, fsynced; on failure the file is cut back (it never holds half a trial).
+    pub fn append_telemetry(
+        &self,
+        line: &crate::telemetry::TrialTelemetry,
+    ) -> Result<(), StoreError> {
+        let path = telemetry_path(&self.result_path);
+        append_lines(&path, std::slice::from_ref(line))
+            .map_err(|error| StoreError::Write { path, error })
+    }
+}
+
+/// Replace a file's bytes atomically.
+fn replace_file(path: &Path, kept: &[u8]) -> Result<(), StoreError> {
+    let tmp = path.with_extension("tmp");
+    let err = |source| StoreError::Write {
+        path: path.to_owned(),
+        error: source,
+    };
+    let mut out = File::create(&tmp).map_err(err)?;
+    out.write_all(kept).map_err(err)?;
+    out.sync_all().map_err(err)?;
+    fs::rename(&tmp, path).map_err(err)
 }

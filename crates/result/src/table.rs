@@ -198,6 +198,96 @@ fn flags_section(out: &mut String, result: &RunResult) {
     }
 }
 
+/// Mean over `variant`'s ok trials at `point` of what `f` reads from a trial's summary.
+fn mean_of(
+    result: &RunResult,
+    variant: &str,
+    point: usize,
+    f: impl Fn(&crate::metrics::TrialSummary) -> Option<f64>,
+) -> Option<f64> {
+    let v: Vec<f64> = result
+        .trials
+        .iter()
+        .filter(|t| t.variant == variant && t.point == point && t.status == TrialStatus::Ok)
+        .filter_map(|t| f(t.summary.as_ref()?))
+        .filter(|v| v.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The decode ceiling's share per point (`spec.model_facts`), and what telemetry saw of the
+/// GPUs (`spec.telemetry`): energy per token and power, or why no GPU was sampled.
+fn telemetry_section(out: &mut String, result: &RunResult, names: &[String]) {
+    let summaries = || result.trials.iter().filter_map(|t| t.summary.as_ref());
+    let rows = |out: &mut String, cell: &dyn Fn(&str, usize) -> Option<String>| {
+        let mut header = format!("  {:<34}", "sweep point");
+        for n in names {
+            let _ = write!(header, " {n:>28}");
+        }
+        let _ = writeln!(out, "{header}");
+        for p in &result.points {
+            let mut line = format!("  {:<34}", p.label);
+            for n in names {
+                let s = cell(n, p.index).unwrap_or_else(|| "—".to_owned());
+                let _ = write!(line, " {s:>28}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    };
+    if summaries().any(|s| s.decode_ceiling.is_some()) {
+        let _ = writeln!(
+            out,
+            "
+output throughput as a share of the memory-bound decode ceiling (tok/s), mean over trials (docs/gpu.md)"
+        );
+        rows(out, &|n, p| {
+            let share = mean_of(result, n, p, |s| s.decode_ceiling.as_ref().map(|c| c.share))?;
+            let ceiling = mean_of(result, n, p, |s| {
+                s.decode_ceiling.as_ref().map(|c| c.tok_per_s)
+            })?;
+            Some(format!("{:.1}% of {}", 100.0 * share, fmt_num(ceiling)))
+        });
+    }
+    let tel: Vec<&crate::telemetry::TelemetrySummary> =
+        summaries().filter_map(|s| s.telemetry.as_ref()).collect();
+    if tel.is_empty() {
+        return;
+    }
+    if tel.iter().any(|t| t.gpu.energy_j.is_some()) {
+        let _ = writeln!(
+            out,
+            "
+GPU energy per output token (J/tok) and power (W, all the server's GPUs), mean over trials"
+        );
+        rows(out, &|n, p| {
+            let j = mean_of(result, n, p, |s| {
+                s.telemetry.as_ref()?.joules_per_output_token
+            })?;
+            let w = mean_of(result, n, p, |s| {
+                s.telemetry.as_ref()?.gpu.power_w.map(|w| w.mean)
+            });
+            Some(match w {
+                Some(w) => format!("{} J/tok, {w:.0} W", fmt_num(j)),
+                None => format!("{} J/tok", fmt_num(j)),
+            })
+        });
+    }
+    let mut notes: Vec<String> = tel
+        .iter()
+        .filter(|t| t.gpu.source == "none")
+        .filter_map(|t| t.gpu.note.clone())
+        .collect();
+    notes.sort();
+    notes.dedup();
+    for n in notes {
+        let _ = writeln!(
+            out,
+            "
+telemetry: {n}"
+        );
+    }
+}
+
 fn sequential_section(out: &mut String, result: &RunResult) {
     let Some(u) = &result.spec.spec.trials.until_decided else {
         return;
@@ -309,6 +399,7 @@ pub fn render(result: &RunResult) -> String {
         batched_section(&mut out, result, &names);
     }
     sequential_section(&mut out, result);
+    telemetry_section(&mut out, result, &names);
     // Failed requests are data: a trial that measured with errors says so here, with the
     // counts by kind (its latencies cover only the requests that succeeded).
     let with_errors: Vec<_> = result

@@ -118,6 +118,10 @@ pub struct RunResult {
     /// the checks existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preflight: Vec<crate::checks::BlockChecks>,
+    /// The model's figures the decode ceiling of each trial was computed from
+    /// (`spec.model_facts`, a `config.json` read when the run began).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_facts: Option<servebench_spec::model_facts::ResolvedModelFacts>,
 }
 
 /// The source of an imported result (`servebench import`).
@@ -262,6 +266,10 @@ pub struct ServerStart {
     /// A server launched through Slurm: its step and ranks (absent for a local server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<cluster::SlurmStepRecord>,
+    /// The server's GPUs just before it started (`spec.telemetry`): memory in use and the
+    /// processes holding it (`gpu-busy-at-start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_before_start: Option<crate::telemetry::GpuCheck>,
 }
 
 /// One verify rule's outcome.

@@ -26,4 +26,5 @@ mod net;
 pub mod provenance;
 pub mod run;
 pub mod server;
+pub mod telemetry;
 pub mod tls;

@@ -14,6 +14,10 @@ pub const HOST_ONLY_FIELDS: [&str; 3] = [
     "/spec/target/tls/ca_file",
 ];
 
+/// Fields that say how a run is observed, not what it measures (JSON pointers into the
+/// spec): turning telemetry on, or giving the model's figures, keeps the hash.
+pub const OBSERVATION_FIELDS: [&str; 2] = ["/spec/telemetry", "/spec/model_facts"];
+
 /// The canonical JSON the hash is taken over.
 pub fn canonical_json(spec: &SpecFile) -> String {
     let mut v = serde_json::to_value(spec).unwrap_or(Value::Null);
@@ -28,7 +32,7 @@ pub fn spec_hash(spec: &SpecFile) -> String {
 }
 
 fn strip_host_only(v: &mut Value) {
-    for ptr in HOST_ONLY_FIELDS {
+    for ptr in HOST_ONLY_FIELDS.iter().chain(&OBSERVATION_FIELDS) {
         let (parent, key) = ptr.rsplit_once('/').unwrap_or(("", ptr));
         if let Some(Value::Object(m)) = v.pointer_mut(parent) {
             m.remove(key);

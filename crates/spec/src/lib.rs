@@ -16,6 +16,7 @@ pub mod engine;
 pub mod hash;
 pub mod load;
 pub mod metrics;
+pub mod model_facts;
 pub mod overrides;
 pub mod plan;
 pub mod position;

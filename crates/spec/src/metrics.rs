@@ -149,6 +149,20 @@ pub fn catalogue() -> Vec<Metric> {
             "prompt tokens served from the prefix cache / prompt tokens (as the server reports)",
             true,
         ),
+        trial(
+            "output_tokens_per_joule",
+            "tok/J",
+            Direction::HigherIsBetter,
+            "output tokens / GPU energy over the trial (telemetry)",
+            false,
+        ),
+        trial(
+            "joules_per_output_token",
+            "J/tok",
+            Direction::LowerIsBetter,
+            "GPU energy over the trial (telemetry) / output tokens",
+            false,
+        ),
     ];
     for (base, what) in LATENCIES
         .iter()

@@ -300,3 +300,92 @@ fn a_shared_prefix_run_shows_llamacpps_cache_hits() {
         );
     }
 }
+
+/// llama.cpp's `--metrics` scraped during every trial (`telemetry: on`): its profile's
+/// `/metrics` and names (`llamacpp:requests_processing`, `llamacpp:requests_deferred`; server-task.cpp
+/// of llama-cpp-python 0.3.36), and one slot under 4 requests in flight is an engine queue
+/// `compare` calls server-queued, while 4 slots are not.
+#[test]
+fn llamacpp_metrics_are_scraped_and_one_slot_under_four_requests_is_server_queued() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo().join("specs/llamacpp-gemma-slots.yaml"))
+        .expect("spec")
+        .replace("count: 5", "count: 3")
+        .replace("requests: 8", "requests: 16")
+        .replace(
+            "--ctx-size, \"4096\", --]",
+            "--ctx-size, \"4096\", --, --metrics]",
+        )
+        .replace(
+            "  compare:\n",
+            "  telemetry: {interval: 100ms}\n  compare:\n",
+        );
+    assert!(
+        text.contains("--metrics") && text.contains("telemetry:"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, &text).expect("write spec");
+    let out = Command::cargo_bin("servebench")
+        .expect("binary")
+        .current_dir(dir.path())
+        .envs(&env)
+        .args(["run", "--no-bars"])
+        .arg(&spec)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = common::walk(&dir.path().join("results"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("result");
+    let r = read_json(&file);
+    for t in r["trials"].as_array().expect("trials") {
+        let server = &t["summary"]["telemetry"]["server"];
+        assert!(server["scrapes"].as_u64().unwrap_or(0) > 0, "{t:#}");
+        assert_eq!(server["failed"], 0, "{server:#}");
+        let running_max = f(&server["running"]["max"]);
+        match t["variant"].as_str() {
+            Some("np1") => {
+                assert!(running_max <= 1.0, "one slot runs one request: {server:#}");
+                assert!(f(&server["waiting_while_held"]) >= 1.5, "{server:#}");
+            }
+            _ => assert!(running_max >= 2.0, "{server:#}"),
+        }
+    }
+    let side = file.with_extension("telemetry.jsonl.zst");
+    let bytes = std::fs::read(&side).expect("telemetry sidecar");
+    let first = String::from_utf8(zstd::decode_all(&bytes[..]).expect("zstd")).expect("utf-8");
+    let line: Value = serde_json::from_str(first.lines().next().expect("a line")).expect("json");
+    assert_eq!(line["server"]["path"], "/metrics");
+    assert_eq!(
+        line["server"]["names"]["running"],
+        "llamacpp:requests_processing"
+    );
+    assert!(
+        line["server"]["raw"]["llamacpp:tokens_predicted_total"].is_array(),
+        "{line:#}"
+    );
+    let cmp = Command::cargo_bin("servebench")
+        .expect("binary")
+        .args(["compare", "--json"])
+        .arg(&file)
+        .output()
+        .expect("compare");
+    let report: Value = serde_json::from_slice(&cmp.stdout).expect("json");
+    let ids: Vec<&str> = report["comparisons"][0]["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"server-queued"), "{report:#}");
+}

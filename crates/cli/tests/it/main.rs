@@ -30,5 +30,6 @@ mod sim_engines;
 mod slurm_e2e;
 mod slurm_submit_e2e;
 mod spec_commands;
+mod telemetry_e2e;
 mod transformers_e2e;
 mod workloads_e2e;

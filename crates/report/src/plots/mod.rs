@@ -8,6 +8,7 @@ pub mod latency;
 pub mod ratio;
 pub mod sweep;
 pub mod throughput;
+pub mod timeline;
 
 use servebench_spec::metrics::min_requests_for_quantile;
 
@@ -139,5 +140,51 @@ pub fn figures(report: &Report) -> Vec<Figure> {
             ),
         },
     ]);
+    out.extend(timelines(report));
+    out
+}
+
+/// One telemetry timeline per trial that recorded telemetry, arm by arm in run order.
+fn timelines(report: &Report) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let shared: Vec<std::rc::Rc<std::cell::OnceCell<timeline::SourceData>>> = report
+        .sources
+        .iter()
+        .map(|_| std::rc::Rc::default())
+        .collect();
+    for arm in &report.arms {
+        let result = report.result(arm);
+        let Some(data) = shared.get(arm.source).cloned() else {
+            continue;
+        };
+        let mut trials: Vec<_> = result
+            .trials
+            .iter()
+            .filter(|t| t.variant == arm.variant)
+            .filter(|t| t.summary.as_ref().is_some_and(|s| s.telemetry.is_some()))
+            .collect();
+        trials.sort_by_key(|t| (t.point, t.trial));
+        for t in trials {
+            let point = report
+                .points(arm)
+                .into_iter()
+                .find(|p| p.index == t.point)
+                .map_or_else(|| t.point.to_string(), |p| p.short);
+            let title = format!("{} trial {} at {point}", arm.variant, t.trial);
+            out.push(Figure {
+                exporter: Box::new(timeline::Timeline {
+                    seq: t.seq,
+                    name: format!("telemetry-{}-t{}-p{}.svg", arm.variant, t.trial, t.point),
+                    title: title.clone(),
+                    data: data.clone(),
+                    file: report.sources[arm.source].file.clone(),
+                }),
+                alt: format!("{title}: GPU clocks and power, the engine's queue, over time"),
+                caption: format!(
+                    "{title}, over time (telemetry): the SM clock and the power of each of the                      server's GPUs, and the requests the engine ran and held waiting beside                      the requests the client had in flight. Where the engine's running count                      stays below the client's in flight, the engine queued the rest                      (server-queued)."
+                ),
+            });
+        }
+    }
     out
 }

@@ -149,6 +149,8 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             slo: None,
             search: None,
             provenance: Provenance::default(),
+            telemetry: None,
+            model_facts: None,
         },
     }
 }
@@ -263,6 +265,8 @@ fn summary(im: &Imported) -> TrialSummary {
             ),
         },
         reported,
+        telemetry: None,
+        decode_ceiling: None,
     }
 }
 
@@ -367,6 +371,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         looks: Vec::new(),
         search: None,
         preflight: Vec::new(),
+        model_facts: None,
     }
 }
 

@@ -15,7 +15,7 @@ pub fn metric_names() -> Vec<String> {
     v
 }
 
-const SCALARS: [&str; 8] = [
+const SCALARS: [&str; 10] = [
     "output_throughput",
     "total_throughput",
     "request_throughput",
@@ -24,6 +24,8 @@ const SCALARS: [&str; 8] = [
     "peak_concurrency",
     "mean_concurrency",
     "cache_hit_ratio",
+    "output_tokens_per_joule",
+    "joules_per_output_token",
 ];
 const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
 
@@ -61,6 +63,9 @@ impl TrialSummary {
     pub fn metric(&self, name: &str) -> Option<f64> {
         if name == "cache_hit_ratio" {
             return self.tokens.cache_hit_ratio();
+        }
+        if let Some(v) = self.telemetry.as_ref().and_then(|t| t.metric(name)) {
+            return Some(v);
         }
         self.all
             .metric(name)

@@ -206,6 +206,15 @@ pub struct TrialSummary {
     /// read when the window has no value of its own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reported: BTreeMap<String, f64>,
+    /// What the GPUs and the server were doing during the trial (`spec.telemetry`): spans,
+    /// energy, throttling, the engine's queue; absent without telemetry and in results
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::telemetry::TelemetrySummary>,
+    /// The memory-bound decode ceiling of the trial and the share of it its output
+    /// throughput reached (`spec.model_facts`; docs/gpu.md, "The physical limit").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_ceiling: Option<crate::telemetry::DecodeCeiling>,
 }
 
 /// The prompt lengths of the requests flagged `input_length_mismatch`.
@@ -358,6 +367,8 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
         percentile_method: "linear interpolation (Hyndman-Fan 7, numpy default) over exact values"
             .to_owned(),
         reported: BTreeMap::new(),
+        telemetry: None,
+        decode_ceiling: None,
     }
 }
 

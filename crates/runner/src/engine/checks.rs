@@ -22,6 +22,9 @@ pub struct BlockPlan {
     pub body: BodyPlan,
     /// Where prompts are counted.
     pub tokenizer: TokenizerSpec,
+    /// Where the engine serves its Prometheus metrics and their names (telemetry scrapes
+    /// them), where its profile knows.
+    pub metrics: Option<servebench_spec::engine::MetricsFacts>,
 }
 
 impl BlockPlan {
@@ -33,6 +36,7 @@ impl BlockPlan {
         BlockPlan {
             body: profile.body_plan(w.ignore_eos, w.send_min_tokens),
             tokenizer: tokenizer(spec, target, spec_dir, profile),
+            metrics: profile.metrics,
         }
     }
 }

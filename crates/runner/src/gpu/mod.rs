@@ -148,7 +148,7 @@ pub async fn compute_apps(program: PathBuf) -> Result<Vec<ComputeApp>, GpuError>
 }
 
 /// Runs `program args`, returns its stdout; kills it after [`NVIDIA_SMI_TIMEOUT`].
-fn run_nvidia_smi(program: &Path, args: &[&str]) -> Result<String, GpuError> {
+pub(crate) fn run_nvidia_smi(program: &Path, args: &[&str]) -> Result<String, GpuError> {
     let run_err = |source| GpuError::Run {
         program: program.to_owned(),
         error: source,

@@ -94,6 +94,7 @@ pub(super) fn open(
         looks: Vec::new(),
         search: None,
         preflight: Vec::new(),
+        model_facts: model_facts(&spec.file, spec_dir)?,
     };
     store.save(&result)?;
     Ok((result, store, Vec::new()))
@@ -199,4 +200,41 @@ pub(super) async fn stop_orphans(result: &RunResult) {
             ),
         }
     }
+}
+
+/// `spec.model_facts` with every figure known: its own, else counted from the `config.json`
+/// it names (read now, relative to the spec's folder). A figure that cannot be had stops the
+/// run before anything starts, saying which and what to write.
+pub(super) fn model_facts(
+    spec: &servebench_spec::SpecFile,
+    spec_dir: &Path,
+) -> Result<Option<servebench_spec::model_facts::ResolvedModelFacts>, RunError> {
+    let Some(facts) = &spec.spec.model_facts else {
+        return Ok(None);
+    };
+    let config = match &facts.config {
+        Some(c) => {
+            let path = spec_dir.join(c);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                RunError::Setup(format!(
+                    "model_facts.config: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            Some(
+                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| {
+                    RunError::Setup(format!(
+                        "model_facts.config: {} is not JSON: {e} (line {}, column {})",
+                        path.display(),
+                        e.line(),
+                        e.column()
+                    ))
+                })?,
+            )
+        }
+        None => None,
+    };
+    servebench_spec::model_facts::resolve(facts, config.as_ref())
+        .map(Some)
+        .map_err(RunError::Setup)
 }

@@ -405,7 +405,16 @@ pub static GENERIC: Profile = Profile {
     server_args: &[ArgSource::Json {
         path: "/server_info",
     }],
-    metrics: None,
+    // The simulator's own dialect (crates/sim/src/server/dialect/metrics.rs); a plain
+    // OpenAI-compatible server without `/metrics` answers 404, and telemetry stops asking.
+    metrics: Some(MetricsFacts {
+        path: "/metrics",
+        enable: None,
+        running: "servebench_sim_requests_running",
+        waiting: "servebench_sim_requests_waiting",
+        kv_usage: Some("servebench_sim_kv_cache_usage_ratio"),
+        preemptions: Some("servebench_sim_preemptions_total"),
+    }),
     cached_tokens_flag: None,
     reports_cached_tokens: true,
     stream: StreamFacts {

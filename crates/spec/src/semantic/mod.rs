@@ -7,6 +7,7 @@ mod gate;
 mod launcher;
 pub(crate) mod refs;
 mod search;
+mod telemetry;
 mod trials;
 pub(crate) mod variants;
 mod workload;
@@ -27,6 +28,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     search::check(spec, index, &mut out);
     bounds::check(spec, &mut out);
     gate::check(spec, &mut out);
+    telemetry::check(spec, &mut out);
     out
 }
 

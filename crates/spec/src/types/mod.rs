@@ -8,6 +8,7 @@ mod launcher;
 mod search;
 mod server;
 mod target;
+mod telemetry;
 mod workload;
 
 pub use experiment::*;
@@ -15,6 +16,7 @@ pub use launcher::*;
 pub use search::*;
 pub use server::*;
 pub use target::*;
+pub use telemetry::{GpuSampling, ModelFacts, ServerMetrics, TelemetrySettings, default_interval};
 pub use workload::*;
 
 use std::collections::BTreeMap;
@@ -104,6 +106,21 @@ pub struct ExperimentSpec {
     /// Commands whose output and files whose hashes are recorded with each result.
     #[serde(default)]
     pub provenance: Provenance,
+    /// GPU samples and the server's Prometheus metrics during every trial, and the validity
+    /// flags `compare` reads from them (docs/gpu.md, "Telemetry"): `telemetry: on`, or the
+    /// settings. Not in the spec hash.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "telemetry::deserialize_telemetry"
+    )]
+    #[schemars(schema_with = "telemetry::telemetry_schema")]
+    pub telemetry: Option<TelemetrySettings>,
+    /// The model's parameters, bytes per weight and KV bytes per token (or a local
+    /// `config.json`): the memory-bound decode ceiling each point's throughput is shown
+    /// against (docs/gpu.md, "The physical limit"). Not in the spec hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_facts: Option<ModelFacts>,
 }
 
 /// Recorded context of a run: e.g. `pip show sglang`, the model weights' hashes.

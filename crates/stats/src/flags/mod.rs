@@ -12,7 +12,8 @@
 //! [`Flag`]s, each carrying the numbers it fired on in a sentence and the action to take.
 //! [`assess_sweep`] runs all per-metric rules over a sweep and decides between
 //! `sweep-inconsistent` and a [`Crossover`]; [`rules::multiplicity`] runs once over every test
-//! of a comparison; [`rules::load_not_sustained`] once per sweep point.
+//! of a comparison; [`rules::load_not_sustained`] once per sweep point; the rules of
+//! [`telemetry`] once per sweep point (and per comparison for the server starts).
 //! Reference: asv ("not comparable"), hyperfine (warm-up and outlier warnings), MLPerf
 //! LoadGen (validity rules), Chromium Pinpoint.
 
@@ -20,6 +21,7 @@ pub mod evidence;
 pub mod multiplicity;
 pub mod rules;
 pub mod sweep;
+pub mod telemetry;
 pub mod trials;
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +60,17 @@ pub enum FlagId {
     LoadNotSustained,
     /// Many tests: Holm correction and expected false alarms.
     Multiplicity,
+    /// A closed-loop point where the engine held requests waiting while the client held its
+    /// limit (telemetry).
+    ServerQueued,
+    /// GPU clocks lowered by a power or thermal limit more in one arm (telemetry).
+    Throttled,
+    /// A server's GPUs held memory or a process before it started (telemetry).
+    GpuBusyAtStart,
+    /// Preemptions in one arm's trials and not the other's (telemetry).
+    Preempted,
+    /// The KV cache at its capacity for much of an arm's trials (telemetry).
+    KvFull,
 }
 
 impl FlagId {
@@ -74,6 +87,11 @@ impl FlagId {
             FlagId::InvalidTrial => "invalid-trial",
             FlagId::LoadNotSustained => "load-not-sustained",
             FlagId::Multiplicity => "multiplicity",
+            FlagId::ServerQueued => "server-queued",
+            FlagId::Throttled => "throttled",
+            FlagId::GpuBusyAtStart => "gpu-busy-at-start",
+            FlagId::Preempted => "preempted",
+            FlagId::KvFull => "kv-full",
         }
     }
 }

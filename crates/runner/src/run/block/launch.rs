@@ -153,7 +153,11 @@ impl BlockContext<'_> {
             stop: None,
             error: None,
             slurm: None,
+            gpus_before_start: None,
         };
+        if let Some(t) = &self.telemetry {
+            record.gpus_before_start = t.before_start(&variant.name, &env).await;
+        }
         let slurm_launch = match (slurm_spec, allocation) {
             (Some(sl), Some(allocation)) => {
                 let worker = server_spec.worker.clone().unwrap_or_default();

@@ -87,10 +87,43 @@ impl BlockContext<'_> {
         {
             return Some((failed(t, block, &why), Vec::new()));
         }
+        let metrics = self.block_plan.as_ref().and_then(|p| p.metrics);
+        let auth = (target.api_key.clone(), target.headers.clone());
+        let capture = self
+            .telemetry
+            .as_ref()
+            .and_then(|tel| tel.begin(&t.variant, &target.base_url, metrics, auth));
         let outcome = tokio::select! {
             r = run_trial(target, &cfg, &prompts) => r,
             _ = wait_cancel(self) => return None,
             _ = Progress::live_throughput(live) => return None,
+        };
+        let outcome = match (outcome, &self.telemetry) {
+            (Ok(mut o), Some(tel)) => {
+                let line = match capture {
+                    Some(c) => {
+                        let start = (o.started_at.unix_timestamp_nanos() / 1_000_000) as i64;
+                        let mut line = tel.finish(c, start).await;
+                        line.seq = t.seq;
+                        line.variant.clone_from(&t.variant);
+                        line.trial = t.trial;
+                        line.point = t.point;
+                        Some(line)
+                    }
+                    None => None,
+                };
+                let closed = point.request_rate == servebench_spec::Rate::Inf;
+                let limit = cfg.max_concurrency.filter(|_| closed);
+                tel.summarise(line.as_ref(), &o.records, &mut o.summary, limit);
+                if let Some(line) = &line
+                    && let Err(e) = self.store.append_telemetry(line)
+                {
+                    // Telemetry is a witness of the trial, not its data: the trial is kept.
+                    eprintln!("servebench: warning: the trial's telemetry was not saved: {e}");
+                }
+                Ok(o)
+            }
+            (r, _) => r,
         };
         Some(match outcome {
             Err(e) => (

@@ -44,6 +44,9 @@ pub(super) struct BlockContext<'a> {
     block_plan: Option<BlockPlan>,
     /// Lines said once per run (the engine, what it cannot do).
     said: BTreeSet<String>,
+    /// GPU samples and server scrapes during trials, the decode ceiling (`spec.telemetry`,
+    /// `spec.model_facts`); set up when the first block opens.
+    telemetry: Option<crate::telemetry::RunTelemetry>,
 }
 
 impl<'a> BlockContext<'a> {
@@ -85,6 +88,7 @@ impl<'a> BlockContext<'a> {
             limit: None,
             block_plan: None,
             said: BTreeSet::new(),
+            telemetry: None,
         })
     }
 
@@ -291,6 +295,21 @@ impl<'a> BlockContext<'a> {
     ) -> Result<(Option<RunningServer>, Target), Opening> {
         let mut running: Option<RunningServer> = None;
         let mut resolved = None;
+        if self.telemetry.is_none() {
+            let gpus = result.accelerators.iter().map(|a| a.name.clone()).collect();
+            self.telemetry = Some(crate::telemetry::RunTelemetry::new(
+                self.spec,
+                result.model_facts,
+                gpus,
+                self.ca_file().as_deref(),
+            ));
+        }
+        if self.spec.spec.server.is_none()
+            && let Some(t) = &self.telemetry
+        {
+            // A running endpoint: the runner's own CUDA_VISIBLE_DEVICES, else every GPU.
+            t.set_server_env(&BTreeMap::new());
+        }
         let base_url = if let Some(server_spec) = &self.spec.spec.server {
             ui.line(&format!(
                 "block {}: starting server for `{}`",
