@@ -68,6 +68,26 @@ fn die_quietly_on_closed_pipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
+/// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) must fail a write with EFBIG, which the
+/// result store handles (rescue files, the error naming them, servers stopped), instead of
+/// killing servebench with SIGXFSZ, which would lose the trial being written and orphan its
+/// server. A caught signal (unlike an ignored one) is reset to its default in the programs
+/// servebench starts, so a launched server behaves as it would outside servebench. Not for
+/// `sim`, which is such a server.
+#[allow(unsafe_code)]
+fn survive_file_size_limits() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    extern "C" fn on_xfsz(_: nix::libc::c_int) {}
+    let action = SigAction::new(
+        SigHandler::Handler(on_xfsz),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    // SAFETY: the handler does nothing (async-signal-safe); installed at the start of main
+    // before any other thread exists.
+    let _ = unsafe { sigaction(Signal::SIGXFSZ, &action) };
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -86,6 +106,9 @@ fn main() {
         Command::Run(_) | Command::Rerun(_) | Command::Sim(_)
     ) {
         die_quietly_on_closed_pipe();
+    }
+    if !matches!(cli.command, Command::Sim(_)) {
+        survive_file_size_limits();
     }
     let result = match cli.command {
         Command::Validate(a) => cmd::validate::run(a),

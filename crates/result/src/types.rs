@@ -155,6 +155,11 @@ pub struct ProvenanceRecord {
     /// One entry per `provenance.files` item.
     #[serde(default)]
     pub files: Vec<FileHash>,
+    /// The workload's own files (`workload.dataset.path`, `target.tokenizer_path`), hashed
+    /// when the run began: `run --resume` refuses when one changed since, so that trials of
+    /// two different files are never pooled in one result. Absent in results written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<FileHash>,
     /// A server that spans nodes: the Slurm allocations, the batch script and each node's
     /// hardware (absent for a server on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]

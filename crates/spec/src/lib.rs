@@ -9,6 +9,7 @@
 //! [`metrics::catalogue`] lists every metric; [`engine::profile`] holds what servebench
 //! knows of each engine; [`search`] is the capacity search's procedure.
 
+pub mod bounds;
 pub mod diagnostics;
 pub mod duration;
 pub mod engine;

@@ -2,11 +2,13 @@
 
 mod common;
 
+mod bad_inputs;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
 mod error_chains;
 mod fault_host;
+mod fault_kill;
 mod fault_matrix;
 mod fault_wire;
 mod history_cli;
@@ -22,6 +24,7 @@ mod run_overrides;
 mod search_e2e;
 mod secrets_e2e;
 mod sequential_e2e;
+mod sim_engines;
 mod slurm_e2e;
 mod slurm_submit_e2e;
 mod spec_commands;

@@ -363,7 +363,9 @@ async fn search_block(
         }
         ui.trial_end(&trial);
         let (attainment, passed, invalid) = judge_trial(&trial, q);
-        ctx.record(result, trial, &lines)?;
+        if let Err(e) = ctx.record(result, trial, &lines) {
+            return Err(ctx.stop_after_error(running, &block, result, ui, e).await);
+        }
         if let Some(b) = result
             .search
             .as_mut()
@@ -380,7 +382,11 @@ async fn search_block(
                 invalid: invalid.clone(),
             });
         }
-        store.save(result)?;
+        if let Err(e) = store.save(result) {
+            return Err(ctx
+                .stop_after_error(running, &block, result, ui, e.into())
+                .await);
+        }
         if let Some(reason) = invalid {
             break Some(SearchOutcome::Invalid {
                 reason: format!("at {load} {}: {reason}", q.axis.unit()),
@@ -396,7 +402,11 @@ async fn search_block(
         set_outcome(result, o);
     }
     result.updated_at = now_rfc3339();
-    store.save(result)?;
+    if let Err(e) = store.save(result) {
+        return Err(ctx
+            .stop_after_error(running, &block, result, ui, e.into())
+            .await);
+    }
     ctx.close(running, &block, result, ui).await?;
     Ok(!cancelled)
 }

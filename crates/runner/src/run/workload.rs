@@ -84,25 +84,13 @@ pub fn load_config(
     cfg
 }
 
-/// Reads and checks the dataset files of a run before anything starts, so that a bad file is
-/// refused with its line before a server is launched: a trace's every line and its window.
-pub(super) fn check_files(spec: &SpecFile, spec_dir: &Path) -> Result<(), DatasetError> {
-    let d = &spec.spec.workload.dataset;
-    if d.kind != DatasetKind::Trace {
-        return Ok(());
-    }
-    let t = d.trace.clone().unwrap_or_else(default_trace);
-    let (layout, unit) = trace_layout(&t);
-    let entries = load_trace(
-        &spec_dir.join(d.path.clone().unwrap_or_default()),
-        layout,
-        unit,
-    )?;
-    let window = trace_window(&t);
-    TraceBuilder::new(&entries, window, layout, false, crate::dataset::WordCount).map(|_| ())
+/// The seed of a trial's arrival schedule, from its prompt seed (the same for every variant
+/// at the same trial and point).
+pub(super) fn schedule_seed(prompt_seed: u64) -> u64 {
+    prompt_seed ^ 0x5ced_u64
 }
 
-fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
+pub(super) fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
     let layout = match t.format {
         TraceFormat::Plain => TraceLayout::Plain,
         TraceFormat::Mooncake => TraceLayout::Mooncake {
@@ -116,7 +104,7 @@ fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
     (layout, unit)
 }
 
-fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
+pub(super) fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
     TraceWindow {
         start: t.start.get(),
         duration: t.duration.map(|d| d.get()),
@@ -125,7 +113,7 @@ fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
 }
 
 /// The `trace` block's defaults, for a trace dataset given without one.
-fn default_trace() -> servebench_spec::Trace {
+pub(super) fn default_trace() -> servebench_spec::Trace {
     serde_json::from_str("{}").expect("every trace field has a default")
 }
 

@@ -132,17 +132,33 @@ fn from_info(doc: &Value) -> Option<ContextLimit> {
 /// length is unknown or estimated (chat turns, no tokenizer) are not checked.
 pub fn check_lengths(prompts: &TrialPrompts, limit: &ContextLimit) -> Result<(), String> {
     let all = prompts.measured.iter().chain(&prompts.warmup);
+    // Only lengths the server's (or the model tokenizer's) own count gave: a word-count
+    // estimate could refuse a workload that fits.
+    check_planned(
+        all.map(|p| match (p.expected_input_tokens, p.input_tokens_exact) {
+            (Some(input), true) => Some((input, p.max_tokens)),
+            _ => None,
+        }),
+        limit,
+    )
+}
+
+/// [`check_lengths`] over the (prompt, output) lengths of a trial's requests as planned,
+/// `None` for one whose length is not known exactly: the check a trial's prompts get before
+/// they are built, when their lengths are known from the workload (a trace, fixed lengths).
+pub fn check_planned(
+    lengths: impl IntoIterator<Item = Option<(u32, u32)>>,
+    limit: &ContextLimit,
+) -> Result<(), String> {
     let mut over = 0usize;
     let mut total = 0usize;
     let mut longest: Option<(u64, u64)> = None;
-    for p in all {
+    for l in lengths {
         total += 1;
-        // Only lengths the server's (or the model tokenizer's) own count gave: a word-count
-        // estimate could refuse a workload that fits.
-        let (Some(input), true) = (p.expected_input_tokens, p.input_tokens_exact) else {
+        let Some((input, output)) = l else {
             continue;
         };
-        let (input, output) = (u64::from(input), u64::from(p.max_tokens));
+        let (input, output) = (u64::from(input), u64::from(output));
         if input + output > limit.tokens {
             over += 1;
             if longest.is_none_or(|(i, o)| input + output > i + o) {

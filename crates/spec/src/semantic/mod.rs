@@ -1,5 +1,6 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
+mod bounds;
 mod datasets;
 mod engine;
 mod launcher;
@@ -23,6 +24,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     workload::check(spec, index, &mut out);
     trials::check(spec, &mut out);
     search::check(spec, index, &mut out);
+    bounds::check(spec, &mut out);
     out
 }
 

@@ -182,10 +182,34 @@ impl BlockContext<'_> {
             }
             _ => None,
         };
+        // A local server's group is recorded as soon as it is spawned, before readiness: a
+        // runner killed while it starts leaves it findable, and `run --resume` stops it.
+        let mut spawned = false;
         let started = match &slurm_launch {
             Some(sl) => server::slurm::start(&launch, sl).await,
-            None => server::start(&launch).await,
+            None => {
+                let store = self.store;
+                let early = record.clone();
+                let (servers, flag) = (&mut *result, &mut spawned);
+                server::start_with(&launch, |pid, pgid| {
+                    servers.servers.push(ServerStart {
+                        pid: Some(pid),
+                        pgid: Some(pgid),
+                        ..early
+                    });
+                    *flag = true;
+                    let _ = store.save(servers);
+                })
+                .await
+            }
         };
+        if spawned {
+            // The record is the one written at the spawn: complete it rather than add one.
+            if let Some(early) = result.servers.pop() {
+                record.pid = early.pid;
+                record.pgid = early.pgid;
+            }
+        }
         let running = match started {
             Ok(s) => s,
             Err(e) => {

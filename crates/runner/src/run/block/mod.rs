@@ -170,7 +170,9 @@ impl<'a> BlockContext<'a> {
                 sleep_unless_cancelled(cooldown, self).await;
             }
             if let Some(reason) = &server_gone {
-                self.record(result, failed(t, block, reason), &[])?;
+                if let Err(e) = self.record(result, failed(t, block, reason), &[]) {
+                    return Err(self.stop_after_error(running, block, result, ui, e).await);
+                }
                 continue;
             }
             ui.trial_start(t, &self.plan.points[t.point].to_string());
@@ -209,13 +211,48 @@ impl<'a> BlockContext<'a> {
                 trial.status = TrialStatus::Failed;
                 trial.failure = Some(reason);
                 ui.trial_end(&trial);
-                self.record(result, trial, &lines)?;
+                if let Err(e) = self.record(result, trial, &lines) {
+                    return Err(self.stop_after_error(running, block, result, ui, e).await);
+                }
                 continue;
             }
             ui.trial_end(&trial);
-            self.record(result, trial, &lines)?;
+            if let Err(e) = self.record(result, trial, &lines) {
+                return Err(self.stop_after_error(running, block, result, ui, e).await);
+            }
         }
         self.close(running, block, result, ui).await
+    }
+
+    /// The result could not be written (`error`, which names where the measured data went):
+    /// stop the block's server by its stop policy before the run ends, so that nothing is
+    /// left running, and record the stop where the result can still be written.
+    pub(super) async fn stop_after_error(
+        &self,
+        running: Option<RunningServer>,
+        block: &Block,
+        result: &mut RunResult,
+        ui: &mut Progress,
+        error: RunError,
+    ) -> RunError {
+        if let Some(s) = running {
+            ui.line(&format!(
+                "block {}: the result could not be written: stopping the server",
+                block.index + 1
+            ));
+            let report = server::stop(s).await;
+            if let Some(rec) = result
+                .servers
+                .iter_mut()
+                .rev()
+                .find(|r| r.block == block.index)
+            {
+                rec.stop = Some(report);
+            }
+            // Best effort: the error already says where every trial is.
+            let _ = self.store.save(result);
+        }
+        error
     }
 
     /// Stop the block's server, if it started one, and record how it stopped.
