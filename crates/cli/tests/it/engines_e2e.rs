@@ -64,10 +64,18 @@ fn outcome(v: &Value, g: &str) -> String {
         .unwrap_or_default()
 }
 
+/// (personality flags, engine told, guarantees that hold, that are not available)
+type Case = (
+    &'static [&'static str],
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 #[test]
 fn probe_tells_every_personality_and_what_it_guarantees() {
     // (personality flags, engine told, guarantees that hold, that are not available)
-    let cases: [(&[&str], &str, &[&str], &[&str]); 6] = [
+    let cases: [Case; 6] = [
         (
             &["--engine", "sglang", "--enable-metrics"],
             "sglang",
