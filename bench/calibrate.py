@@ -37,6 +37,12 @@ an A/A passes one cell with 95%):
   (detection).
 * mainjob (20): specs/sim-ab.yaml (the README's main job) with workload.seed = i; the crossover
   stated as a finding, and no re-baseline flag.
+* big-verified (100): the candidate's decode step twice as fast, every start verified by its
+  rule; false alarms: runs with `implausible` (no look is due: servebench checked it).
+* big-unverified (100): the same without a verify rule; detection: runs with `implausible`.
+* big-partial (100): the candidate's steps a third as long at repetitions 1, 3 and 5 only (a
+  variant in effect at some starts), its label rule passing at every start; detection: runs
+  with `implausible`.
 
 Sequential trials (`trials.until_decided`, first stage 5, budget 30 per cell, θ = 5%,
 output_throughput; trial CV set by the simulator's --speed-cv, one server start per trial):
@@ -77,8 +83,7 @@ spec:
     args: [--port, "${{port}}", --jitter-cv, "{jitter}", --speed-cv, "{speed}",
            --prefill-ms-per-token, "0.01"]
     readiness: {{http: {{path: /health}}, interval: 20ms, timeout: 20s}}
-    verify:
-      - log_contains: "label=${{variant.label}}"
+{verify}
     stop: {{signal: SIGTERM, grace: 5s}}
   target: {{api: openai-completions, model: sim-model, tokenizer: server}}
   variants:
@@ -196,6 +201,9 @@ GATE_N = 19
 
 DIRECTIONAL = {"improved", "regressed", "likely-improved", "likely-regressed"}
 
+# Each variant's start proves its label (the simulator prints `label=…` at start).
+VERIFY_LABEL = '    verify:\n      - log_contains: "label=${variant.label}"'
+
 
 def wilson(k, n, z=1.96):
     if n == 0:
@@ -233,7 +241,8 @@ SWEEP4 = [(1, 12), (4, 24), (8, 32), (16, 64)]
 def scenario_specs():
     """name → (default runs, function(seed) → list of (run label, spec text))."""
     base = dict(jitter="0.03", speed="0.01", warmup=2, trials=5, theta="0.02",
-                a_args="", b_args="", b_base="1", b_seq="0.1", points=points_yaml(AA_POINTS))
+                a_args="", b_args="", b_base="1", b_seq="0.1", points=points_yaml(AA_POINTS),
+                verify=VERIFY_LABEL)
     # Detection scenarios: quieter servers and θ = 5%, so that the clean comparison is
     # decided (equivalent) and the artefact is what moves the verdict.
     quiet = dict(base, speed="0.005", theta="0.05")
@@ -281,6 +290,19 @@ def scenario_specs():
                 quiet, points=four, a_args=knobs(
                     "--step-scale", "0.6", "--step-scale-requests", c8)))),
         ]),
+        # `implausible`: a change far beyond ±50% (the candidate's decode step twice as fast),
+        # every start verified by its rule and the trials agreeing: no look flag is due.
+        "big-verified": (100, one("cal-big-verified", **dict(base, b_base="0.5", b_seq="0.05"))),
+        # The same change with no verify rule: nothing showed each start running its variant,
+        # so the flag's question is open (detection).
+        "big-unverified": (100, one("cal-big-unverified", **dict(
+            base, b_base="0.5", b_seq="0.05", verify="    verify: []"))),
+        # A variant in effect at only some starts: the candidate is the baseline's server
+        # except at repetitions 1, 3 and 5, where its steps take a third of the time; its
+        # rule (the label) passes at every start, as a rule that proves the wrong thing
+        # would (detection).
+        "big-partial": (100, one("cal-big-partial", **dict(base, b_args=knobs(
+            "--step-scale", "0.3333", "--step-scale-repetitions", "1,3,5")))),
         "seq-aa8": (200, seq("cal-seq-aa8", "0.08", 1.0)),
         "seq-eff15": (100, seq("cal-seq-eff15", "0.08", 1.15)),
         "seq-aa4": (100, seq("cal-seq-aa4", "0.04", 1.0)),
@@ -572,8 +594,25 @@ def summary_outlier(comps):
             "runs_where_the_trial_flips_the_verdict": rate(flips, len(comps))}
 
 
+def summary_implausible(comps):
+    """Runs with an `implausible` flag on output_throughput, and on any metric."""
+    tp = any_metric = 0
+    for c in comps:
+        for m in c["metrics"]:
+            fired = any(f["id"] == "implausible" for f in m["flags"])
+            any_metric += fired and m["metric"] != "output_throughput"
+            tp += fired and m["metric"] == "output_throughput"
+    flagged = sum(any(f["id"] == "implausible" for m in c["metrics"] for f in m["flags"])
+                  for c in comps)
+    return {"runs_with_implausible": rate(flagged, len(comps)),
+            "runs_with_implausible_on_output_throughput": rate(tp, len(comps))}
+
+
 SUMMARIES = {
     "aa": summary_aa,
+    "big-verified": summary_implausible,
+    "big-unverified": summary_implausible,
+    "big-partial": summary_implausible,
     "effect": summary_effect,
     "outlier": summary_outlier,
     "drift": lambda cs: summary_flag(cs, "drift"),

@@ -148,6 +148,18 @@ fn arm_trials<'a>(result: &'a RunResult, variant: &str, point: usize) -> Vec<&'a
     v
 }
 
+/// Every server start of `variant` passed its verify rules, at least one rule each (the
+/// `implausible` rule reads it: the variant was shown to be in effect).
+fn verified(result: &RunResult, variant: &str) -> bool {
+    let mut starts = result
+        .servers
+        .iter()
+        .filter(|s| s.variant == variant)
+        .peekable();
+    starts.peek().is_some()
+        && starts.all(|s| !s.verify.is_empty() && s.verify.iter().all(|v| v.passed))
+}
+
 /// Output tokens received over output tokens requested, when the point fixes the output
 /// length and every successful request was checked against it.
 fn output_token_ratio(t: &TrialResult, output_tokens: Option<u32>) -> Option<f64> {
@@ -179,6 +191,7 @@ pub(crate) fn arm_point(
         _ => None,
     };
     let mut out = ArmPoint::default();
+    out.evidence.verified = verified(result, variant);
     let trials = arm_trials(result, variant, point)
         .into_iter()
         .filter(|t| up_to.is_none_or(|u| t.trial <= u));

@@ -7,6 +7,7 @@
 //! and returns.
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -388,4 +389,82 @@ fn llamacpp_metrics_are_scraped_and_one_slot_under_four_requests_is_server_queue
         .filter_map(|f| f["id"].as_str())
         .collect();
     assert!(ids.contains(&"server-queued"), "{report:#}");
+}
+
+#[test]
+fn probe_tells_llamacpp_and_its_guarantees() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(env) = require_llamacpp() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut server = std::process::Command::new(&env["LLAMACPP_SERVER"])
+        .args([
+            "-m",
+            &env["LLAMACPP_MODEL"],
+            "--host",
+            "127.0.0.1",
+            "--port",
+        ])
+        .arg(port.to_string())
+        // llama-server's own flags after `--` (the wrapper's, before it).
+        .args(["--ctx-size", "2048", "--", "-np", "1", "--metrics"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        // Its own group: the wrapper starts llama-server as a child, and both must stop.
+        .process_group(0)
+        .spawn()
+        .expect("start llama-server");
+    let url = format!("http://127.0.0.1:{port}");
+    let ready = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::net::TcpStream::connect(("127.0.0.1", port))
+            .ok()
+            .and_then(|mut s| {
+                use std::io::{Read, Write};
+                s.write_all(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                    .ok()?;
+                let mut buf = [0u8; 12];
+                s.read_exact(&mut buf).ok()?;
+                Some(buf[9..12] == *b"200")
+            })
+            .unwrap_or(false)
+    });
+    let out = ready.then(|| {
+        Command::cargo_bin("servebench")
+            .expect("binary")
+            .args(["probe", &url, "--json", "--output-tokens", "8"])
+            .output()
+            .expect("probe")
+    });
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", "--", &format!("-{}", server.id())])
+        .status();
+    let _ = server.wait();
+    let out = out.expect("llama-server was ready within 120 s");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    assert_eq!(v["engine"]["engine"], "llamacpp", "{v:#}");
+    let outcome = |g: &str| {
+        v["checks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["guarantee"] == g))
+            .map(|c| c["outcome"].as_str().unwrap_or("").to_owned())
+            .unwrap_or_default()
+    };
+    for g in [
+        "streaming",
+        "usage",
+        "output_length",
+        "tokenize",
+        "context_limit",
+        "metrics",
+    ] {
+        assert_eq!(outcome(g), "holds", "{g}: {v:#}");
+    }
 }

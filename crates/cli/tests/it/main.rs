@@ -7,6 +7,7 @@ mod ci_workflow;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
+mod engines_e2e;
 mod error_chains;
 mod fault_host;
 mod fault_kill;

@@ -18,6 +18,11 @@ use servebench_result::server::ExitRecord;
 
 /// Longest a single readiness probe may wait for its answer.
 const MAX_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The least time a readiness probe waits for its answer, however short the interval: a
+/// health endpoint may answer only after a generation (SGLang 0.5.23's `/health` answers
+/// after its 1-token health request, looked for after each 1 s sleep,
+/// `srt/entrypoints/http_server.py`), so a 1 s wait would never see it ready.
+const MIN_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Starts the server of `launch` and waits until it is ready.
 ///
@@ -225,7 +230,7 @@ async fn wait_ready(
             return Err(NotReady::TimedOut(last));
         }
         let timeout = interval
-            .clamp(Duration::from_secs(1), MAX_PROBE_TIMEOUT)
+            .clamp(MIN_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT)
             .min(deadline - now);
         tokio::select! {
             biased;

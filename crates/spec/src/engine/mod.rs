@@ -14,6 +14,7 @@
 pub mod args;
 pub mod body;
 pub mod detect;
+pub mod doc;
 mod profiles;
 
 pub use crate::types::Engine;

@@ -50,7 +50,8 @@ pub struct Readiness {
     /// The HTTP request that is polled.
     #[serde(default)]
     pub http: HttpProbe,
-    /// Time between polls.
+    /// Time between polls. Each poll waits for its answer up to the interval, at least 5 s
+    /// and at most 10 s.
     #[serde(default = "default_ready_interval")]
     pub interval: HumanDuration,
     /// Give up (and show the server log's tail) after this long.

@@ -1,6 +1,7 @@
 //! The integration tests of servebench-spec, in one test binary (one link, one process).
 
 mod docs_drift;
+mod engines_doc;
 mod hash;
 mod invalid_corpus;
 mod metrics_doc;

@@ -124,6 +124,11 @@ pub struct ArmEvidence {
     pub history: Vec<f64>,
     /// Validity evidence per trial (may be empty).
     pub trials: Vec<TrialCheck>,
+    /// Every server start of this arm passed its verify rules (at least one rule each): the
+    /// variant was shown to be in effect. `false` when not known (no rules, an endpoint
+    /// servebench did not start, an imported result). Used by `implausible`.
+    #[serde(default)]
+    pub verified: bool,
 }
 
 impl ArmEvidence {

@@ -176,8 +176,23 @@ pub(super) fn scale_of(analysis: Analysis) -> Scale {
     }
 }
 
+/// Every trial of one arm lies beyond every trial of the other (at least 3 each): the trials
+/// agree on the direction of the change, none of them carries it alone.
+fn trials_agree(point: &PointComparison) -> bool {
+    let (b, c) = (&point.baseline.trial_values, &point.candidate.trial_values);
+    if b.len() < 3 || c.len() < 3 {
+        return false;
+    }
+    let lo = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    lo(c) > hi(b) || hi(c) < lo(b)
+}
+
 /// **implausible**: `|ratio − 1|` above `settings.implausible_change` (50%), or an arm's
-/// value outside the prediction interval of its earlier runs. Look.
+/// value outside the prediction interval of its earlier runs. Look. A large change is not
+/// flagged when servebench already checked what the flag would ask: every server start of
+/// both arms passed its verify rules (the variant was in effect) and the trials agree (each
+/// of one arm beyond each of the other); when only one of the two holds, the flag says which.
 pub fn implausible(
     point: &PointComparison,
     metric: &MetricSettings,
@@ -187,13 +202,26 @@ pub fn implausible(
     let mut reasons = Vec::new();
     let base = arm_center(&point.baseline, scale);
     let cand = arm_center(&point.candidate, scale);
+    let verified = point.baseline.verified && point.candidate.verified;
+    let agree = trials_agree(point);
     if let (Some(b), Some(c)) = (base, cand)
         && b != 0.0
     {
         let change = c / b - 1.0;
-        if change.abs() > settings.implausible_change {
+        if change.abs() > settings.implausible_change && !(verified && agree) {
+            let checked = match (verified, agree) {
+                (true, _) => {
+                    "; every server start passed its verify rules, but the arms' \
+                              trials overlap"
+                }
+                (false, true) => {
+                    "; the trials agree, but no verify rule showed each start \
+                                  running its variant"
+                }
+                (false, false) => "",
+            };
             reasons.push(format!(
-                "candidate/baseline = {:.3} ({}), beyond ±{}",
+                "candidate/baseline = {:.3} ({}), beyond ±{}{checked}",
                 c / b,
                 pct(change),
                 pct_plain(settings.implausible_change)
@@ -231,9 +259,15 @@ pub fn implausible(
             FlagId::Implausible,
             FlagLevel::Look,
             format!("{} at {}: {}", metric.name, point.label, reasons.join("; ")),
-            "check that the variant was really in effect and the workload identical (server \
-             log, argv), and confirm with both arms re-measured in one session before \
-             believing it",
+            if verified {
+                "the variant was in effect (its verify rules passed at every start): check \
+                 that the workload was identical, and confirm with both arms re-measured in \
+                 one session before believing it"
+            } else {
+                "check that the variant was really in effect and the workload identical \
+                 (server log, argv; a verify rule proves the first at every start), and \
+                 confirm with both arms re-measured in one session before believing it"
+            },
         )
         .threatening(vec![threat(metric, point, None)]),
     )

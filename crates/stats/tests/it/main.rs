@@ -4,6 +4,7 @@ mod common;
 
 mod bootstrap;
 mod changepoint;
+mod flags_implausible;
 mod flags_rules;
 mod flags_sweep;
 mod flags_trials;

@@ -1,239 +1,18 @@
-//! `servebench probe`: a pre-flight of a running endpoint. It tells the engine and its
-//! version, then with a handful of requests checks every guarantee a spec relies on: a
-//! streamed request works, `usage` arrives, a request for N output tokens returns N, the
-//! tokenizer agrees with `usage.prompt_tokens` for the same prompt, the context limit is
-//! read, the spec's verify rules match (and tell its variants apart), the metrics endpoint
-//! answers. Each check says what to set where it does not hold.
+//! The guarantees a probe checks from its generation request and the spec: streaming,
+//! usage, output length, the tokenizer against `usage`, the verify rules per variant.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use serde::Serialize;
-use servebench_result::checks::{CheckOutcome, CheckRecord, EngineRecord, Guarantee};
+use servebench_result::checks::{CheckOutcome, CheckRecord, Guarantee};
 use servebench_result::record::RequestRecord;
 use servebench_spec::engine::{Profile, StreamUsage};
 use servebench_spec::substitute::{Context, resolve as substitute};
-use servebench_spec::{Engine, SpecFile, TokenizerSource, VerifyRule};
+use servebench_spec::{SpecFile, TokenizerSource, VerifyRule};
 
-use super::checks::{BlockPlan, metrics_check, model_check};
-use super::{Endpoint, Resolved, Unreachable};
-use crate::dataset::{AnyCounter, ChatMessage, Prompt, TokenCounter, TrialPrompts};
-use crate::loadgen::{ApiKind, LoadConfig, MinTokens, Target, run_trial};
+use super::super::checks::BlockPlan;
+use super::{PROMPT, ProbeOptions};
+use crate::dataset::{AnyCounter, ChatMessage, TokenCounter};
+use crate::loadgen::ApiKind;
 
-/// What to probe and how.
-#[derive(Debug, Clone)]
-pub struct ProbeOptions {
-    /// Where the server is.
-    pub endpoint: Endpoint,
-    /// The model requests name; `None`: the spec's, else the only one `/v1/models` lists.
-    pub model: Option<String>,
-    /// The API generation requests use.
-    pub api: ApiKind,
-    /// `auto` to detect, else the engine whose profile is used.
-    pub engine: Engine,
-    /// The spec whose guarantees are checked (its workload's `ignore_eos`, `tokenizer`,
-    /// verify rules); `None`: a spec's defaults (`ignore_eos: true`, `tokenizer: server`).
-    pub spec: Option<SpecFile>,
-    /// Where a spec's relative paths are read from (`tokenizer_path`).
-    pub spec_dir: PathBuf,
-    /// The server's log, for `log_contains` rules.
-    pub log: Option<PathBuf>,
-    /// Output tokens asked of the generation requests.
-    pub output_tokens: u32,
-}
-
-/// What the probe found.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProbeReport {
-    /// The endpoint.
-    pub base_url: String,
-    /// The model the requests named.
-    pub model: String,
-    /// The engine, as told.
-    pub engine: EngineRecord,
-    /// Every guarantee, in order.
-    pub checks: Vec<CheckRecord>,
-}
-
-impl ProbeReport {
-    /// A guarantee the spec needs fails.
-    pub fn needed_fails(&self) -> bool {
-        self.checks.iter().any(CheckRecord::is_blocking)
-    }
-}
-
-/// Why the probe could not run at all.
-#[derive(Debug, thiserror::Error)]
-pub enum ProbeError {
-    /// Nothing answers at the URL.
-    #[error(transparent)]
-    Unreachable(#[from] Unreachable),
-    /// No model given and the server does not name exactly one.
-    #[error("{0}")]
-    Model(String),
-}
-
-/// A prompt of ordinary English words, the same for every probe.
-const PROMPT: &str = "Write a short story about a lighthouse keeper who finds a message in a \
-                      bottle washed up on the rocks one stormy night.";
-
-/// Probes the endpoint of `opts`.
-pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
-    let ep = &opts.endpoint;
-    let resolved = super::resolve(ep, opts.engine).await?;
-    let p = resolved.profile;
-    let model = pick_model(opts, &resolved)?;
-    let default_spec;
-    let spec = match &opts.spec {
-        Some(s) => s,
-        None => {
-            default_spec = default_spec_for(&model, opts.api)?;
-            &default_spec
-        }
-    };
-    let target = Target {
-        base_url: ep.base_url.clone(),
-        api: opts.api,
-        model: model.clone(),
-        api_key: ep.api_key.clone(),
-        headers: ep.headers.clone(),
-        ca_file: ep.ca_file.clone(),
-    };
-    let plan = BlockPlan::new(spec, &target, &opts.spec_dir, p);
-    let w = &spec.spec.workload;
-    let mut checks = vec![
-        CheckRecord::new(
-            Guarantee::Engine,
-            CheckOutcome::Holds,
-            resolved.record.describe(),
-        ),
-        model_check(resolved.models.as_ref(), &model, p),
-    ];
-    let rec = generate(&target, &plan, opts.output_tokens).await;
-    checks.push(streaming_check(&rec, p));
-    checks.push(usage_check(&rec, p));
-    checks.push(length_check(
-        &rec,
-        &plan,
-        p,
-        w.ignore_eos,
-        opts.output_tokens,
-    ));
-    checks.push(tokenize_check(spec, &plan, &rec, opts.api).await);
-    let limit = crate::server::context_limit(ep.reach(), p, &model).await;
-    checks.push(match limit {
-        Some(l) => CheckRecord::new(
-            Guarantee::ContextLimit,
-            CheckOutcome::Holds,
-            format!("{} tokens ({})", l.tokens, l.source),
-        ),
-        None => CheckRecord::new(
-            Guarantee::ContextLimit,
-            CheckOutcome::NotAvailable,
-            format!(
-                "{} says no limit servebench can read: requests longer than it takes fail one by one",
-                p.name
-            ),
-        ),
-    });
-    checks.push(verify_check(opts, spec, p).await);
-    checks.push(metrics_check(ep, p).await);
-    Ok(ProbeReport {
-        base_url: ep.base_url.clone(),
-        model,
-        engine: resolved.record,
-        checks,
-    })
-}
-
-/// `--model`, else the spec's, else the only model the server lists.
-fn pick_model(opts: &ProbeOptions, r: &Resolved) -> Result<String, ProbeError> {
-    if let Some(m) = opts
-        .model
-        .clone()
-        .or_else(|| opts.spec.as_ref().map(|s| s.spec.target.model.clone()))
-    {
-        return Ok(m);
-    }
-    let ids: Vec<String> = r
-        .models
-        .as_ref()
-        .and_then(|d| d.get("data"))
-        .and_then(serde_json::Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    match ids.as_slice() {
-        [only] => Ok(only.clone()),
-        [] => Err(ProbeError::Model(
-            "the server lists no model in /v1/models: give --model NAME".into(),
-        )),
-        many => Err(ProbeError::Model(format!(
-            "the server lists {} models ({}): give --model NAME",
-            many.len(),
-            many.join(", ")
-        ))),
-    }
-}
-
-/// A spec with servebench's defaults, for a probe without `--spec`.
-fn default_spec_for(model: &str, api: ApiKind) -> Result<SpecFile, ProbeError> {
-    let api = match api {
-        ApiKind::Chat => "openai-chat",
-        ApiKind::Completions => "openai-completions",
-    };
-    let doc = serde_json::json!({
-        "apiVersion": "servebench/v1alpha1",
-        "kind": "Experiment",
-        "metadata": {"name": "probe"},
-        "spec": {
-            "target": {"model": model, "api": api},
-            "variants": [{"name": "a", "baseline": true}],
-            "workload": {
-                "dataset": {"kind": "random", "input_tokens": 16, "output_tokens": 16},
-                "requests": 1
-            }
-        }
-    });
-    serde_json::from_value(doc)
-        .map_err(|e| ProbeError::Model(format!("the model name `{model}` cannot be probed: {e}")))
-}
-
-/// One streamed request for `n` output tokens, with the body the profile decides.
-async fn generate(target: &Target, plan: &BlockPlan, n: u32) -> RequestRecord {
-    let mut cfg = LoadConfig::new(1);
-    cfg.max_concurrency = Some(1);
-    cfg.request_timeout = Duration::from_secs(120);
-    cfg.ignore_eos = plan.body.ignore_eos;
-    cfg.min_tokens = if plan.body.min_tokens {
-        MinTokens::MatchMax
-    } else {
-        MinTokens::Omit
-    };
-    cfg.stream_options = plan.body.stream_options;
-    cfg.generation_config = plan.body.generation_config;
-    let prompts = TrialPrompts {
-        measured: vec![Prompt::text(PROMPT, n)],
-        ..TrialPrompts::default()
-    };
-    match run_trial(target, &cfg, &prompts).await {
-        Ok(mut o) => o.records.pop().unwrap_or_default(),
-        Err(e) => {
-            let mut r = RequestRecord::default();
-            r.fail(
-                servebench_result::record::ErrorKind::Internal,
-                e.to_string(),
-            );
-            r
-        }
-    }
-}
-
-fn streaming_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
+pub(super) fn streaming_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
     let g = Guarantee::Streaming;
     match rec.error {
         None => {
@@ -268,7 +47,7 @@ fn streaming_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
     }
 }
 
-fn usage_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
+pub(super) fn usage_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
     let g = Guarantee::Usage;
     if rec.error.is_some() {
         return CheckRecord::new(g, CheckOutcome::NotAvailable, "no stream to read it from");
@@ -303,7 +82,7 @@ fn usage_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
     }
 }
 
-fn length_check(
+pub(super) fn length_check(
     rec: &RequestRecord,
     plan: &BlockPlan,
     p: &Profile,
@@ -368,7 +147,7 @@ fn length_check(
 }
 
 /// The spec's tokenizer counts the probe's prompt as the server's `usage` does.
-async fn tokenize_check(
+pub(super) async fn tokenize_check(
     spec: &SpecFile,
     plan: &BlockPlan,
     rec: &RequestRecord,
@@ -441,7 +220,7 @@ async fn tokenize_check(
 }
 
 /// The spec's verify rules against the server, once per variant: they hold for exactly one.
-async fn verify_check(opts: &ProbeOptions, spec: &SpecFile, p: &Profile) -> CheckRecord {
+pub(super) async fn verify_check(opts: &ProbeOptions, spec: &SpecFile, p: &Profile) -> CheckRecord {
     let g = Guarantee::Verify;
     let Some(rules) = spec
         .spec

@@ -1,0 +1,220 @@
+//! Every engine profile end to end against the simulator's personality of that engine
+//! (`servebench sim --engine …`): `servebench probe` tells the engine and checks what a spec
+//! relies on, and the seed spec verifies against the SGLang personality in both start-up log
+//! forms.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::common::{read_json, repo, sb, scratch};
+
+/// A `servebench sim` child and its base URL; killed on drop.
+struct Sim {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sim(args: &[&str]) -> Sim {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["sim", "--port", "0", "--preset", "fast"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start servebench sim");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the listening line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_owned();
+    Sim { child, url }
+}
+
+fn probe(url: &str, extra: &[&str]) -> (bool, Value) {
+    let dir = scratch("engines_e2e", "probe");
+    let out = sb(&dir)
+        .args(["probe", url, "--json"])
+        .args(extra)
+        .output()
+        .expect("probe");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.success(), v)
+}
+
+fn outcome(v: &Value, g: &str) -> String {
+    v["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["guarantee"] == g))
+        .map(|c| c["outcome"].as_str().unwrap_or("").to_owned())
+        .unwrap_or_default()
+}
+
+/// (personality flags, engine told, guarantees that hold, that are not available)
+type Case = (
+    &'static [&'static str],
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+#[test]
+fn probe_tells_every_personality_and_what_it_guarantees() {
+    // (personality flags, engine told, guarantees that hold, that are not available)
+    let cases: [Case; 6] = [
+        (
+            &["--engine", "sglang", "--enable-metrics"],
+            "sglang",
+            &[
+                "streaming",
+                "usage",
+                "output_length",
+                "tokenize",
+                "context_limit",
+                "metrics",
+            ],
+            &[],
+        ),
+        (
+            &["--engine", "vllm"],
+            "vllm",
+            &[
+                "streaming",
+                "usage",
+                "output_length",
+                "tokenize",
+                "context_limit",
+                "metrics",
+            ],
+            &[],
+        ),
+        (
+            &["--engine", "llamacpp", "--metrics"],
+            "llamacpp",
+            &[
+                "streaming",
+                "usage",
+                "output_length",
+                "tokenize",
+                "context_limit",
+                "metrics",
+            ],
+            &[],
+        ),
+        (
+            &["--engine", "trtllm", "--enable-metrics"],
+            "trtllm",
+            &["streaming", "usage", "output_length", "tokenize"],
+            &["context_limit"],
+        ),
+        (
+            &["--engine", "tgi"],
+            "tgi",
+            &["streaming", "usage", "tokenize", "context_limit", "metrics"],
+            &["output_length"],
+        ),
+        (
+            &["--engine", "transformers"],
+            "transformers",
+            &["streaming", "usage", "output_length"],
+            &["context_limit", "metrics"],
+        ),
+    ];
+    for (flags, engine, holds, absent) in cases {
+        let s = sim(flags);
+        let (ok, v) = probe(&s.url, &["--output-tokens", "6"]);
+        assert_eq!(v["engine"]["engine"], engine, "{flags:?}: {v:#}");
+        assert_eq!(v["engine"]["source"], "detected");
+        for g in holds {
+            assert_eq!(outcome(&v, g), "holds", "{engine} {g}: {v:#}");
+        }
+        for g in absent {
+            assert_eq!(outcome(&v, g), "not_available", "{engine} {g}: {v:#}");
+        }
+        if engine == "transformers" {
+            // No tokenize endpoint for `tokenizer: server` (a probe without a spec assumes
+            // it): the one guarantee that fails, with what to set.
+            assert!(!ok, "{v:#}");
+            assert_eq!(outcome(&v, "tokenize"), "fails");
+            let set = v["checks"]
+                .as_array()
+                .and_then(|a| a.iter().find(|c| c["guarantee"] == "tokenize"))
+                .and_then(|c| c["set"].as_str())
+                .unwrap_or("");
+            assert!(set.contains("tokenizer: local"), "{set}");
+        } else {
+            assert!(ok, "{engine}: {v:#}");
+        }
+    }
+}
+
+#[test]
+fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
+    for form in ["dict", "dataclass"] {
+        let dir = scratch("engines_e2e", &format!("seed-{form}"));
+        let results = dir.join("results");
+        let command = format!(
+            "server.command=[\"${{servebench}}\", sim, --engine, sglang, --sglang-log-form, {form}, --preset, fast]"
+        );
+        let out = sb(&dir)
+            .args(["run", "-q", "--results-dir"])
+            .arg(&results)
+            .arg(repo().join("specs/glm5-moe-runner-cutlass-vs-cutedsl.yaml"))
+            .args(["--set", &command])
+            .args(["--set", "server.readiness.interval=100ms"])
+            .args([
+                "--set",
+                "trials.count=1",
+                "--set",
+                "sweep.max_concurrency=[2]",
+            ])
+            .args([
+                "--set",
+                "workload.requests=4",
+                "--set",
+                "workload.warmup_requests=0",
+            ])
+            .args(["--set", "workload.dataset.input_tokens=32"])
+            .args(["--set", "workload.dataset.output_tokens=8"])
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{form}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = read_json(&crate::common::result_file(&dir));
+        let starts = r["servers"].as_array().expect("servers");
+        assert_eq!(starts.len(), 2, "{form}");
+        for s in starts {
+            let v = &s["verify"][0];
+            assert_eq!(v["passed"], true, "{form}: {s:#}");
+            let backend = match s["variant"].as_str() {
+                Some("cutlass") => "flashinfer_cutlass",
+                _ => "flashinfer_cutedsl",
+            };
+            assert!(
+                v["detail"].as_str().unwrap_or("").contains(backend),
+                "{form}: {v}"
+            );
+        }
+        for b in r["preflight"].as_array().expect("preflight") {
+            assert_eq!(b["engine"]["engine"], "sglang");
+            assert_eq!(b["engine"]["source"], "spec");
+        }
+    }
+}

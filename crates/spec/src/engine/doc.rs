@@ -1,0 +1,229 @@
+//! docs/engines.md's table of engines × guarantees, generated from the profiles (a test keeps
+//! the document in step with them).
+
+use super::{
+    ArgSource, Engine, Field, LimitSource, Profile, StreamUsage, TokenizeBody, UnknownFields,
+    profile,
+};
+
+/// The marker before the generated table in docs/engines.md.
+pub const BEGIN: &str =
+    "<!-- BEGIN generated engine table: cargo test -p servebench-spec --test it engines_doc -->";
+/// The marker after it.
+pub const END: &str = "<!-- END generated engine table -->";
+
+/// The engines of the table, in column order (the generic profile is described apart).
+const COLUMNS: [Engine; 6] = [
+    Engine::Sglang,
+    Engine::Vllm,
+    Engine::Llamacpp,
+    Engine::Trtllm,
+    Engine::Tgi,
+    Engine::Transformers,
+];
+
+fn field(f: Field) -> String {
+    match f {
+        Field::Honoured => "honoured".into(),
+        Field::Ignored => "not available (ignored)".into(),
+        Field::Refused(s) => format!("not available (HTTP {s}: never sent)"),
+    }
+}
+
+fn fixed_length(p: &Profile) -> String {
+    let plan = p.body_plan(true, false);
+    if plan.ignore_eos {
+        "holds (`ignore_eos`)".into()
+    } else if plan.generation_config {
+        "holds (`generation_config` min_new_tokens), not under `--continuous-batching`".into()
+    } else {
+        "not available: lengths end at EOS, a warning says so".into()
+    }
+}
+
+fn tokenize(p: &Profile) -> String {
+    match p.tokenize {
+        None => "not available: `tokenizer: local`".into(),
+        Some(t) => {
+            let body = match t.body {
+                TokenizeBody::Prompt => "`{prompt}`",
+                TokenizeBody::Content => "`{content, add_special}`",
+                TokenizeBody::Inputs => "`{inputs}` → array",
+                TokenizeBody::Either => "`{prompt}`, else `{content}`",
+            };
+            format!("`{}` {body}", t.path)
+        }
+    }
+}
+
+fn chat_tokenize(p: &Profile) -> String {
+    match p.tokenize.and_then(|t| t.chat_path) {
+        Some(path) => format!("`{path}` `{{messages}}`"),
+        None => "not available: chat prompt lengths are estimates".into(),
+    }
+}
+
+fn limit(p: &Profile) -> String {
+    if p.context_limit.is_empty() {
+        return "not available".into();
+    }
+    let srcs: Vec<&str> = p
+        .context_limit
+        .iter()
+        .map(|s| match s {
+            LimitSource::ModelsMaxModelLen => "`/v1/models` `max_model_len`",
+            LimitSource::PropsSlotContext => "`/props` `n_ctx` (per slot)",
+            LimitSource::InfoMaxTotalTokens => "`/info` `max_total_tokens`",
+        })
+        .collect();
+    srcs.join(", ")
+}
+
+fn args(p: &Profile) -> String {
+    if p.server_args.is_empty() {
+        return "not available: `log_contains` or `json`".into();
+    }
+    let srcs: Vec<String> = p
+        .server_args
+        .iter()
+        .map(|s| match s {
+            ArgSource::Json { path } => format!("`{path}`"),
+            ArgSource::LogDict { marker } => format!("log `{marker} {{…}}`"),
+            ArgSource::LogRepr { marker } => format!("log `{marker}…)`"),
+        })
+        .collect();
+    srcs.join(", then ")
+}
+
+fn version(p: &Profile) -> String {
+    match p.version.first() {
+        Some(v) => format!("`{}` `{}`", v.path, v.pointer.trim_start_matches('/')),
+        None => "not reported".into(),
+    }
+}
+
+fn metrics(p: &Profile) -> String {
+    match p.metrics {
+        None => "not available".into(),
+        Some(m) => {
+            let mut s = format!("`{}`", m.path);
+            if let Some(f) = m.enable {
+                s.push_str(&format!(" with {f}"));
+            }
+            s.push_str(&format!(": `{}`, `{}`", m.running, m.waiting));
+            if let Some(k) = m.kv_usage {
+                s.push_str(&format!(", `{k}`"));
+            }
+            if let Some(k) = m.preemptions {
+                s.push_str(&format!(", `{k}`"));
+            }
+            s
+        }
+    }
+}
+
+fn cached(p: &Profile) -> String {
+    match (p.reports_cached_tokens, p.cached_tokens_flag) {
+        (false, _) => "not available".into(),
+        (true, Some(f)) => format!("needs `{f}`"),
+        (true, None) => "holds".into(),
+    }
+}
+
+fn usage(p: &Profile) -> String {
+    match p.stream.usage {
+        StreamUsage::WhenAsked => "with `include_usage` (sent)".into(),
+        StreamUsage::Always => "always (final chunk)".into(),
+        StreamUsage::CompletionsAlwaysChatWhenAsked => {
+            "completions always, chat with `include_usage` (sent)".into()
+        }
+    }
+}
+
+fn stream_end(p: &Profile) -> String {
+    let mut s = if p.stream.sends_done {
+        "`[DONE]`".to_owned()
+    } else {
+        "no `[DONE]`: a finish_reason ends it".to_owned()
+    };
+    if p.stream.empty_finish_reason {
+        s.push_str("; `finish_reason: \"\"` mid-stream is no finish");
+    }
+    if p.stream.may_hold_back_text {
+        s.push_str("; may hold back all content (counted, `content_held_back`)");
+    }
+    s
+}
+
+fn unknown(p: &Profile) -> String {
+    match p.request.unknown_fields {
+        UnknownFields::Dropped => "dropped".into(),
+        UnknownFields::Refused(s) => format!("HTTP {s}"),
+    }
+}
+
+fn reasoning(p: &Profile) -> String {
+    if p.stream.reasoning_fields.is_empty() {
+        return "none".into();
+    }
+    p.stream
+        .reasoning_fields
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The table, as Markdown: one row per guarantee or fact, one column per engine.
+pub fn engines_table() -> String {
+    let profiles: Vec<&Profile> = COLUMNS.iter().filter_map(|e| profile(*e)).collect();
+    type Row = (&'static str, fn(&Profile) -> String);
+    let rows: [Row; 17] = [
+        ("`target.engine`", |p| format!("`{}`", p.engine)),
+        ("output length fixed", fixed_length),
+        ("`min_tokens`", |p| field(p.request.min_tokens)),
+        ("unknown request fields", unknown),
+        ("`model` checked", |p| {
+            if p.request.checks_model {
+                "yes: the model check refuses a run".into()
+            } else {
+                "no: any name answers".into()
+            }
+        }),
+        ("stream ends", stream_end),
+        ("usage in the stream", usage),
+        ("tokenize (completions)", tokenize),
+        ("tokenize (chat)", chat_tokenize),
+        ("context limit", limit),
+        ("`server_arg` read from", args),
+        ("version", version),
+        ("readiness probe", |p| format!("`{}`", p.readiness)),
+        ("Prometheus metrics", metrics),
+        ("cached prompt tokens", cached),
+        ("reasoning delta field", reasoning),
+        ("checked against", |p| p.checked.to_owned()),
+    ];
+    let mut out = String::from("| | ");
+    out.push_str(
+        &profiles
+            .iter()
+            .map(|p| p.name.to_owned())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    out.push_str(" |\n|---|");
+    out.push_str(&"---|".repeat(profiles.len()));
+    out.push('\n');
+    for (name, f) in rows {
+        out.push_str(&format!("| {name} | "));
+        out.push_str(
+            &profiles
+                .iter()
+                .map(|p| f(p))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        );
+        out.push_str(" |\n");
+    }
+    out
+}
