@@ -149,6 +149,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             slo: None,
             search: None,
             provenance: Provenance::default(),
+            equivalence: None,
         },
     }
 }

@@ -3,6 +3,7 @@
 mod bounds;
 mod datasets;
 mod engine;
+mod equivalence;
 mod launcher;
 pub(crate) mod refs;
 mod search;
@@ -25,6 +26,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     trials::check(spec, &mut out);
     search::check(spec, index, &mut out);
     bounds::check(spec, &mut out);
+    equivalence::check(spec, &mut out);
     out
 }
 

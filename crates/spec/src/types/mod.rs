@@ -3,6 +3,7 @@
 //! Every struct denies unknown keys; every default is written here once and documented in
 //! `docs/spec.md` (a test keeps the two in step).
 
+mod equivalence;
 mod experiment;
 mod launcher;
 mod search;
@@ -10,6 +11,7 @@ mod server;
 mod target;
 mod workload;
 
+pub use equivalence::*;
 pub use experiment::*;
 pub use launcher::*;
 pub use search::*;
@@ -104,6 +106,11 @@ pub struct ExperimentSpec {
     /// Commands whose output and files whose hashes are recorded with each result.
     #[serde(default)]
     pub provenance: Provenance,
+    /// The output-equivalence probe: at each server start, a fixed set of prompts sent
+    /// greedily, so that `compare` can say whether a variant still computes what the
+    /// baseline computes (docs/equivalence.md). Off unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<Equivalence>,
 }
 
 /// Recorded context of a run: e.g. `pip show sglang`, the model weights' hashes.
