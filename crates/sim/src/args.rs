@@ -6,8 +6,10 @@ use std::time::Duration;
 use crate::SimError;
 use crate::config::{EngineParams, FaultParams, Preset, RequestRange, SimConfig};
 
+mod output;
 mod wire;
 
+pub use output::OutputArgs;
 pub use wire::WireArgs;
 
 /// Flags of `servebench sim`. Engine flags left out take the `--preset`'s value.
@@ -80,6 +82,9 @@ pub struct SimArgs {
     /// The engine personality.
     #[command(flatten)]
     pub wire: WireArgs,
+    /// The output text.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Engine flags; `None` means "the preset's value".
@@ -285,6 +290,7 @@ impl SimArgs {
                 _ => None,
             },
             wire: self.wire.to_params(),
+            output: self.output.to_params(),
         };
         config.validate()?;
         Ok(config)

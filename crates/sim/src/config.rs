@@ -11,10 +11,12 @@ use serde::Serialize;
 use crate::SimError;
 
 mod faults;
+mod output;
 mod wire;
 
 pub use faults::{FaultParams, RequestRange};
-pub use wire::{Personality, SglangLogForm, WireParams};
+pub use output::OutputParams;
+pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;
@@ -327,6 +329,8 @@ pub struct SimConfig {
     pub tls: Option<TlsFiles>,
     /// The engine whose wire format is spoken (`--engine`) and its own settings.
     pub wire: WireParams,
+    /// What the simulated model writes.
+    pub output: OutputParams,
 }
 
 /// The certificate chain and key a simulator serves HTTPS with (PEM files).
@@ -371,6 +375,7 @@ impl SimConfig {
             prefix_cache: None,
             tls: None,
             wire: WireParams::default(),
+            output: OutputParams::default(),
         }
     }
 
@@ -399,6 +404,7 @@ impl SimConfig {
         }
         self.engine.validate()?;
         self.wire.validate()?;
+        self.output.validate()?;
         self.faults.validate()
     }
 }

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::EngineParams;
 use crate::engine::{Arrival, Emission, Engine, Inputs, SeqId};
-use crate::feed::{Feed, FeedTx, feed};
+use crate::feed::{Feed, FeedTx, watching};
 
 /// Lateness beyond which the virtual clock jumps to the wall clock.
 const RESYNC_AFTER: Duration = Duration::from_millis(50);
@@ -41,6 +41,8 @@ pub(crate) struct Job {
     pub number: u64,
     /// Leading prompt tokens found in the prefix cache (`None`: no cache).
     pub cached_tokens: Option<u32>,
+    /// The output position whose step's batch size the response wants.
+    pub watch: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -106,7 +108,7 @@ impl EngineHandle {
     /// Queues a request; its tokens arrive on the returned feed, the last one carrying the
     /// finish. The feed ending without a finish means the engine stopped.
     pub(crate) fn submit(&self, job: Job) -> Feed {
-        let (tx, rx) = feed();
+        let (tx, rx) = watching(job.watch);
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -301,6 +303,7 @@ mod tests {
             ignore_eos: true,
             number: 1,
             cached_tokens: None,
+            watch: None,
         });
         let mut times = Vec::new();
         while let Some(e) = rx.next().await {
@@ -328,6 +331,7 @@ mod tests {
             ignore_eos: true,
             number: 1,
             cached_tokens: None,
+            watch: None,
         });
         assert!(rx.next().await.is_some());
         kill.cancel();

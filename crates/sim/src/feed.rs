@@ -20,6 +20,8 @@ pub(crate) struct Token {
     pub(crate) index: u32,
     /// Set on the last token.
     pub(crate) finish: Option<Finish>,
+    /// The batch size of the step that made it, for the watched position only.
+    pub(crate) batch: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -32,6 +34,10 @@ struct Shared {
     aborted: AtomicBool,
     /// The response side went away.
     closed: AtomicBool,
+    /// The position whose batch size the reader wants (`--batch-variance`).
+    watch: Option<u32>,
+    /// The batch size of the step that made token `watch`.
+    batch: AtomicU32,
     waker: AtomicWaker,
 }
 
@@ -47,8 +53,18 @@ pub(crate) struct Feed {
 }
 
 /// A connected pair.
+#[cfg(test)]
 pub(crate) fn feed() -> (FeedTx, Feed) {
-    let shared = Arc::new(Shared::default());
+    watching(None)
+}
+
+/// A connected pair whose reader learns the batch size of the step that made token
+/// `watch`.
+pub(crate) fn watching(watch: Option<u32>) -> (FeedTx, Feed) {
+    let shared = Arc::new(Shared {
+        watch,
+        ..Shared::default()
+    });
     (FeedTx(Arc::clone(&shared)), Feed { shared, next: 0 })
 }
 
@@ -57,6 +73,9 @@ impl FeedTx {
     pub(crate) fn publish(&self, e: &Emission) {
         if let Some(f) = e.finish {
             let _ = self.0.finish.set(f);
+        }
+        if self.0.watch == Some(e.index) {
+            self.0.batch.store(e.batch, Ordering::Relaxed);
         }
         self.0.produced.store(e.index + 1, Ordering::Release);
         self.0.waker.wake();
@@ -89,7 +108,13 @@ impl Feed {
                     .get()
                     .filter(|f| f.timings.predicted_n == index + 1)
                     .copied();
-                return Poll::Ready(Some(Token { index, finish }));
+                let batch = (self.shared.watch == Some(index))
+                    .then(|| self.shared.batch.load(Ordering::Relaxed));
+                return Poll::Ready(Some(Token {
+                    index,
+                    finish,
+                    batch,
+                }));
             }
             if self.shared.aborted.load(Ordering::Acquire) {
                 return Poll::Ready(None);
@@ -139,6 +164,7 @@ mod tests {
                 reason: FinishReason::Length,
                 timings,
             }),
+            batch: 3,
         }
     }
 

@@ -26,10 +26,10 @@ mod server;
 pub mod tokenizer;
 mod worker;
 
-pub use args::{EngineArgs, FaultArgs, SimArgs, WireArgs};
+pub use args::{EngineArgs, FaultArgs, OutputArgs, SimArgs, WireArgs};
 pub use config::{
-    ApiKey, EngineParams, FaultParams, Personality, Preset, RequestRange, SglangLogForm, SimConfig,
-    TlsFiles, WireParams,
+    ApiKey, EngineParams, FaultParams, FlashAttn, OutputParams, Personality, Preset, RequestRange,
+    SglangLogForm, SimConfig, TlsFiles, WireParams,
 };
 pub use engine::Timings;
 pub use error::SimError;

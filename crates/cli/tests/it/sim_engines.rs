@@ -172,3 +172,33 @@ fn sim_as_vllm_logs_non_default_args_on_the_head_and_the_backend_on_a_worker() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn sim_takes_the_output_knobs_and_reports_them() {
+    let s = sim(&[
+        "--engine",
+        "vllm",
+        "--reasoning-tokens",
+        "2",
+        "--numerics-change",
+        "0.5",
+        "--batch-variance",
+        "0.25",
+    ]);
+    let start = s.stderr_line("servebench sim: start ");
+    assert!(
+        start.contains(" reasoning_tokens=2 numerics_change=0.5 batch_variance=0.25 engine=vllm "),
+        "{start}"
+    );
+    let (code, body) = s.get("/v1/sim/info");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains(
+            r#""output":{"reasoning_tokens":2,"numerics_change":0.5,"batch_variance":0.25}"#
+        ),
+        "{body}"
+    );
+    let (status, rest) = s.stop();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(rest, "", "stdout carries one line only");
+}

@@ -198,12 +198,27 @@ fn personality_flags_take_the_engines_own_spellings() {
             .enable_metrics
     );
     assert_eq!(parse(&[]).wire, crate::config::WireParams::default());
+    assert_eq!(
+        parse(&["--reasoning-tokens", "16"]).output.reasoning_tokens,
+        16
+    );
     let m = refusal(&["--held-back-rate", "1.5"]);
     assert!(m.contains("held_back_rate"), "{m}");
     let m = refusal(&["--engine", "sglangx"]);
     assert!(m.contains("sglang"), "{m}");
     let m = refusal(&["--sse-ping-ms", "0"]);
     assert!(m.contains("sse_ping_ms"), "{m}");
+}
+
+#[test]
+fn output_equivalence_knobs_are_shares() {
+    let c = parse(&["--numerics-change", "0.1", "--batch-variance", "0.5"]);
+    assert_eq!(c.output.numerics_change, 0.1);
+    assert_eq!(c.output.batch_variance, 0.5);
+    let m = refusal(&["--numerics-change", "1.5"]);
+    assert!(m.contains("numerics_change is a share of prompts"), "{m}");
+    let m = refusal(&["--batch-variance", "2"]);
+    assert!(m.contains("batch_variance"), "{m}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Flags of the engine personality (`--engine` and what only an engine's dialect uses).
 
-use crate::config::{Personality, SglangLogForm, WireParams};
+use crate::config::{FlashAttn, Personality, SglangLogForm, WireParams};
 
 /// Which engine's wire format to speak, and its own settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,6 +43,10 @@ pub struct WireArgs {
     /// and usage, although usage counts every token (as seen from `transformers serve`).
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub held_back_rate: f64,
+    /// llama.cpp's flash attention (`-fa`), echoed in its `llama_context: flash_attn`
+    /// log line; it changes no timing.
+    #[arg(long, value_enum, default_value_t = FlashAttn::Auto)]
+    pub flash_attn: FlashAttn,
     /// Send an SSE comment `:` after this many ms without an event (default: the engine's,
     /// llama.cpp 30 000, TGI 15 000, the others never).
     #[arg(long, value_name = "MS")]
@@ -62,6 +66,7 @@ impl Default for WireArgs {
             enable_metrics: d.enable_metrics,
             enable_cache_report: d.cache_report,
             held_back_rate: d.held_back_rate,
+            flash_attn: d.flash_attn,
             sse_ping_ms: d.sse_ping_ms,
         }
     }
@@ -79,6 +84,7 @@ impl WireArgs {
             enable_metrics: self.enable_metrics,
             cache_report: self.enable_cache_report,
             held_back_rate: self.held_back_rate,
+            flash_attn: self.flash_attn,
             sse_ping_ms: self.sse_ping_ms,
         }
     }

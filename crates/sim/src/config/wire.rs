@@ -78,6 +78,30 @@ pub enum SglangLogForm {
     Dataclass,
 }
 
+/// llama.cpp's `--flash-attn` (`-fa`): `on`, `off`, `auto`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAttn {
+    /// `auto` (llama.cpp's default).
+    #[default]
+    Auto,
+    /// `on`.
+    On,
+    /// `off`.
+    Off,
+}
+
+impl FlashAttn {
+    /// `llama_flash_attn_type_name` (src/llama.cpp:38-46): `auto`, `enabled`, `disabled`.
+    pub fn log_name(self) -> &'static str {
+        match self {
+            FlashAttn::Auto => "auto",
+            FlashAttn::On => "enabled",
+            FlashAttn::Off => "disabled",
+        }
+    }
+}
+
 /// The personality and what only it uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WireParams {
@@ -106,6 +130,9 @@ pub struct WireParams {
     /// finish (and usage) only, as a byte-level detokenizer can leave a short stream of
     /// `transformers serve`.
     pub held_back_rate: f64,
+    /// llama.cpp's flash-attention setting, echoed in its `llama_context` log lines; no
+    /// effect on timing.
+    pub flash_attn: FlashAttn,
     /// Milliseconds of silence after which a stream gets an SSE comment (`:`) to keep it
     /// alive; `None`: the engine's default (llama.cpp 30 s, TGI 15 s, others never).
     pub sse_ping_ms: Option<u64>,
@@ -123,6 +150,7 @@ impl Default for WireParams {
             enable_metrics: false,
             cache_report: false,
             held_back_rate: 0.0,
+            flash_attn: FlashAttn::Auto,
             sse_ping_ms: None,
         }
     }

@@ -266,6 +266,7 @@ impl Engine {
             return;
         }
         let mut any_done = false;
+        let batch = u32::try_from(self.batch.len()).unwrap_or(u32::MAX);
         for w in self.batch.drain(..) {
             let s = &mut self.running[w.idx];
             if w.prefill > 0 {
@@ -290,6 +291,7 @@ impl Engine {
                 seq: s.id,
                 index,
                 finish,
+                batch,
             });
         }
         if any_done {

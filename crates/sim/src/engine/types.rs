@@ -103,4 +103,6 @@ pub struct Emission {
     pub index: u32,
     /// Set on the sequence's last token.
     pub finish: Option<Finish>,
+    /// Sequences in the step that produced it (decoding and prefilling).
+    pub batch: u32,
 }

@@ -15,12 +15,12 @@ use bytes::Bytes;
 use super::AppState;
 use super::api_error::ApiError;
 use super::arrival::Arrival;
-use super::dialect::{self, Ctx};
+use super::dialect::{self, Answer, Ctx, Owned};
 use super::encode::Encoder;
 use super::faults::FaultPlan;
 use super::stats::bump;
 use super::stream::{StreamOpts, TokenStream, Wire};
-use super::text::TokenText;
+use super::text::{self, Greedy, TokenText};
 use super::wire::{Api, GenRequest};
 use crate::driver::Job;
 use crate::rng::{mix3, salt, unit};
@@ -128,17 +128,51 @@ async fn generate(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let text = TokenText::sampled(mix3(seed, n, salt::TEXT));
+    // Prompt ids are read once, for the prefix cache and a greedy text alike.
+    let ids = if st.prefix_cache.is_some() || req.greedy {
+        super::wire::prompt_ids(api, &body)
+    } else {
+        Vec::new()
+    };
+    let text = if req.greedy {
+        let model = st
+            .config
+            .wire
+            .model_path
+            .as_deref()
+            .unwrap_or(&st.config.model);
+        TokenText::greedy(&Greedy {
+            identity: text::identity(model),
+            prompt: text::prompt_hash(&ids),
+            max_tokens: req.max_tokens,
+            numerics_change: st.config.output.numerics_change,
+            batch_variance: st.config.output.batch_variance,
+        })
+    } else {
+        TokenText::sampled(mix3(seed, n, salt::TEXT))
+    };
+    let reasoning = match api {
+        Api::Chat => st.config.output.reasoning_tokens,
+        Api::Completions => 0,
+    };
     let ctx = Ctx {
         api,
         id: id.clone(),
         created,
         model: dialect::chunk_model(p, req.model.as_deref(), &st.config.model),
         include_usage: req.include_usage,
+        reasoning_tokens: reasoning,
+        logprobs: req.logprobs.is_some(),
+        tokens_as_ids: req.tokens_as_ids,
+        token_ids: req.token_ids,
     };
     let wire = match dialect::shape(ctx, &st.config) {
         Some(shape) => Wire::dialect(shape, text),
-        None => Wire::Generic(Encoder::new(api, id, created, &st.config.model, text)),
+        None => Wire::Generic(
+            Encoder::new(api, id, created, &st.config.model, text)
+                .with_reasoning(reasoning)
+                .with_logprobs(req.logprobs),
+        ),
     };
     if st
         .config
@@ -148,7 +182,6 @@ async fn generate(
         bump(&st.stats.step_scaled);
     }
     let cached_tokens = st.prefix_cache.as_ref().map(|c| {
-        let ids = super::wire::prompt_ids(api, &body);
         let hit = c.lock().map_or(0, |mut c| c.lookup_insert(&ids));
         st.stats
             .cached_tokens
@@ -163,7 +196,9 @@ async fn generate(
         u64::from(req.prompt_tokens),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let rx = st.engine.submit(job(&req, n + 1, cached_tokens));
+    let rx = st
+        .engine
+        .submit(job(&req, n + 1, cached_tokens, text.variance_at()));
     if req.stream {
         let held_back = st.config.wire.held_back_rate > 0.0
             && unit(mix3(seed, n, salt::HELD_BACK)) < st.config.wire.held_back_rate;
@@ -174,6 +209,7 @@ async fn generate(
             include_usage: req.include_usage,
             held_back,
             ping: dialect::ping(&st.config),
+            logprobs: req.logprobs,
         };
         let stream = TokenStream::new(rx, wire, api, plan, opts, Arc::clone(&st), in_flight)
             .received_at(received);
@@ -186,11 +222,11 @@ async fn generate(
         )
             .into_response();
     }
-    whole(st, wire, rx, plan).await
+    whole(st, wire, rx, plan, reasoning, req.logprobs).await
 }
 
 /// The engine's job for request `number` (from 1).
-fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>) -> Job {
+fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>, watch: Option<u32>) -> Job {
     Job {
         prompt_tokens: r.prompt_tokens,
         max_tokens: r.max_tokens,
@@ -198,6 +234,7 @@ fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>) -> Job {
         ignore_eos: r.ignore_eos,
         number,
         cached_tokens,
+        watch,
     }
 }
 
@@ -207,14 +244,33 @@ async fn whole(
     wire: Wire,
     mut rx: crate::feed::Feed,
     plan: FaultPlan,
+    reasoning_tokens: u32,
+    logprobs: Option<u32>,
 ) -> Response {
+    let mut wire = wire;
     let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut scored = Vec::new();
     let finish = loop {
         match rx.next().await {
             Some(e) => {
-                match &wire {
-                    Wire::Generic(enc) => enc.push_token_text(e.index, &mut text),
-                    Wire::Dialect { text: t, .. } => t.push(e.index, &mut text),
+                if let Some(batch) = e.batch {
+                    wire.set_batch(batch);
+                }
+                let out = if e.index < reasoning_tokens {
+                    &mut reasoning
+                } else {
+                    &mut text
+                };
+                let t = wire.text();
+                let from = out.len();
+                t.push(e.index, out);
+                if let Some(top) = logprobs {
+                    scored.push(Owned {
+                        id: t.id(e.index),
+                        text: out[from..].to_owned(),
+                        lp: t.logprobs(e.index, top),
+                    });
                 }
                 if let Some(f) = e.finish {
                     break f;
@@ -236,8 +292,15 @@ async fn whole(
         return aborted("injected disconnect");
     }
     let mut body = match &wire {
-        Wire::Generic(enc) => enc.full_response(&text, &finish),
-        Wire::Dialect { shape, .. } => shape.whole(&text, &finish),
+        Wire::Generic(enc) => enc.full_response(&reasoning, &text, &scored, &finish),
+        Wire::Dialect { shape, .. } => shape.whole(
+            &Answer {
+                reasoning: &reasoning,
+                content: &text,
+                scored: &scored,
+            },
+            &finish,
+        ),
     };
     if plan.malformed_at.is_some() {
         bump(&st.stats.injected_malformed);

@@ -29,7 +29,7 @@ pub use handle::{SimHandle, run, run_until, spawn};
 pub use stats::SimStats;
 pub use tls::TestPki;
 
-use crate::config::{EngineParams, FaultParams, Personality, SimConfig, WireParams};
+use crate::config::{EngineParams, FaultParams, OutputParams, Personality, SimConfig, WireParams};
 use crate::driver::EngineHandle;
 use crate::tokenizer;
 
@@ -71,6 +71,8 @@ pub struct SimInfo {
     pub tokenizer: TokenizerInfo,
     /// The engine personality (`--engine`) and its settings.
     pub wire: WireParams,
+    /// What the simulated model writes.
+    pub output: OutputParams,
 }
 
 /// Tokenizer constants reported by the info endpoint.
@@ -177,6 +179,7 @@ impl AppState {
                 chat_reply_tokens: tokenizer::CHAT_REPLY_TOKENS,
             },
             wire: c.wire.clone(),
+            output: c.output.clone(),
         }
     }
 
@@ -214,7 +217,8 @@ impl AppState {
              default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
              error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
              exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={} \
-             engine={} moe_backend={} prefix_cache={cache}",
+             reasoning_tokens={} numerics_change={} batch_variance={} engine={} moe_backend={} \
+             prefix_cache={cache}",
             crate::VERSION,
             c.label,
             c.model,
@@ -252,6 +256,9 @@ impl AppState {
             } else {
                 "none"
             },
+            c.output.reasoning_tokens,
+            c.output.numerics_change,
+            c.output.batch_variance,
             c.wire.engine.name(),
             c.wire.moe_backend.as_deref().unwrap_or("none"),
         )

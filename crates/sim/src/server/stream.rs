@@ -47,6 +47,22 @@ impl Wire {
             scratch: String::with_capacity(16),
         }
     }
+
+    /// The response's token text.
+    pub(crate) fn text(&self) -> &TokenText {
+        match self {
+            Wire::Generic(enc) => enc.text(),
+            Wire::Dialect { text, .. } => text,
+        }
+    }
+
+    /// Records the batch size of the step that made the watched token (`--batch-variance`).
+    pub(crate) fn set_batch(&mut self, batch: u32) {
+        match self {
+            Wire::Generic(enc) => enc.set_batch(batch),
+            Wire::Dialect { text, .. } => text.set_batch(batch),
+        }
+    }
 }
 
 /// How one stream behaves besides its tokens.
@@ -57,6 +73,8 @@ pub(crate) struct StreamOpts {
     pub(crate) held_back: bool,
     /// Send an SSE comment after this long without an event.
     pub(crate) ping: Option<Duration>,
+    /// Log-probabilities asked for, with this many most likely tokens each.
+    pub(crate) logprobs: Option<u32>,
 }
 
 /// One streamed response. Every token is its own SSE event, and every event is flushed on
@@ -164,7 +182,12 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                shape.malformed(&Tok { text: scratch })
+                shape.malformed(&Tok {
+                    index,
+                    id: text.id(index),
+                    text: scratch,
+                    lp: None,
+                })
             }
         }
     }
@@ -189,7 +212,16 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                shape.token(&Tok { text: scratch }, out);
+                let lp = self.opts.logprobs.map(|k| text.logprobs(index, k));
+                shape.token(
+                    &Tok {
+                        index,
+                        id: text.id(index),
+                        text: scratch,
+                        lp: lp.as_ref(),
+                    },
+                    out,
+                );
             }
         }
     }
@@ -204,7 +236,7 @@ impl TokenStream {
                     out.push(enc.role_event());
                 }
                 out.push(if held {
-                    enc.final_event("", f)
+                    enc.final_event("", false, f)
                 } else {
                     enc.final_token_event(index, f)
                 });
@@ -220,7 +252,13 @@ impl TokenStream {
             } => {
                 scratch.clear();
                 text.push(index, scratch);
-                let tok = Tok { text: scratch };
+                let lp = self.opts.logprobs.map(|k| text.logprobs(index, k));
+                let tok = Tok {
+                    index,
+                    id: text.id(index),
+                    text: scratch,
+                    lp: lp.as_ref(),
+                };
                 shape.last((!held).then_some(&tok), f, out);
             }
         }
@@ -286,6 +324,9 @@ impl Stream for TokenStream {
                     }
                 },
             };
+            if let Some(batch) = e.batch {
+                this.wire.set_batch(batch);
+            }
             let last = e.finish.is_some();
             if fires(this.plan.disconnect_at, e.index, last) {
                 bump(&this.state.stats.injected_disconnects);

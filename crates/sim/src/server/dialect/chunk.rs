@@ -7,7 +7,9 @@ use std::fmt::Debug;
 
 use bytes::Bytes;
 
+use super::logprobs::Scored;
 use crate::engine::{Finish, FinishReason};
+use crate::server::text::TokenLogprobs;
 use crate::server::wire::Api;
 
 /// What every chunk of one response shares.
@@ -23,13 +25,92 @@ pub(crate) struct Ctx {
     pub(crate) model: String,
     /// `stream_options.include_usage` as the engine reads it.
     pub(crate) include_usage: bool,
+    /// The first this-many tokens of a chat answer are reasoning (`--reasoning-tokens`).
+    pub(crate) reasoning_tokens: u32,
+    /// Log-probabilities were asked for (and the engine answers them).
+    pub(crate) logprobs: bool,
+    /// Log-probabilities name tokens `token_id:N` (vLLM).
+    pub(crate) tokens_as_ids: bool,
+    /// Chunks carry their token ids (vLLM, SGLang `return_token_ids`).
+    pub(crate) token_ids: bool,
+}
+
+impl Ctx {
+    /// True when token `index` belongs to the reasoning of a chat answer.
+    pub(crate) fn reasoning(&self, index: u32) -> bool {
+        self.api == Api::Chat && index < self.reasoning_tokens
+    }
+
+    /// Reasoning tokens among the `f.timings.predicted_n` generated.
+    pub(crate) fn reasoning_count(&self, f: &Finish) -> u32 {
+        match self.api {
+            Api::Chat => self.reasoning_tokens.min(f.timings.predicted_n),
+            Api::Completions => 0,
+        }
+    }
+}
+
+/// The text of a whole (non-streamed) answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer<'a> {
+    /// The reasoning (chat with `--reasoning-tokens`; empty otherwise).
+    pub(crate) reasoning: &'a str,
+    /// The answer.
+    pub(crate) content: &'a str,
+    /// Every token with its log-probabilities, when asked for.
+    pub(crate) scored: &'a [Owned],
+}
+
+/// A generated token and its log-probabilities, kept for a whole answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Owned {
+    pub(crate) id: u32,
+    pub(crate) text: String,
+    pub(crate) lp: TokenLogprobs,
+}
+
+impl Owned {
+    pub(crate) fn scored(&self) -> Scored<'_> {
+        Scored {
+            id: self.id,
+            text: &self.text,
+            lp: &self.lp,
+        }
+    }
+}
+
+impl Answer<'_> {
+    /// The scored tokens (empty when log-probabilities were not asked for).
+    pub(crate) fn scored(&self) -> Vec<Scored<'_>> {
+        self.scored.iter().map(Owned::scored).collect()
+    }
 }
 
 /// One generated token.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tok<'a> {
+    /// Its position in the output, from 0.
+    pub(crate) index: u32,
+    /// Its id.
+    pub(crate) id: u32,
     /// Its text, a leading space and a vocabulary word.
     pub(crate) text: &'a str,
+    /// Its log-probabilities, when asked for.
+    pub(crate) lp: Option<&'a TokenLogprobs>,
+}
+
+impl<'a> Tok<'a> {
+    /// The token as a one-token list for the log-probability builders; empty without them.
+    pub(crate) fn scored(&self) -> Vec<Scored<'a>> {
+        self.lp
+            .map(|lp| Scored {
+                id: self.id,
+                text: self.text,
+                lp,
+            })
+            .into_iter()
+            .collect()
+    }
 }
 
 /// One engine's streamed chunks and whole bodies.
@@ -45,7 +126,7 @@ pub(crate) trait ChunkShape: Send + Debug {
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>);
 
     /// The non-streamed body.
-    fn whole(&self, text: &str, f: &Finish) -> String;
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String;
 
     /// An event whose JSON is cut short (the `--malformed-rate` fault): the first half of a
     /// token event, and a blank line.
@@ -68,9 +149,12 @@ pub(crate) fn sse(json: &str) -> Bytes {
     Bytes::from(b)
 }
 
+/// The final SSE event of an OpenAI-style stream.
+pub(crate) const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
+
 /// `data: [DONE]\n\n`.
 pub(crate) fn done() -> Bytes {
-    Bytes::from_static(super::super::encode::DONE_EVENT)
+    Bytes::from_static(DONE_EVENT)
 }
 
 /// The OpenAI finish reason.

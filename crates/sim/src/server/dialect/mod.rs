@@ -18,6 +18,7 @@ mod chunk;
 mod generic;
 mod json;
 mod llamacpp;
+pub(crate) mod logprobs;
 mod metrics;
 mod pyrepr;
 mod sglang;
@@ -37,7 +38,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-pub(crate) use chunk::{ChunkShape, Ctx, Tok};
+pub(crate) use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
 
 use super::AppState;
 use super::api_error::{ApiError, ErrorNote};

@@ -104,11 +104,17 @@ fn llamacpp_logs_its_slots_then_loaded_and_listening() {
     let mut c = config(Personality::Llamacpp);
     c.engine.max_num_seqs = 4;
     c.engine.max_model_len = 4096;
+    c.wire.flash_attn = crate::config::FlashAttn::On;
     let lines = start_lines(&c, addr());
     assert_eq!(lines[0], "srv          main: initializing ...");
+    // The rule of specs/gpu-llamacpp-flash-attn.yaml matches it.
+    assert!(lines.contains(&"llama_context: flash_attn            = enabled".to_owned()));
+    assert!(lines.contains(&"llama_context: n_seq_max             = 4".to_owned()));
     assert_eq!(
-        lines[1],
-        "srv    load_model: initializing, n_slots = 4, n_ctx_slot = 4096, kv_unified = 'true'"
+        lines.last().map(String::as_str),
+        Some(
+            "srv    load_model: initializing, n_slots = 4, n_ctx_slot = 4096, kv_unified = 'true'"
+        )
     );
     assert_eq!(
         ready_lines(&c, "http://127.0.0.1:8080"),

@@ -35,8 +35,9 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::chunk::{ChunkShape, Ctx, Tok, counts, done, sse};
+use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
 use super::json::{Obj, arr};
+use super::logprobs::{self, ChatStyle};
 use super::ok_json;
 use crate::config::SimConfig;
 use crate::engine::{Finish, FinishReason};
@@ -47,7 +48,7 @@ use crate::server::wire::{Api, Rules};
 
 /// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     _obj: &Map<String, Value>,
     _config: &SimConfig,
 ) -> Result<Rules, ApiError> {
@@ -56,6 +57,8 @@ pub(super) fn check(
         stream_options_need_stream: false,
         ignore_eos: false,
         min_tokens: false,
+        // The completions route sends `logprobs: None` whatever is asked (server.rs:858).
+        logprobs: api == Api::Chat,
         ..Rules::generic()
     })
 }
@@ -105,7 +108,15 @@ impl Shape {
             .done()])
     }
 
-    fn chat_chunk(&self, content: &str, finish: Option<&Finish>) -> String {
+    fn chat_chunk(&self, t: Option<&Tok<'_>>, finish: Option<&Finish>) -> String {
+        let content = t.map_or("", |t| t.text);
+        // `logprobs: true` gives the token and its `top_tokens` (chat.rs:81-83).
+        let scored = t.map(Tok::scored).unwrap_or_default();
+        let lp = if self.ctx.logprobs && !scored.is_empty() {
+            logprobs::chat(ChatStyle::Tgi, &scored, false)
+        } else {
+            "null".into()
+        };
         let choice = Obj::new()
             .f("index", &0)
             .r(
@@ -115,7 +126,7 @@ impl Shape {
                     .f("content", content)
                     .done(),
             )
-            .null("logprobs")
+            .r("logprobs", lp)
             .f("finish_reason", &finish.map(|f| f.reason.as_str()))
             .done();
         self.chat_head()
@@ -145,7 +156,7 @@ impl ChunkShape for Shape {
                 .f("model", &self.ctx.model)
                 .f("system_fingerprint", &self.fingerprint)
                 .done())),
-            Api::Chat => out.push(sse(&self.chat_chunk(t.text, None))),
+            Api::Chat => out.push(sse(&self.chat_chunk(Some(t), None))),
         }
     }
 
@@ -165,7 +176,7 @@ impl ChunkShape for Shape {
                 .r("usage", Self::usage(f))
                 .done())),
             Api::Chat => {
-                out.push(sse(&self.chat_chunk(text, Some(f))));
+                out.push(sse(&self.chat_chunk(t, Some(f))));
                 if self.ctx.include_usage {
                     out.push(sse(&self
                         .chat_head()
@@ -178,7 +189,16 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    /// TGI parses no reasoning: a reasoning model's thinking is part of the text.
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let joined = format!("{}{}", answer.reasoning, answer.content);
+        let text = joined.as_str();
+        let scored = answer.scored();
+        let lp = if self.ctx.logprobs && !scored.is_empty() {
+            logprobs::chat(ChatStyle::Tgi, &scored, false)
+        } else {
+            "null".into()
+        };
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
@@ -197,7 +217,7 @@ impl ChunkShape for Shape {
                         "message",
                         Obj::new().f("role", "assistant").f("content", text).done(),
                     )
-                    .null("logprobs")
+                    .r("logprobs", &lp)
                     .f("finish_reason", f.reason.as_str())
                     .done(),
             ),

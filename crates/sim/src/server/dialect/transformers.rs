@@ -34,7 +34,7 @@ use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::chunk::{ChunkShape, Ctx, Tok, counts, hit_length, sse};
+use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
 use super::json::{Obj, arr};
 use super::{ok_json, unknown_keys};
 use crate::config::SimConfig;
@@ -146,6 +146,8 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
+        // `logprobs`, `top_logprobs`: accepted, ignored with a warning.
+        logprobs: false,
         ..Rules::generic()
     })
 }
@@ -260,7 +262,15 @@ impl ChunkShape for Shape {
 
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
         match self.ctx.api {
-            Api::Chat => out.push(self.chat_chunk(&Obj::new().f("content", t.text).done(), None)),
+            Api::Chat => {
+                // A `ReasoningText` item becomes `reasoning_content` (chat_completion.py:235).
+                let field = if self.ctx.reasoning(t.index) {
+                    "reasoning_content"
+                } else {
+                    "content"
+                };
+                out.push(self.chat_chunk(&Obj::new().f(field, t.text).done(), None));
+            }
             Api::Completions => out.push(self.completion_chunk(t.text, None)),
         }
     }
@@ -275,7 +285,8 @@ impl ChunkShape for Shape {
         }
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
         let (object, choice) = match self.ctx.api {
             Api::Chat => (
                 "chat.completion",
@@ -284,7 +295,14 @@ impl ChunkShape for Shape {
                     .f("index", &0)
                     .r(
                         "message",
-                        Obj::new().f("content", text).f("role", "assistant").done(),
+                        Obj::new()
+                            .f("content", text)
+                            .f("role", "assistant")
+                            .opt(
+                                "reasoning_content",
+                                (!answer.reasoning.is_empty()).then_some(answer.reasoning),
+                            )
+                            .done(),
                     )
                     .done(),
             ),

@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs;
 use super::*;
 
 /// The chunks of one llama.cpp response.
@@ -34,18 +35,31 @@ impl Shape {
     }
 
     fn chat_choice(delta: &str, finish: Option<&Finish>) -> String {
+        Self::chat_choice_lp(delta, None, finish)
+    }
+
+    /// A chat choice; the probabilities of the step ride on its last delta, appended
+    /// after it (server-task.cpp:1144-1150).
+    fn chat_choice_lp(delta: &str, lp: Option<String>, finish: Option<&Finish>) -> String {
         arr([Obj::new()
             .f("finish_reason", &finish.map(reason))
             .f("index", &0)
             .r("delta", delta)
+            .opt_r("logprobs", lp)
             .done()])
     }
 
-    fn completion_choice(text: &str, finish: Option<&Finish>) -> String {
+    /// `logprobs` `{"content": […]}` when asked for (`n_probs`), else `null`.
+    fn logprobs(&self, t: Option<&Tok<'_>>) -> Option<String> {
+        let scored = t.map(Tok::scored).unwrap_or_default();
+        (self.ctx.logprobs && !scored.is_empty()).then(|| logprobs::llama(&scored))
+    }
+
+    fn completion_choice(text: &str, lp: Option<String>, finish: Option<&Finish>) -> String {
         arr([Obj::new()
             .f("text", text)
             .f("index", &0)
-            .null("logprobs")
+            .r("logprobs", lp.unwrap_or_else(|| "null".into()))
             .f("finish_reason", &finish.map(reason))
             .done()])
     }
@@ -98,7 +112,10 @@ impl ChunkShape for Shape {
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
         match self.ctx.api {
             Api::Completions => out.push(sse(&Obj::new()
-                .r("choices", Self::completion_choice(t.text, None))
+                .r(
+                    "choices",
+                    Self::completion_choice(t.text, self.logprobs(Some(t)), None),
+                )
                 .f("created", &self.ctx.created)
                 .f("model", &self.ctx.model)
                 .f("system_fingerprint", &self.fingerprint)
@@ -111,8 +128,15 @@ impl ChunkShape for Shape {
                     let role = Self::chat_choice(r#"{"role":"assistant","content":null}"#, None);
                     out.push(sse(&self.chat(role).done()));
                 }
-                let delta = Obj::new().f("content", t.text).done();
-                out.push(sse(&self.chat(Self::chat_choice(&delta, None)).done()));
+                // A diff's reasoning goes to `reasoning_content` (server-chat.cpp:621-628).
+                let field = if self.ctx.reasoning(t.index) {
+                    "reasoning_content"
+                } else {
+                    "content"
+                };
+                let delta = Obj::new().f(field, t.text).done();
+                let choice = Self::chat_choice_lp(&delta, self.logprobs(Some(t)), None);
+                out.push(sse(&self.chat(choice).done()));
             }
         }
     }
@@ -128,7 +152,7 @@ impl ChunkShape for Shape {
         let tm = timings(&f.timings);
         match self.ctx.api {
             Api::Completions => out.push(sse(&Obj::new()
-                .r("choices", Self::completion_choice("", Some(f)))
+                .r("choices", Self::completion_choice("", None, Some(f)))
                 .f("created", &self.ctx.created)
                 .f("model", &self.ctx.model)
                 .f("system_fingerprint", &self.fingerprint)
@@ -154,17 +178,31 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
+        let scored = answer.scored();
+        let lp = (self.ctx.logprobs && !scored.is_empty()).then(|| logprobs::llama(&scored));
         let (choices, object) = match self.ctx.api {
-            Api::Completions => (Self::completion_choice(text, Some(f)), "text_completion"),
+            Api::Completions => (
+                Self::completion_choice(text, lp, Some(f)),
+                "text_completion",
+            ),
             Api::Chat => (
                 arr([Obj::new()
                     .f("finish_reason", reason(f))
                     .f("index", &0)
                     .r(
                         "message",
-                        Obj::new().f("role", "assistant").f("content", text).done(),
+                        Obj::new()
+                            .f("role", "assistant")
+                            .f("content", text)
+                            .opt(
+                                "reasoning_content",
+                                (!answer.reasoning.is_empty()).then_some(answer.reasoning),
+                            )
+                            .done(),
                     )
+                    .opt_r("logprobs", lp)
                     .done()]),
                 "chat.completion",
             ),

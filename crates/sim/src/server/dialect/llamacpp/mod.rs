@@ -28,7 +28,9 @@
 //! * errors `{"error": {code, message, type}}` (server-common.cpp:30-78,
 //!   server-context.cpp:4224-4227); while loading, every route 503 `Loading model`
 //!   (server-http.cpp:307-326);
-//! * log lines `srv %12.*s: …` (server-common.h:35): `initializing, n_slots = …,
+//! * log lines `llama_context: flash_attn            = …` and the other context
+//!   parameters (src/llama-context.cpp:308-316), `srv %12.*s: …` (server-common.h:35):
+//!   `initializing, n_slots = …,
 //!   n_ctx_slot = …` (server-context.cpp:1231), `model loaded`, `listening on …`
 //!   (server.cpp:485,513).
 
@@ -67,6 +69,10 @@ pub(super) fn check(
         stream_options_need_stream: false,
         min_tokens: false,
         context: ContextRule::PromptOnly,
+        // `logprobs: true` reads `top_logprobs` with a default of 20
+        // (tools/server/server-common.cpp:1429-1438); completions' `logprobs: N` is an alias
+        // of `n_probs` (server-schema.cpp:179-180).
+        top_logprobs_default: 20,
         ..Rules::generic()
     })
 }
@@ -267,15 +273,28 @@ fn srv(func: &str, message: &str) -> String {
     format!("srv  {func:>12.12}: {message}")
 }
 
-/// The model-loading lines.
+/// The model-loading lines: the context's parameters (src/llama-context.cpp:308-316,
+/// `LLAMA_LOG_INFO("%s: n_seq_max             = %u\n", __func__, …)`), then the slots.
 pub(super) fn start_lines(config: &SimConfig) -> Vec<String> {
+    let e = &config.engine;
+    let ctx = |name: &str, value: String| format!("llama_context: {name:<21} = {value}");
+    let n_ctx = u32::try_from(e.kv_capacity_tokens).unwrap_or(u32::MAX);
     vec![
         srv("main", "initializing ..."),
+        ctx("n_seq_max", e.max_num_seqs.to_string()),
+        ctx("n_ctx", n_ctx.to_string()),
+        ctx("n_ctx_seq", e.max_model_len.to_string()),
+        ctx("n_batch", e.max_batched_tokens.to_string()),
+        ctx("n_ubatch", e.max_batched_tokens.min(512).to_string()),
+        ctx("causal_attn", "1".into()),
+        ctx("flash_attn", config.wire.flash_attn.log_name().into()),
+        ctx("kv_unified", "true".into()),
+        ctx("freq_base", "10000.0".into()),
         srv(
             "load_model",
             &format!(
                 "initializing, n_slots = {}, n_ctx_slot = {}, kv_unified = 'true'",
-                config.engine.max_num_seqs, config.engine.max_model_len
+                e.max_num_seqs, e.max_model_len
             ),
         ),
     ]

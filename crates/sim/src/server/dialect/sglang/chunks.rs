@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs::{self, ChatStyle};
 use super::*;
 
 /// The chunks of one SGLang response.
@@ -48,19 +49,31 @@ impl Shape {
             (None, true) => o,
             (None, false) => o.null("prompt_tokens_details"),
         };
-        let o = o.f("reasoning_tokens", &0);
-        if exclude_none {
-            o.done()
-        } else {
-            o.null("completion_tokens_details").done()
+        // `reasoning_tokens` at the top, and in `completion_tokens_details` when there
+        // are some (protocol.py:221-229, usage_processor.py `calculate_token_usage`).
+        let r = self.ctx.reasoning_count(f);
+        let o = o.f("reasoning_tokens", &r);
+        match (r, exclude_none) {
+            (0, true) => o.done(),
+            (0, false) => o.null("completion_tokens_details").done(),
+            (r, _) => o
+                .r(
+                    "completion_tokens_details",
+                    Obj::new().f("reasoning_tokens", &r).done(),
+                )
+                .done(),
         }
     }
 
     fn chat_chunk(&self, delta: String, finish: Option<&Finish>) -> Bytes {
+        self.chat_chunk_lp(delta, "null".into(), finish)
+    }
+
+    fn chat_chunk_lp(&self, delta: String, lp: String, finish: Option<&Finish>) -> Bytes {
         let choice = Obj::new()
             .f("index", &0)
             .r("delta", delta)
-            .null("logprobs")
+            .r("logprobs", lp)
             .f("finish_reason", &finish.map(reason))
             .null("matched_stop")
             .done();
@@ -80,14 +93,31 @@ impl Shape {
         }
     }
 
-    fn completion_chunk(&self, text: &str, finish: Option<&Finish>) -> Bytes {
+    /// A token's `logprobs`: the legacy object with `text_offset` -1 for completions,
+    /// `ChoiceLogprobs` for chat; `null` when not asked for.
+    fn logprobs(&self, t: Option<&Tok<'_>>) -> String {
+        let scored = t.map(Tok::scored).unwrap_or_default();
+        match (self.ctx.logprobs && !scored.is_empty(), self.ctx.api) {
+            (false, _) => "null".into(),
+            (true, Api::Completions) => logprobs::completion(&scored, None, false),
+            (true, Api::Chat) => logprobs::chat(ChatStyle::Sglang, &scored, false),
+        }
+    }
+
+    fn completion_chunk(&self, t: Option<&Tok<'_>>, finish: Option<&Finish>) -> Bytes {
         let choice = Obj::new()
             .f("index", &0)
-            .f("text", text)
-            .null("logprobs")
+            .f("text", t.map_or("", |t| t.text))
+            .r("logprobs", self.logprobs(t))
             .f("finish_reason", &finish.map(reason))
-            .null("matched_stop")
-            .done();
+            .null("matched_stop");
+        // `token_ids` only with `return_token_ids` (protocol.py:546-566 pops it when None).
+        let choice = match (self.ctx.token_ids, t) {
+            (true, Some(t)) => choice.r("token_ids", format!("[{}]", t.id)),
+            (true, None) => choice.r("token_ids", "[]"),
+            (false, _) => choice,
+        }
+        .done();
         sse(&self
             .head("text_completion")
             .r("choices", arr([choice]))
@@ -99,14 +129,20 @@ impl Shape {
 impl ChunkShape for Shape {
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
         match self.ctx.api {
-            Api::Completions => out.push(self.completion_chunk(t.text, None)),
+            Api::Completions => out.push(self.completion_chunk(Some(t), None)),
             Api::Chat => {
                 self.role_chunk(out);
-                let delta = Obj::new()
-                    .null("reasoning_content")
-                    .f("content", t.text)
-                    .done();
-                out.push(self.chat_chunk(delta, None));
+                // StreamDelta always writes `reasoning_content` and drops unset fields: a
+                // reasoning chunk is `{"reasoning_content": …}` (serving_chat.py:973-1000).
+                let delta = if self.ctx.reasoning(t.index) {
+                    Obj::new().f("reasoning_content", t.text).done()
+                } else {
+                    Obj::new()
+                        .null("reasoning_content")
+                        .f("content", t.text)
+                        .done()
+                };
+                out.push(self.chat_chunk_lp(delta, self.logprobs(Some(t)), None));
             }
         }
     }
@@ -114,7 +150,7 @@ impl ChunkShape for Shape {
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>) {
         match self.ctx.api {
             Api::Completions => {
-                out.push(self.completion_chunk(t.map_or("", |t| t.text), Some(f)));
+                out.push(self.completion_chunk(t, Some(f)));
                 if self.ctx.include_usage {
                     out.push(sse(&self
                         .head("text_completion")
@@ -141,14 +177,22 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
+        let reasoning = (!answer.reasoning.is_empty()).then_some(answer.reasoning);
+        let scored = answer.scored();
+        let lp = match (self.ctx.logprobs && !scored.is_empty(), self.ctx.api) {
+            (false, _) => "null".into(),
+            (true, Api::Completions) => logprobs::completion(&scored, None, false),
+            (true, Api::Chat) => logprobs::chat(ChatStyle::Sglang, &scored, false),
+        };
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
                 Obj::new()
                     .f("index", &0)
                     .f("text", text)
-                    .null("logprobs")
+                    .r("logprobs", &lp)
                     .f("finish_reason", reason(f))
                     .null("matched_stop")
                     .done(),
@@ -162,11 +206,11 @@ impl ChunkShape for Shape {
                         Obj::new()
                             .f("role", "assistant")
                             .f("content", text)
-                            .null("reasoning_content")
+                            .f("reasoning_content", &reasoning)
                             .null("tool_calls")
                             .done(),
                     )
-                    .null("logprobs")
+                    .r("logprobs", &lp)
                     .f("finish_reason", reason(f))
                     .null("matched_stop")
                     .done(),

@@ -69,6 +69,8 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
+        // `return_token_ids` (entrypoints/openai/protocol.py:394).
+        token_ids: true,
         ..Rules::generic()
     })
 }

@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs::{self, ChatStyle, Scored};
 use super::*;
 
 /// The chunks of one TensorRT-LLM response.
@@ -66,10 +67,17 @@ impl Shape {
             .done())
     }
 
-    fn chat_chunk(&mut self, delta: String, finish: Option<&Finish>) -> String {
+    /// Chat `logprobs` of these tokens (`create_logprobs`), when asked for.
+    fn logprobs(&self, scored: &[Scored<'_>]) -> Option<String> {
+        (self.ctx.logprobs && !scored.is_empty())
+            .then(|| logprobs::chat(ChatStyle::OpenAi, scored, false))
+    }
+
+    fn chat_chunk(&mut self, delta: String, lp: Option<String>, finish: Option<&Finish>) -> String {
         let choice = Obj::new()
             .f("index", &0)
             .r("delta", delta)
+            .opt_r("logprobs", lp)
             .opt("finish_reason", finish.map(reason))
             .done();
         let id = self.next_id("chatcmpl");
@@ -85,16 +93,23 @@ impl Shape {
     fn role_chunk(&mut self, out: &mut Vec<Bytes>) {
         if !self.role_sent {
             self.role_sent = true;
-            let json = self.chat_chunk(r#"{"role":"assistant"}"#.into(), None);
+            let json = self.chat_chunk(r#"{"role":"assistant"}"#.into(), None, None);
             // `f"data: {…} \n\n"`: a space before the blank line.
             out.push(Bytes::from(format!("data: {json} \n\n")));
         }
     }
 
-    fn content_delta(text: &str) -> String {
+    /// `DeltaMessage(content=…, reasoning_content=…)` after the reasoning parser: the
+    /// side that got nothing is `""` (`apply_reasoning_parser`).
+    fn delta(&self, t: Option<&Tok<'_>>) -> String {
+        let (content, reasoning) = match t {
+            Some(t) if self.ctx.reasoning(t.index) => ("", t.text),
+            Some(t) => (t.text, ""),
+            None => ("", ""),
+        };
         Obj::new()
-            .f("content", text)
-            .f("reasoning_content", "")
+            .f("content", content)
+            .f("reasoning_content", reasoning)
             .done()
     }
 
@@ -125,7 +140,8 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(t.text, None)),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(Self::content_delta(t.text), None);
+                let lp = self.logprobs(&t.scored());
+                let json = self.chat_chunk(self.delta(Some(t)), lp, None);
                 out.push(sse(&json));
             }
         }
@@ -137,7 +153,8 @@ impl ChunkShape for Shape {
             Api::Completions => out.push(self.completion_chunk(text, Some(f))),
             Api::Chat => {
                 self.role_chunk(out);
-                let json = self.chat_chunk(Self::content_delta(text), Some(f));
+                let lp = self.logprobs(&t.map(Tok::scored).unwrap_or_default());
+                let json = self.chat_chunk(self.delta(t), lp, Some(f));
                 out.push(sse(&json));
             }
         }
@@ -147,7 +164,8 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
         let (object, choice) = match self.ctx.api {
             Api::Completions => (
                 "text_completion",
@@ -172,12 +190,16 @@ impl ChunkShape for Shape {
                         Obj::new()
                             .f("role", "assistant")
                             .f("content", text)
-                            .f("reasoning_content", "")
+                            .f("reasoning_content", answer.reasoning)
                             .null("reasoning")
                             .r("tool_calls", "[]")
                             .done(),
                     )
-                    .null("logprobs")
+                    .r(
+                        "logprobs",
+                        self.logprobs(&answer.scored())
+                            .unwrap_or_else(|| "null".into()),
+                    )
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
                     .null("mm_embedding_handle")

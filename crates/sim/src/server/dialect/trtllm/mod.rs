@@ -21,6 +21,8 @@
 //!   (no `/tokenize`; `messages` was left out on purpose), `/server_info`
 //!   (`disaggregated_params`, `max_batch_size`), `/metrics` (JSON iteration stats);
 //!   Prometheus text at `/prometheus/metrics` only with `return_perf_metrics`;
+//! * log-probabilities: chat only, OpenAI's shape with `bytes`, `top_logprobs` filled when
+//!   `top_logprobs` is asked (`create_logprobs`); completions always `logprobs: null`;
 //! * errors other than validation: a flat `{"object":"error", message, type, param,
 //!   code}` (`create_error_response`).
 
@@ -200,6 +202,9 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         usage_by_default: true,
+        // Only the chat post-processors fill `logprobs` (create_logprobs); the completion
+        // ones never set it (postprocess_handlers.py).
+        logprobs: api == Api::Chat,
         ..Rules::generic()
     })
 }

@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
 use super::super::json::{Obj, arr};
+use super::super::logprobs::{self, ChatStyle};
 use super::*;
 
 /// The chunks of one vLLM response.
@@ -13,6 +14,8 @@ pub(crate) struct Shape {
     fingerprint: String,
     cache_report: bool,
     role_sent: bool,
+    /// Characters of text sent so far (the completions `text_offset`).
+    offset: i64,
 }
 
 impl Shape {
@@ -22,6 +25,7 @@ impl Shape {
             fingerprint: fingerprint(config),
             cache_report: config.wire.cache_report,
             role_sent: false,
+            offset: 0,
         }
     }
 
@@ -33,15 +37,45 @@ impl Shape {
             .f("model", &self.ctx.model)
     }
 
-    fn completion_choice(text: &str, finish: Option<&Finish>) -> String {
+    /// `logprobs` of a token: the legacy object for completions (offsets advance by the
+    /// tokens reported), OpenAI's for chat; `null` when not asked for.
+    fn logprobs(&mut self, t: Option<&Tok<'_>>) -> String {
+        let scored = t.map(Tok::scored).unwrap_or_default();
+        if !self.ctx.logprobs || scored.is_empty() {
+            return "null".into();
+        }
+        match self.ctx.api {
+            Api::Completions => {
+                let lp = logprobs::completion(&scored, Some(self.offset), self.ctx.tokens_as_ids);
+                self.offset += scored
+                    .iter()
+                    .map(|s| s.text.chars().count() as i64)
+                    .sum::<i64>();
+                lp
+            }
+            Api::Chat => logprobs::chat(ChatStyle::OpenAi, &scored, self.ctx.tokens_as_ids),
+        }
+    }
+
+    /// `token_ids` with `return_token_ids`, else `null`.
+    fn token_ids(&self, t: Option<&Tok<'_>>) -> String {
+        match (self.ctx.token_ids, t) {
+            (true, Some(t)) => format!("[{}]", t.id),
+            (true, None) => "[]".into(),
+            (false, _) => "null".into(),
+        }
+    }
+
+    fn completion_choice(&mut self, t: Option<&Tok<'_>>, finish: Option<&Finish>) -> String {
+        let lp = self.logprobs(t);
         Obj::new()
             .f("index", &0)
-            .f("text", text)
-            .null("logprobs")
+            .f("text", t.map_or("", |t| t.text))
+            .r("logprobs", lp)
             .f("finish_reason", &finish.map(reason))
             .null("stop_reason")
             .null("prompt_token_ids")
-            .null("token_ids")
+            .r("token_ids", self.token_ids(t))
             .null("weight_versions")
             .done()
     }
@@ -53,11 +87,19 @@ impl Shape {
                 .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
                 .done()
         });
+        // With a reasoning parser, `completion_tokens_details.reasoning_tokens` is always
+        // reported (openai/chat_completion/serving.py:165,862-876).
+        let reasoning = (self.ctx.api == Api::Chat && self.ctx.reasoning_tokens > 0).then(|| {
+            Obj::new()
+                .f("reasoning_tokens", &self.ctx.reasoning_count(f))
+                .done()
+        });
         Obj::new()
             .f("prompt_tokens", &p)
             .f("total_tokens", &t)
             .f("completion_tokens", &c)
             .opt_r("prompt_tokens_details", details)
+            .opt_r("completion_tokens_details", reasoning)
             .done()
     }
 
@@ -74,8 +116,15 @@ impl Shape {
             .done())
     }
 
-    fn chat_delta(text: &str) -> String {
-        Obj::new().f("content", text).done()
+    /// `{"content"}`, or `{"reasoning"}` for a reasoning token (vLLM's delta field,
+    /// generate/base/protocol.py:356-367).
+    fn chat_delta(&self, t: &Tok<'_>) -> String {
+        let field = if self.ctx.reasoning(t.index) {
+            "reasoning"
+        } else {
+            "content"
+        };
+        Obj::new().f(field, t.text).done()
     }
 
     /// The first chat chunk, `{"role":"assistant","content":""}`, once.
@@ -102,19 +151,23 @@ impl Shape {
 impl ChunkShape for Shape {
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
         match self.ctx.api {
-            Api::Completions => out.push(sse(&self
-                .head("text_completion")
-                .r("choices", arr([Self::completion_choice(t.text, None)]))
-                .null("kv_transfer_params")
-                .done())),
+            Api::Completions => {
+                let choice = self.completion_choice(Some(t), None);
+                out.push(sse(&self
+                    .head("text_completion")
+                    .r("choices", arr([choice]))
+                    .null("kv_transfer_params")
+                    .done()));
+            }
             Api::Chat => {
                 self.role_chunk(out);
+                let lp = self.logprobs(Some(t));
                 let choice = Obj::new()
                     .f("index", &0)
-                    .r("delta", Self::chat_delta(t.text))
-                    .null("logprobs")
+                    .r("delta", self.chat_delta(t))
+                    .r("logprobs", lp)
                     .null("finish_reason")
-                    .null("token_ids")
+                    .r("token_ids", self.token_ids(Some(t)))
                     .done();
                 out.push(sse(&self
                     .head("chat.completion.chunk")
@@ -126,28 +179,31 @@ impl ChunkShape for Shape {
     }
 
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>) {
-        let text = t.map_or("", |t| t.text);
         let fp = (!self.ctx.include_usage).then(|| self.fingerprint.clone());
         match self.ctx.api {
-            Api::Completions => out.push(sse(&self
-                .head("text_completion")
-                .r("choices", arr([Self::completion_choice(text, Some(f))]))
-                .opt("system_fingerprint", fp)
-                .null("kv_transfer_params")
-                .done())),
+            Api::Completions => {
+                let choice = self.completion_choice(t, Some(f));
+                out.push(sse(&self
+                    .head("text_completion")
+                    .r("choices", arr([choice]))
+                    .opt("system_fingerprint", fp)
+                    .null("kv_transfer_params")
+                    .done()));
+            }
             Api::Chat => {
                 self.role_chunk(out);
                 let delta = match t {
-                    Some(t) => Self::chat_delta(t.text),
+                    Some(t) => self.chat_delta(t),
                     None => "{}".into(),
                 };
+                let lp = self.logprobs(t);
                 let choice = Obj::new()
                     .f("index", &0)
                     .r("delta", delta)
-                    .null("logprobs")
+                    .r("logprobs", lp)
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
-                    .null("token_ids")
+                    .r("token_ids", self.token_ids(t))
                     .null("weight_versions")
                     .done();
                 out.push(sse(&self
@@ -164,12 +220,21 @@ impl ChunkShape for Shape {
         out.push(done());
     }
 
-    fn whole(&self, text: &str, f: &Finish) -> String {
+    fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {
+        let text = answer.content;
+        let reasoning = (!answer.reasoning.is_empty()).then_some(answer.reasoning);
+        let scored = answer.scored();
+        let as_ids = self.ctx.tokens_as_ids;
+        let lp = match (self.ctx.logprobs && !scored.is_empty(), self.ctx.api) {
+            (false, _) => "null".into(),
+            (true, Api::Completions) => logprobs::completion(&scored, Some(0), as_ids),
+            (true, Api::Chat) => logprobs::chat(ChatStyle::OpenAi, &scored, as_ids),
+        };
         let choice = match self.ctx.api {
             Api::Completions => Obj::new()
                 .f("index", &0)
                 .f("text", text)
-                .null("logprobs")
+                .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
                 .done(),
@@ -180,11 +245,11 @@ impl ChunkShape for Shape {
                     Obj::new()
                         .f("role", "assistant")
                         .f("content", text)
-                        .null("reasoning")
+                        .f("reasoning", &reasoning)
                         .r("tool_calls", "[]")
                         .done(),
                 )
-                .null("logprobs")
+                .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
                 .done(),

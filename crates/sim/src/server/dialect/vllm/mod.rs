@@ -66,6 +66,9 @@ pub(super) fn check(
     check_model(obj.get("model").and_then(Value::as_str), &config.model)?;
     Ok(Rules {
         check_model: false,
+        // vLLM's own fields (openai/completion/protocol.py, chat_completion/protocol.py).
+        tokens_as_ids: true,
+        token_ids: true,
         ..Rules::generic()
     })
 }

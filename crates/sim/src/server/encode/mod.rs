@@ -7,12 +7,13 @@ use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::dialect::Owned;
+use super::dialect::logprobs::{self, ChatStyle, Scored};
 use super::text::TokenText;
 use super::wire::Api;
 use crate::engine::{Finish, Timings};
 
-/// The final SSE event of every stream.
-pub(crate) const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
+pub(crate) use super::dialect::DONE_EVENT;
 
 /// Builds every JSON body and SSE event of one response.
 #[derive(Debug)]
@@ -23,6 +24,14 @@ pub(crate) struct Encoder {
     model: String,
     text: TokenText,
     token_prefix: Vec<u8>,
+    /// The prefix of a reasoning token's chat event (`"delta":{"reasoning_content":`).
+    reasoning_prefix: Vec<u8>,
+    /// Chat: the first this-many tokens are reasoning.
+    reasoning_tokens: u32,
+    /// Log-probabilities asked for, with this many most likely tokens each.
+    logprobs: Option<u32>,
+    /// Characters of text sent so far (the completions `text_offset`).
+    offset: i64,
     scratch: String,
 }
 
@@ -52,17 +61,18 @@ fn push_json_str(out: &mut BytesMut, s: &str) {
 
 impl Encoder {
     pub(crate) fn new(api: Api, id: String, created: u64, model: &str, text: TokenText) -> Self {
-        let mut prefix = format!(
+        let head = format!(
             r#"data: {{"id":{},"object":"{}","created":{},"model":{},"choices":[{{"index":0,"#,
             Value::from(id.as_str()),
             object(api, true),
             created,
             Value::from(model),
         );
-        prefix.push_str(match api {
-            Api::Completions => r#""text":"#,
-            Api::Chat => r#""delta":{"content":"#,
-        });
+        let prefix = head.clone()
+            + match api {
+                Api::Completions => r#""text":"#,
+                Api::Chat => r#""delta":{"content":"#,
+            };
         Encoder {
             api,
             id,
@@ -70,8 +80,73 @@ impl Encoder {
             model: model.to_owned(),
             text,
             token_prefix: prefix.into_bytes(),
+            reasoning_prefix: (head + r#""delta":{"reasoning_content":"#).into_bytes(),
+            reasoning_tokens: 0,
+            logprobs: None,
+            offset: 0,
             scratch: String::with_capacity(16),
         }
+    }
+
+    /// Answers log-probabilities with `top` most likely tokens each (vLLM's shapes).
+    pub(crate) fn with_logprobs(mut self, top: Option<u32>) -> Self {
+        self.logprobs = top;
+        self
+    }
+
+    /// Records the batch size of the step the text watches (`--batch-variance`).
+    pub(crate) fn set_batch(&mut self, batch: u32) {
+        self.text.set_batch(batch);
+    }
+
+    /// The `logprobs` value of token `index` with text `text`, advancing the offset.
+    fn token_logprobs(&mut self, index: u32, text: &str) -> Option<String> {
+        let top = self.logprobs?;
+        let lp = self.text.logprobs(index, top);
+        let one = [Scored {
+            id: self.text.id(index),
+            text,
+            lp: &lp,
+        }];
+        let raw = match self.api {
+            Api::Completions => {
+                let raw = logprobs::completion(&one, Some(self.offset), false);
+                self.offset += text.chars().count() as i64;
+                raw
+            }
+            Api::Chat => logprobs::chat(ChatStyle::OpenAi, &one, false),
+        };
+        Some(raw)
+    }
+
+    /// A token event with its log-probabilities (built through serde; not the hot path).
+    fn scored_token_event(&mut self, index: u32) -> Bytes {
+        self.scratch.clear();
+        self.text.push(index, &mut self.scratch);
+        let text = std::mem::take(&mut self.scratch);
+        let lp = self.token_logprobs(index, &text);
+        let reasoning = self.reasoning(index);
+        let delta = Delta {
+            role: None,
+            content: (!reasoning).then_some(text.as_str()),
+            reasoning_content: reasoning.then_some(text.as_str()),
+        };
+        let choice = Choice::chunk(self.api, delta, None);
+        let b = sse_with(&self.body(true, [choice]), lp);
+        self.scratch = text;
+        b
+    }
+
+    /// Chat answers whose first `n` tokens are reasoning (`--reasoning-tokens`).
+    pub(crate) fn with_reasoning(mut self, n: u32) -> Self {
+        if self.api == Api::Chat {
+            self.reasoning_tokens = n;
+        }
+        self
+    }
+
+    fn reasoning(&self, index: u32) -> bool {
+        index < self.reasoning_tokens
     }
 
     /// Text of token `index`.
@@ -81,23 +156,29 @@ impl Encoder {
         &self.scratch
     }
 
-    /// Appends the text of token `index` to `out`.
-    pub(crate) fn push_token_text(&self, index: u32, out: &mut String) {
-        self.text.push(index, out);
+    /// The response's token text.
+    pub(crate) fn text(&self) -> &TokenText {
+        &self.text
     }
 
     /// The SSE event of a token that is not the last.
     pub(crate) fn token_event(&mut self, index: u32) -> Bytes {
+        if self.logprobs.is_some() {
+            return self.scored_token_event(index);
+        }
         let suffix = match self.api {
             Api::Completions => COMPLETION_SUFFIX,
             Api::Chat => CHAT_SUFFIX,
         };
         self.scratch.clear();
         self.text.push(index, &mut self.scratch);
-        let mut b = BytesMut::with_capacity(
-            self.token_prefix.len() + suffix.len() + self.scratch.len() + 8,
-        );
-        b.put_slice(&self.token_prefix);
+        let prefix = if self.reasoning(index) {
+            &self.reasoning_prefix
+        } else {
+            &self.token_prefix
+        };
+        let mut b = BytesMut::with_capacity(prefix.len() + suffix.len() + self.scratch.len() + 8);
+        b.put_slice(prefix);
         push_json_str(&mut b, &self.scratch);
         b.put_slice(suffix);
         b.put_slice(b"\n\n");
@@ -127,7 +208,8 @@ impl Encoder {
     pub(crate) fn role_event(&self) -> Bytes {
         let delta = Delta {
             role: Some("assistant"),
-            content: "",
+            content: Some(""),
+            reasoning_content: None,
         };
         sse(&self.body(true, [Choice::chunk(self.api, delta, None)]))
     }
@@ -135,35 +217,58 @@ impl Encoder {
     /// The event of the last token: its text, `finish_reason` and the server `timings`.
     pub(crate) fn final_token_event(&mut self, index: u32, finish: &Finish) -> Bytes {
         let text = self.token_text(index).to_owned();
-        self.final_event(&text, finish)
+        let reasoning = self.reasoning(index);
+        let lp = self.token_logprobs(index, &text);
+        self.finish_event(&text, reasoning, lp, finish)
     }
 
-    /// The finish event with `text` (empty when the stream's text was held back).
-    pub(crate) fn final_event(&self, text: &str, finish: &Finish) -> Bytes {
+    /// The finish event with `text` (empty when the stream's text was held back), in the
+    /// reasoning field when `reasoning`.
+    pub(crate) fn final_event(&self, text: &str, reasoning: bool, finish: &Finish) -> Bytes {
+        self.finish_event(text, reasoning, None, finish)
+    }
+
+    fn finish_event(
+        &self,
+        text: &str,
+        reasoning: bool,
+        lp: Option<String>,
+        finish: &Finish,
+    ) -> Bytes {
         let delta = Delta {
             role: None,
-            content: text,
+            content: (!reasoning).then_some(text),
+            reasoning_content: reasoning.then_some(text),
         };
-        let mut body = self.body(true, [Choice::chunk(self.api, delta, Some(finish))]);
+        let choice = Choice::chunk(self.api, delta, Some(finish));
+        let mut body = self.body(true, [choice]);
         body.timings = Some(finish.timings);
-        sse(&body)
+        sse_with(&body, lp)
     }
 
     /// The usage chunk sent when `stream_options.include_usage` is set (empty `choices`).
     pub(crate) fn usage_event(&self, timings: &Timings) -> Bytes {
         let mut body = self.body(true, [(); 0]);
-        body.usage = Some(Usage::of(timings));
+        body.usage = Some(Usage::of(timings, self.reasoning_tokens));
         body.timings = Some(*timings);
         sse(&body)
     }
 
-    /// The whole non-streamed response.
-    pub(crate) fn full_response(&self, text: &str, finish: &Finish) -> String {
+    /// The whole non-streamed response: `reasoning` (chat only), the answer `text` and,
+    /// when asked for, every token's log-probabilities.
+    pub(crate) fn full_response(
+        &self,
+        reasoning: &str,
+        text: &str,
+        scored: &[Owned],
+        finish: &Finish,
+    ) -> String {
         let mut choice = Choice::chunk(
             self.api,
             Delta {
                 role: None,
-                content: text,
+                content: Some(text),
+                reasoning_content: None,
             },
             Some(finish),
         );
@@ -171,13 +276,21 @@ impl Encoder {
             choice.delta = None;
             choice.message = Some(Delta {
                 role: Some("assistant"),
-                content: text,
+                content: Some(text),
+                reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
             });
         }
+        let lp = (self.logprobs.is_some() && !scored.is_empty()).then(|| {
+            let toks: Vec<Scored<'_>> = scored.iter().map(Owned::scored).collect();
+            match self.api {
+                Api::Completions => logprobs::completion(&toks, Some(0), false),
+                Api::Chat => logprobs::chat(ChatStyle::OpenAi, &toks, false),
+            }
+        });
         let mut body = self.body(false, [choice]);
-        body.usage = Some(Usage::of(&finish.timings));
+        body.usage = Some(Usage::of(&finish.timings, self.reasoning_tokens));
         body.timings = Some(finish.timings);
-        serde_json::to_string(&body).unwrap_or_default()
+        splice_logprobs(serde_json::to_string(&body).unwrap_or_default(), lp)
     }
 }
 
@@ -199,7 +312,10 @@ struct Body<'a, C> {
 struct Delta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     role: Option<&'static str>,
-    content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -211,6 +327,7 @@ struct Choice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<Delta<'a>>,
+    /// Always `null` when serialised; [`splice_logprobs`] puts a value in its place.
     logprobs: Option<()>,
     finish_reason: Option<&'static str>,
     /// vLLM sends `stop_reason` with completion chunks and with finished chat chunks.
@@ -225,7 +342,7 @@ impl<'a> Choice<'a> {
         match api {
             Api::Completions => Choice {
                 index: 0,
-                text: Some(delta.content),
+                text: Some(delta.content.unwrap_or_default()),
                 delta: None,
                 message: None,
                 logprobs: None,
@@ -253,6 +370,14 @@ struct Usage {
     /// vLLM's and OpenAI's place for cached prompt tokens (with a prefix cache only).
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_tokens_details: Option<PromptTokensDetails>,
+    /// OpenAI's place for reasoning tokens (with `--reasoning-tokens` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Serialize)]
+struct CompletionTokensDetails {
+    reasoning_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -261,8 +386,11 @@ struct PromptTokensDetails {
 }
 
 impl Usage {
-    fn of(t: &Timings) -> Self {
+    fn of(t: &Timings, reasoning_tokens: u32) -> Self {
         Usage {
+            completion_tokens_details: (reasoning_tokens > 0).then(|| CompletionTokensDetails {
+                reasoning_tokens: reasoning_tokens.min(t.predicted_n),
+            }),
             prompt_tokens: t.prompt_n,
             total_tokens: u64::from(t.prompt_n) + u64::from(t.predicted_n),
             completion_tokens: t.predicted_n,
@@ -271,6 +399,28 @@ impl Usage {
                 .map(|cached_tokens| PromptTokensDetails { cached_tokens }),
         }
     }
+}
+
+/// `json` with its (one) `"logprobs":null` replaced by `raw`. serde_json's `Value` would sort
+/// the keys; the builders in `dialect::logprobs` write them in the engine's order. Every
+/// string in a body is escaped, so the first unescaped `"logprobs":null` is the choice's.
+fn splice_logprobs(json: String, raw: Option<String>) -> String {
+    let Some(raw) = raw else { return json };
+    const AT: &str = r#""logprobs":null"#;
+    match json.find(AT) {
+        Some(i) => format!("{}\"logprobs\":{raw}{}", &json[..i], &json[i + AT.len()..]),
+        None => json,
+    }
+}
+
+/// An SSE event of `v` with `raw` log-probabilities in its choice.
+fn sse_with<T: Serialize>(v: &T, raw: Option<String>) -> Bytes {
+    let json = splice_logprobs(serde_json::to_string(v).unwrap_or_default(), raw);
+    let mut b = BytesMut::with_capacity(json.len() + 8);
+    b.put_slice(b"data: ");
+    b.put_slice(json.as_bytes());
+    b.put_slice(b"\n\n");
+    b.freeze()
 }
 
 fn sse<T: Serialize>(v: &T) -> Bytes {
@@ -310,83 +460,4 @@ impl CompletionChunkEncoder {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::engine::FinishReason;
-
-    fn parse_event(b: &Bytes) -> Value {
-        let s = std::str::from_utf8(b).unwrap_or_default();
-        let json = s
-            .strip_prefix("data: ")
-            .and_then(|s| s.strip_suffix("\n\n"))
-            .unwrap_or_default();
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {s}"))
-    }
-
-    fn finish() -> Finish {
-        Finish {
-            reason: FinishReason::Length,
-            timings: Timings {
-                queue_ms: 1.0,
-                prompt_n: 3,
-                prompt_ms: 2.0,
-                ttft_ms: 3.0,
-                predicted_n: 2,
-                predicted_ms: 4.0,
-                predicted_per_token_ms: Some(4.0),
-                e2e_ms: 7.0,
-                cached_n: None,
-            },
-        }
-    }
-
-    #[test]
-    fn token_events_are_valid_vllm_shaped_json() {
-        let mut e = Encoder::new(
-            Api::Completions,
-            "cmpl-1".into(),
-            5,
-            "m\"odel",
-            TokenText::sampled(1),
-        );
-        let v = parse_event(&e.token_event(0));
-        assert_eq!(v["object"], "text_completion");
-        assert_eq!(v["model"], "m\"odel");
-        assert_eq!(v["choices"][0]["finish_reason"], Value::Null);
-        let text = v["choices"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        assert_eq!(text, e.token_text(0));
-
-        let mut c = Encoder::new(
-            Api::Chat,
-            "chatcmpl-1".into(),
-            5,
-            "m",
-            TokenText::sampled(1),
-        );
-        let v = parse_event(&c.token_event(3));
-        assert_eq!(v["object"], "chat.completion.chunk");
-        assert!(v["choices"][0]["delta"]["content"].is_string());
-        let r = parse_event(&c.role_event());
-        assert_eq!(r["choices"][0]["delta"]["role"], "assistant");
-        let f = parse_event(&c.final_token_event(1, &finish()));
-        assert_eq!(f["choices"][0]["finish_reason"], "length");
-        assert_eq!(f["timings"]["predicted_n"], 2);
-        let u = parse_event(&c.usage_event(&finish().timings));
-        assert_eq!(u["usage"]["total_tokens"], 5);
-        assert_eq!(u["choices"], json!([]));
-    }
-
-    #[test]
-    fn the_malformed_event_does_not_parse() {
-        let e = Encoder::new(Api::Completions, "x".into(), 5, "m", TokenText::sampled(1));
-        let b = e.malformed_event();
-        let s = std::str::from_utf8(&b).unwrap_or_default();
-        assert!(s.starts_with("data: {") && s.ends_with("\n\n"));
-        assert!(serde_json::from_str::<Value>(&s[6..]).is_err());
-    }
-}
+mod tests;

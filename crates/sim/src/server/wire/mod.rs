@@ -76,6 +76,24 @@ struct GenerationBody {
     stream_options: Option<StreamOptions>,
     #[serde(default)]
     n: Option<u64>,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    logprobs: Option<Logprobs>,
+    #[serde(default)]
+    top_logprobs: Option<u64>,
+    #[serde(default)]
+    return_tokens_as_token_ids: Option<bool>,
+    #[serde(default)]
+    return_token_ids: Option<bool>,
+}
+
+/// `logprobs`: a count (completions) or a switch (chat, with `top_logprobs`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Logprobs {
+    On(bool),
+    Top(u64),
 }
 
 /// A validated generation request.
@@ -90,6 +108,14 @@ pub(crate) struct GenRequest {
     pub(crate) ignore_eos: bool,
     pub(crate) stream: bool,
     pub(crate) include_usage: bool,
+    /// `temperature: 0`: greedy decoding.
+    pub(crate) greedy: bool,
+    /// Log-probabilities asked for, with this many most likely tokens each.
+    pub(crate) logprobs: Option<u32>,
+    /// Log-probabilities name tokens `token_id:N` (vLLM's `return_tokens_as_token_ids`).
+    pub(crate) tokens_as_ids: bool,
+    /// Chunks carry their token ids (vLLM's and SGLang's `return_token_ids`).
+    pub(crate) token_ids: bool,
 }
 
 /// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
@@ -107,6 +133,14 @@ pub(crate) struct Rules {
     pub(crate) usage_by_default: bool,
     /// How the context window limits a request.
     pub(crate) context: ContextRule,
+    /// `logprobs` (and `top_logprobs`) are answered; otherwise ignored.
+    pub(crate) logprobs: bool,
+    /// Chat `top_logprobs` when `logprobs: true` comes without it (llama.cpp: 20).
+    pub(crate) top_logprobs_default: u64,
+    /// `return_tokens_as_token_ids` is acted on (vLLM).
+    pub(crate) tokens_as_ids: bool,
+    /// `return_token_ids` is acted on (vLLM, SGLang).
+    pub(crate) token_ids: bool,
 }
 
 /// How the context window (`--max-model-len`) limits a request.
@@ -129,6 +163,10 @@ impl Rules {
             min_tokens: true,
             usage_by_default: false,
             context: ContextRule::Total,
+            logprobs: true,
+            top_logprobs_default: 0,
+            tokens_as_ids: false,
+            token_ids: false,
         }
     }
 }
@@ -333,122 +371,19 @@ pub(crate) fn parse_generation(
             .stream_options
             .map(|o| o.include_usage.unwrap_or(rules.usage_by_default))
             .unwrap_or(false),
+        greedy: b.temperature == Some(0.0),
+        logprobs: match (rules.logprobs, b.logprobs, b.top_logprobs) {
+            (false, _, _) | (_, None | Some(Logprobs::On(false)), _) => None,
+            (true, Some(Logprobs::On(true)), top) => Some(to_u32(
+                top.unwrap_or(rules.top_logprobs_default),
+                "top_logprobs",
+            )?),
+            (true, Some(Logprobs::Top(n)), _) => Some(to_u32(n, "logprobs")?),
+        },
+        tokens_as_ids: rules.tokens_as_ids && b.return_tokens_as_token_ids == Some(true),
+        token_ids: rules.token_ids && b.return_token_ids == Some(true),
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(api: Api, body: &str) -> Result<GenRequest, ApiError> {
-        parse_generation(
-            api,
-            body.as_bytes(),
-            &SimConfig::default(),
-            &Rules::generic(),
-        )
-    }
-
-    #[test]
-    fn completion_prompts_count_words_or_ids() {
-        let r = parse(
-            Api::Completions,
-            r#"{"prompt":"a b c","max_tokens":5,"stream":true,
-            "stream_options":{"include_usage":true},"temperature":0}"#,
-        );
-        let r = r.unwrap_or_else(|e| panic!("{}", e.message));
-        assert_eq!(
-            (r.prompt_tokens, r.max_tokens, r.stream, r.include_usage),
-            (3, 5, true, true)
-        );
-        let r = parse(Api::Completions, r#"{"prompt":[[1,2,3,4]],"max_tokens":1}"#);
-        assert_eq!(r.map(|r| r.prompt_tokens).ok(), Some(4));
-    }
-
-    #[test]
-    fn chat_prompts_include_the_template() {
-        let r = parse(
-            Api::Chat,
-            r#"{"messages":[{"role":"user","content":"one two"}],"max_completion_tokens":3}"#,
-        );
-        let r = r.unwrap_or_else(|e| panic!("{}", e.message));
-        assert_eq!((r.prompt_tokens, r.max_tokens), (2 + 2 + 1, 3));
-        let r = parse(
-            Api::Chat,
-            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"x y z"}]}]}"#,
-        );
-        assert_eq!(
-            r.map(|r| (r.prompt_tokens, r.max_tokens)).ok(),
-            Some((6, 256))
-        );
-    }
-
-    #[test]
-    fn bad_requests_say_why() {
-        let cases = [
-            (Api::Completions, "{", StatusCode::BAD_REQUEST),
-            (
-                Api::Completions,
-                r#"{"max_tokens":3}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","model":"other"}"#,
-                StatusCode::NOT_FOUND,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","max_tokens":0}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","max_tokens":9000}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","min_tokens":5,"max_tokens":2}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":["a","b"]}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":[99999999]}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"   "}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","n":2}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","stream_options":{"include_usage":true}}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (
-                Api::Completions,
-                r#"{"prompt":"a","max_tokens":-1}"#,
-                StatusCode::BAD_REQUEST,
-            ),
-            (Api::Chat, r#"{"messages":[]}"#, StatusCode::BAD_REQUEST),
-        ];
-        for (api, body, status) in cases {
-            match parse(api, body) {
-                Ok(r) => panic!("{body} accepted as {r:?}"),
-                Err(e) => assert_eq!(e.status, status, "{body}: {}", e.message),
-            }
-        }
-    }
-}
+mod tests;

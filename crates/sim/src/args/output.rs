@@ -1,0 +1,31 @@
+//! Flags of the output text.
+
+use crate::config::OutputParams;
+
+/// What the simulated model writes.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Output text")]
+pub struct OutputArgs {
+    /// Chat answers start with N reasoning tokens, streamed in the engine's reasoning field
+    /// (`reasoning_content`, vLLM `reasoning`) before the answer's `content`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub reasoning_tokens: u32,
+    /// Share of prompts whose greedy (temperature 0) output changes from a position drawn
+    /// per prompt (chosen by prompt hash), as a numerics change flips an argmax.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub numerics_change: f64,
+    /// Share of prompts whose greedy output, from a position drawn per prompt, depends on
+    /// the number of sequences in that step (no batch invariance).
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub batch_variance: f64,
+}
+
+impl OutputArgs {
+    pub(crate) fn to_params(&self) -> OutputParams {
+        OutputParams {
+            reasoning_tokens: self.reasoning_tokens,
+            numerics_change: self.numerics_change,
+            batch_variance: self.batch_variance,
+        }
+    }
+}
