@@ -8,6 +8,9 @@
 //! * `suspicious` trips when any re-baseline flag was raised (the comparison cannot be trusted
 //!   yet — across runs that is always so, since `stale-baseline` is always raised). Flags fire
 //!   only where they could change a verdict, so a clean interleaved run passes.
+//! * `output-changed` trips when a comparison's output-equivalence verdict is `changed`: the
+//!   candidate's greedy outputs differ from the baseline's beyond the baseline's own
+//!   variation across its server starts (docs/equivalence.md).
 //!
 //! A tripped gate is exit code 1 (docs/architecture.md, "Exit codes").
 
@@ -51,6 +54,19 @@ pub fn evaluate(report: &CompareReport, fail_on: &[FailOn]) -> GateOutcome {
                     ));
                 }
             }
+        }
+        if asked.contains(&FailOn::OutputChanged)
+            && let Some(e) = &c.equivalence
+            && e.verdict == "changed"
+        {
+            reasons.push(format!(
+                "output-changed: {pair}, {} of {} probe prompts identical (the baseline's own \
+                 starts {}), p = {:.3}",
+                (e.identical * e.prompts as f64).round(),
+                e.prompts,
+                (e.baseline_identical * e.prompts as f64).round(),
+                e.test.p
+            ));
         }
         if asked.contains(&FailOn::Suspicious) {
             let mut ids: Vec<&str> = c

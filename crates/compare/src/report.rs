@@ -92,6 +92,10 @@ pub struct Comparison {
     /// baseline run (also in the `stale-baseline` evidence). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_series: Option<crate::series::BaselineSeries>,
+    /// Output equivalence (`spec.equivalence`, docs/equivalence.md): the candidate's probe
+    /// outputs against the baseline's own repeatability. Absent when neither arm was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<crate::equivalence::EquivalenceReport>,
 }
 
 /// How one metric compares over the sweep.
@@ -306,6 +310,9 @@ pub enum FailOn {
     LikelyRegressed,
     /// Some re-baseline flag was raised (the comparison cannot be trusted yet).
     Suspicious,
+    /// The candidate's outputs changed beyond the baseline's own variation (the
+    /// equivalence verdict `changed`, docs/equivalence.md).
+    OutputChanged,
 }
 
 impl FailOn {
@@ -315,6 +322,7 @@ impl FailOn {
             FailOn::Regressed => "regressed",
             FailOn::LikelyRegressed => "likely-regressed",
             FailOn::Suspicious => "suspicious",
+            FailOn::OutputChanged => "output-changed",
         }
     }
 }

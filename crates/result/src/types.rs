@@ -118,6 +118,11 @@ pub struct RunResult {
     /// the checks existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preflight: Vec<crate::checks::BlockChecks>,
+    /// The output-equivalence probe (`spec.equivalence`): per server start and probe
+    /// concurrency, each prompt's greedy completion. Absent without the probe, and in
+    /// results from before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equivalence: Vec<crate::ProbeRecord>,
 }
 
 /// The source of an imported result (`servebench import`).

@@ -52,8 +52,10 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
         "regressed" => Ok(FailOn::Regressed),
         "likely-regressed" => Ok(FailOn::LikelyRegressed),
         "suspicious" => Ok(FailOn::Suspicious),
+        "output-changed" => Ok(FailOn::OutputChanged),
         other => Err(format!(
-            "`{other}` is not a gate: use `regressed`, `likely-regressed` or `suspicious`"
+            "`{other}` is not a gate: use `regressed`, `likely-regressed`, `suspicious` or \
+             `output-changed`"
         )),
     }
 }
@@ -121,7 +123,7 @@ fn capacity(first: &servebench_compare::LoadedResult, args: &Args) -> Result<Exi
             FailOn::LikelyRegressed => {
                 matches!(c.verdict.as_str(), "regressed" | "likely-regressed")
             }
-            FailOn::Suspicious => false,
+            FailOn::Suspicious | FailOn::OutputChanged => false,
         })
     });
     Ok(if tripped { Exit::Failed } else { Exit::Ok })

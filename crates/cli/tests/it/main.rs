@@ -6,6 +6,7 @@ mod bad_inputs;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
+mod equivalence_e2e;
 mod error_chains;
 mod fault_host;
 mod fault_kill;

@@ -368,6 +368,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         looks: Vec::new(),
         search: None,
         preflight: Vec::new(),
+        equivalence: Vec::new(),
     }
 }
 

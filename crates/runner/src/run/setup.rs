@@ -94,6 +94,7 @@ pub(super) fn open(
         looks: Vec::new(),
         search: None,
         preflight: Vec::new(),
+        equivalence: Vec::new(),
     };
     store.save(&result)?;
     Ok((result, store, Vec::new()))

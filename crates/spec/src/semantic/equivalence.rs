@@ -118,7 +118,9 @@ fn concurrency(e: &Equivalence, out: &mut Vec<Diagnostic>) {
                 at("equivalence.concurrency"),
                 format!("the two probe concurrencies are the same ({a})"),
             )
-            .with_hint(format!("give one, `[{a}]`, or two different ones, e.g. `[1, 8]`")),
+            .with_hint(format!(
+                "give one, `[{a}]`, or two different ones, e.g. `[1, 8]`"
+            )),
         );
     }
     let prompts = e.prompts.unwrap_or(DEFAULT_PROBE_PROMPTS);

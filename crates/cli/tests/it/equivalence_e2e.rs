@@ -1,0 +1,123 @@
+//! Output equivalence end to end on the simulator (docs/equivalence.md): the committed
+//! `specs/sim-equivalence.yaml`, whose candidate changes the greedy output of about 30% of
+//! prompts (`--numerics-change 0.3`), comes out `changed` in `compare --json`'s
+//! `equivalence` object and trips `--fail-on output-changed`; the same spec with the
+//! candidate's arguments made the baseline's (a `--set`) comes out `unchanged` and passes;
+//! a resumed run keeps the probes it had and probes only the blocks it measures.
+//!
+//! The simulator answers `temperature: 0` deterministically by prompt (docs/simulator.md),
+//! and which prompts `--numerics-change` changes is fixed by prompt hash, so the counts here
+//! do not depend on chance or machine load.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn sb() -> Command {
+    Command::cargo_bin("servebench").expect("binary")
+}
+
+/// Run the committed spec with `sets` into a fresh folder; its result file.
+fn run(sets: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let mut cmd = sb();
+    cmd.current_dir(dir.path())
+        .args(["run", "--quiet", "--no-bars", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .arg(repo().join("specs/sim-equivalence.yaml"));
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    cmd.assert().code(0);
+    let file = result_file(dir.path());
+    (dir, file)
+}
+
+fn result_file(dir: &Path) -> PathBuf {
+    let folder = dir.join("results/sim-equivalence");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .expect("results folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.to_string_lossy().ends_with(".requests.json")
+        })
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
+
+fn compare(result: &Path, gate: bool) -> (i32, Value) {
+    let mut cmd = sb();
+    cmd.arg("compare").arg(result).arg("--json");
+    if gate {
+        cmd.args(["--fail-on", "output-changed"]);
+    }
+    let out = cmd.output().expect("compare runs");
+    let v = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn equivalence_a_numerics_change_of_30_percent_is_changed_and_trips_the_gate() {
+    let (_dir, file) = run(&[]);
+    let result: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    let probes = result["equivalence"].as_array().expect("probes recorded");
+    // Three starts of each variant, one concurrency, 24 prompts each.
+    assert_eq!(probes.len(), 6, "{probes:?}");
+    assert!(
+        probes
+            .iter()
+            .all(|p| p["outputs"].as_array().map(Vec::len) == Some(24))
+    );
+    let (code, v) = compare(&file, true);
+    let e = &v["comparisons"][0]["equivalence"];
+    assert_eq!(e["verdict"], "changed", "{e:#}");
+    assert_eq!(
+        e["baseline_identical"], 1.0,
+        "the simulator is repeatable: {e:#}"
+    );
+    let identical = e["identical"].as_f64().expect("share");
+    assert!(
+        (0.4..0.95).contains(&identical),
+        "about 70% of prompts unchanged: {identical}"
+    );
+    assert!(e["test"]["p"].as_f64().expect("p") <= 0.05, "{e:#}");
+    assert!(
+        !e["first_divergence_candidate"]
+            .as_array()
+            .expect("positions")
+            .is_empty()
+    );
+    assert_eq!(code, 1, "--fail-on output-changed trips");
+    assert!(
+        v["gate"]["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("output-changed")),
+        "{:#}",
+        v["gate"]
+    );
+}
+
+#[test]
+fn equivalence_identical_arms_are_unchanged_and_pass_the_gate() {
+    let (_dir, file) = run(&["variants.fast_kernel.server.args=[--label, fast_kernel]"]);
+    let (code, v) = compare(&file, true);
+    let e = &v["comparisons"][0]["equivalence"];
+    assert_eq!(e["verdict"], "unchanged", "{e:#}");
+    assert_eq!(e["identical"], 1.0, "{e:#}");
+    assert_eq!(code, 0, "{:#}", v["gate"]);
+    // The text output says it in words.
+    let out = sb().arg("compare").arg(&file).output().expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("outputs unchanged at concurrency 1"),
+        "{text}"
+    );
+}
