@@ -3,7 +3,7 @@
 //! prompts (`--numerics-change 0.3`), comes out `changed` in `compare --json`'s
 //! `equivalence` object and trips `--fail-on output-changed`; the same spec with the
 //! candidate's arguments made the baseline's (a `--set`) comes out `unchanged` and passes;
-//! a resumed run keeps the probes it had and probes only the blocks it measures.
+//! `servebench report` has the section.
 //!
 //! The simulator answers `temperature: 0` deterministically by prompt (docs/simulator.md),
 //! and which prompts `--numerics-change` changes is fixed by prompt hash, so the counts here
@@ -96,6 +96,17 @@ fn equivalence_a_numerics_change_of_30_percent_is_changed_and_trips_the_gate() {
             .is_empty()
     );
     assert_eq!(code, 1, "--fail-on output-changed trips");
+    // The report has the section.
+    let out = file.with_extension("report");
+    sb().arg("report")
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("## Output equivalence"), "{md}");
+    assert!(md.contains("outputs changed"), "{md}");
     assert!(
         v["gate"]["reasons"][0]
             .as_str()
