@@ -147,7 +147,7 @@ fn labels(
     out
 }
 
-fn output_of<'a>(r: &'a ProbeRecord, prompt: usize) -> Option<&'a ProbeOutput> {
+fn output_of(r: &ProbeRecord, prompt: usize) -> Option<&ProbeOutput> {
     r.outputs
         .iter()
         .find(|o| o.prompt == prompt && o.error.is_none())

@@ -28,8 +28,9 @@ pub struct Equivalence {
     pub prompts_file: Option<String>,
     /// A JSONL file of prompts with reference answers, one `{"prompt": "…", "answer": "…"}`
     /// (the answer must appear in the completion) or `{"prompt": "…", "regex": "…"}` a line:
-    /// the probe sends these prompts, and `compare` adds each variant's accuracy with a
-    /// paired test (McNemar). Not with `prompts_file`.
+    /// meant for each variant's accuracy with a paired test (McNemar). Not measured by this
+    /// version: `validate` refuses it (docs/equivalence.md, "Not yet"); give the prompts as
+    /// `prompts_file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// The concurrencies the prompts are sent at, in order: the first is the one variants

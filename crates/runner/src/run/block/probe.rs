@@ -336,8 +336,8 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
         .and_then(Value::as_array)
         .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>());
     let (mut logprobs, mut tokens) = (None, None);
-    match choice.get("logprobs") {
-        Some(Value::Object(lp)) => {
+    if let Some(Value::Object(lp)) = choice.get("logprobs") {
+        {
             if let Some(content) = lp.get("content").and_then(Value::as_array) {
                 // The chat form (and llama.cpp's on both APIs): one entry per token.
                 logprobs = content
@@ -366,7 +366,6 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
                     .and_then(|a| a.iter().map(|t| t.as_str().map(str::to_owned)).collect());
             }
         }
-        _ => {}
     }
     let error = text
         .is_none()
