@@ -3,7 +3,8 @@
 //! prompts (`--numerics-change 0.3`), comes out `changed` in `compare --json`'s
 //! `equivalence` object and trips `--fail-on output-changed`; the same spec with the
 //! candidate's arguments made the baseline's (a `--set`) comes out `unchanged` and passes;
-//! `servebench report` has the section.
+//! `servebench report` has the section; a resumed run keeps the probes it has and probes only
+//! a block that has none.
 //!
 //! The simulator answers `temperature: 0` deterministically by prompt (docs/simulator.md),
 //! and which prompts `--numerics-change` changes is fixed by prompt hash, so the counts here
@@ -131,4 +132,45 @@ fn equivalence_identical_arms_are_unchanged_and_pass_the_gate() {
         text.contains("outputs unchanged at concurrency 1"),
         "{text}"
     );
+}
+
+#[test]
+fn equivalence_a_resumed_run_keeps_its_probes_and_probes_only_what_it_lacks() {
+    let (dir, file) = run(&["variants.fast_kernel.server.args=[--label, fast_kernel]"]);
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    let before = v["equivalence"].clone();
+    // As if the run had stopped during the last two blocks: block 4 probed (its trial not
+    // measured), block 5 not yet probed.
+    v["trials"]
+        .as_array_mut()
+        .expect("trials")
+        .retain(|t| t["block"].as_u64() < Some(4));
+    v["equivalence"]
+        .as_array_mut()
+        .expect("probes")
+        .retain(|p| p["block"].as_u64() != Some(5));
+    v["status"] = Value::from("interrupted");
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).expect("json")).expect("write");
+    sb().current_dir(dir.path())
+        .args(["run", "--quiet", "--no-bars", "--resume"])
+        .arg(&file)
+        .assert()
+        .code(0);
+    let after: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    let probes = after["equivalence"].as_array().expect("probes");
+    assert_eq!(probes.len(), 6, "{probes:#?}");
+    let of = |list: &Value, block: u64| {
+        list.as_array()
+            .expect("probes")
+            .iter()
+            .filter(|p| p["block"].as_u64() == Some(block))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // Blocks 0–4 keep the probe they had; block 5 was probed once, now.
+    for b in 0..5 {
+        assert_eq!(of(&after["equivalence"], b), of(&before, b), "block {b}");
+    }
+    assert_eq!(of(&after["equivalence"], 5).len(), 1);
+    assert_eq!(after["trials"].as_array().map(Vec::len), Some(6));
 }

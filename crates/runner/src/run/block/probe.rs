@@ -337,34 +337,32 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
         .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>());
     let (mut logprobs, mut tokens) = (None, None);
     if let Some(Value::Object(lp)) = choice.get("logprobs") {
-        {
-            if let Some(content) = lp.get("content").and_then(Value::as_array) {
-                // The chat form (and llama.cpp's on both APIs): one entry per token.
-                logprobs = content
+        if let Some(content) = lp.get("content").and_then(Value::as_array) {
+            // The chat form (and llama.cpp's on both APIs): one entry per token.
+            logprobs = content
+                .iter()
+                .map(|e| e.get("logprob").and_then(Value::as_f64))
+                .collect();
+            tokens = content
+                .iter()
+                .map(|e| e.get("token").and_then(Value::as_str).map(str::to_owned))
+                .collect();
+            if token_ids.is_none() {
+                token_ids = content
                     .iter()
-                    .map(|e| e.get("logprob").and_then(Value::as_f64))
+                    .map(|e| e.get("id").and_then(Value::as_u64))
                     .collect();
-                tokens = content
-                    .iter()
-                    .map(|e| e.get("token").and_then(Value::as_str).map(str::to_owned))
-                    .collect();
-                if token_ids.is_none() {
-                    token_ids = content
-                        .iter()
-                        .map(|e| e.get("id").and_then(Value::as_u64))
-                        .collect();
-                }
-            } else {
-                // The legacy completions form.
-                logprobs = lp
-                    .get("token_logprobs")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().map(Value::as_f64).collect());
-                tokens = lp
-                    .get("tokens")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().map(|t| t.as_str().map(str::to_owned)).collect());
             }
+        } else {
+            // The legacy completions form.
+            logprobs = lp
+                .get("token_logprobs")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().map(Value::as_f64).collect());
+            tokens = lp
+                .get("tokens")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().map(|t| t.as_str().map(str::to_owned)).collect());
         }
     }
     let error = text
