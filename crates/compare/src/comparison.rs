@@ -264,6 +264,13 @@ pub(crate) fn comparison(
         }
     }
     let findings = words::findings(&metric_reports);
+    let equivalence = crate::equivalence::equivalence(
+        &base.result,
+        &base_v.name,
+        &cand.result,
+        &cand_v.name,
+        alpha,
+    );
     Ok(Comparison {
         mode: if same_run {
             Mode::WithinRun
@@ -280,6 +287,7 @@ pub(crate) fn comparison(
         metrics: metric_reports,
         flags,
         baseline_series,
+        equivalence,
     })
 }
 

@@ -15,6 +15,9 @@
 //! * `inconclusive` trips on an *inconclusive* cell or one that could not be compared.
 //! * `suspicious` trips on a re-baseline flag that threatens a gated cell or the whole
 //!   comparison (across runs that is always so: `stale-baseline`).
+//! * `output-changed` trips when a comparison's output-equivalence verdict is `changed`: the
+//!   candidate's greedy outputs differ from the baseline's beyond the baseline's own
+//!   variation across its server starts (docs/equivalence.md). It reads no cell.
 //!
 //! Every condition reads the cells as the table shows them: the same verdicts (corrected
 //! for many tests when `compare.multiplicity` is `holm`) and the same intervals. The
@@ -393,7 +396,10 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                         format!("{} ({})", row.label, row.verdict.as_str()),
                     );
                 }
-                if asked.iter().any(|f| *f != FailOn::Suspicious) {
+                if asked
+                    .iter()
+                    .any(|f| !matches!(f, FailOn::Suspicious | FailOn::OutputChanged))
+                {
                     cells.push(GatedCell {
                         candidate: c.candidate.variant.clone(),
                         metric: m.metric.clone(),
@@ -415,6 +421,19 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                     list.join("; ")
                 ));
             }
+        }
+        if has(FailOn::OutputChanged)
+            && let Some(e) = &c.equivalence
+            && e.verdict == "changed"
+        {
+            reasons.push(format!(
+                "output-changed: {pair}, {} of {} probe prompts identical (the baseline's own \
+                 starts {}), p = {:.3}",
+                (e.identical * e.prompts as f64).round(),
+                e.prompts,
+                (e.baseline_identical * e.prompts as f64).round(),
+                e.test.p
+            ));
         }
         if has(FailOn::Suspicious) {
             let mut ids: Vec<&str> = c

@@ -38,6 +38,7 @@
 mod analyze;
 pub mod capacity;
 mod comparison;
+pub mod equivalence;
 mod error;
 mod evidence;
 pub mod fingerprint;

@@ -247,6 +247,11 @@ pub fn render(report: &CompareReport) -> String {
         for n in &c.notes {
             let _ = writeln!(out, "  note: {n}");
         }
+        if let Some(e) = &c.equivalence {
+            for l in crate::equivalence::lines(e) {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
         for m in &c.metrics {
             metric_table(&mut out, m, level);
         }

@@ -93,6 +93,10 @@ pub struct Comparison {
     /// baseline run (also in the `stale-baseline` evidence). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_series: Option<crate::series::BaselineSeries>,
+    /// Output equivalence (`spec.equivalence`, docs/equivalence.md): the candidate's probe
+    /// outputs against the baseline's own repeatability. Absent when neither arm was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<crate::equivalence::EquivalenceReport>,
 }
 
 /// How one metric compares over the sweep.
@@ -320,17 +324,21 @@ pub enum FailOn {
     Inconclusive,
     /// Some re-baseline flag threatens a gated cell or the whole comparison.
     Suspicious,
+    /// The candidate's outputs changed beyond the baseline's own variation (the
+    /// equivalence verdict `changed`, docs/equivalence.md).
+    OutputChanged,
 }
 
 impl FailOn {
     /// Every condition, in the order the help lists them.
-    pub const ALL: [FailOn; 6] = [
+    pub const ALL: [FailOn; 7] = [
         FailOn::NotShownNonInferior,
         FailOn::NotShownSuperior,
         FailOn::Regressed,
         FailOn::LikelyRegressed,
         FailOn::Inconclusive,
         FailOn::Suspicious,
+        FailOn::OutputChanged,
     ];
 
     /// The kebab-case name.
@@ -342,6 +350,7 @@ impl FailOn {
             FailOn::LikelyRegressed => "likely-regressed",
             FailOn::Inconclusive => "inconclusive",
             FailOn::Suspicious => "suspicious",
+            FailOn::OutputChanged => "output-changed",
         }
     }
 
@@ -360,6 +369,7 @@ impl FailOn {
             G::LikelyRegressed => FailOn::LikelyRegressed,
             G::Inconclusive => FailOn::Inconclusive,
             G::Suspicious => FailOn::Suspicious,
+            G::OutputChanged => FailOn::OutputChanged,
         }
     }
 }

@@ -326,6 +326,7 @@ pub fn document(report: &Report) -> Document {
     let mut blocks = intro(report);
     blocks.extend(describe::blocks(report));
     blocks.extend(verdicts::verdict_blocks(report));
+    blocks.extend(super::equivalence::blocks(report));
     blocks.extend(figures(report));
     blocks.extend(verdicts::flag_blocks(report));
     blocks.extend(trials(report));

@@ -25,6 +25,7 @@ pub mod content;
 pub mod csv;
 pub mod describe;
 pub mod doc;
+mod equivalence;
 mod error;
 pub mod findings;
 pub mod history;

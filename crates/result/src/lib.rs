@@ -32,6 +32,7 @@ pub mod checks;
 pub mod import;
 mod looks;
 pub mod metrics;
+mod probe;
 pub mod record;
 mod search;
 pub mod server;
@@ -43,6 +44,7 @@ mod types;
 pub use looks::{
     CellLook, LookRecord, MetricLook, StopReason, cell_is_open, cell_looks, cell_stop_reason,
 };
+pub use probe::{ProbeOutput, ProbeRecord, first_difference};
 pub use search::{
     CapacityLook, RatioLook, SearchBlock, SearchLog, SearchLook, SearchOutcome, SearchStep,
 };

@@ -122,6 +122,11 @@ pub struct RunResult {
     /// (`spec.model_facts`, a `config.json` read when the run began).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_facts: Option<servebench_spec::model_facts::ResolvedModelFacts>,
+    /// The output-equivalence probe (`spec.equivalence`): per server start and probe
+    /// concurrency, each prompt's greedy completion. Absent without the probe, and in
+    /// results from before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equivalence: Vec<crate::ProbeRecord>,
 }
 
 /// The source of an imported result (`servebench import`).

@@ -32,6 +32,11 @@ pub const MAX_SEARCH_ROUNDS: u32 = 100;
 /// Turns of one conversation (`multi_turn.turns`).
 pub const MAX_TURNS: u32 = 10_000;
 
+/// Prompts of the output-equivalence probe (`equivalence.prompts`, or the lines of its
+/// file): each is sent at every server start and probe concurrency, and its completion is
+/// kept in the result file.
+pub const MAX_PROBE_PROMPTS: u32 = 10_000;
+
 /// Trace time one replay may span, from its first request to its last: 31 days. A timestamp
 /// further from the first is refused with its line (a unit mistake, `1e300`), so that no
 /// replay waits for ever.

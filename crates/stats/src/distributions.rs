@@ -85,6 +85,13 @@ pub fn chi2_sf(x: f64, k: f64) -> Result<f64, StatsError> {
     Ok(dist.sf(x))
 }
 
+/// The `p`-quantile of the standard normal (`z_p`: 1.959964 at 0.975). Method: statrs'
+/// inverse complementary error function. Reference: scipy `stats.norm.ppf`.
+pub fn normal_quantile(p: f64) -> Result<f64, StatsError> {
+    check_probability("p", p)?;
+    Ok(Normal::standard().inverse_cdf(p))
+}
+
 /// `P(X ≤ k)` for `X ~ Binomial(n, p)`, via the regularized incomplete beta (statrs).
 /// Reference: A&S 26.5.24.
 pub fn binomial_cdf(k: u64, n: u64, p: f64) -> Result<f64, StatsError> {

@@ -73,6 +73,18 @@
 //! - Building blocks: [`sequential::boundaries`], [`sequential::exit_probabilities`],
 //!   [`sequential::repeated_ci`], [`sequential::nominal_alpha`], [`sequential::t_boundary`].
 //!
+//! **Output equivalence** ([`outputs`]: prompts are the units)
+//! - [`outputs::divergence`]`(&[PromptStarts], alpha, margin) -> Result<Divergence>` — the
+//!   share of differing outputs between a baseline's own server starts and between baseline
+//!   and candidate, the permutation test of "the candidate diverges more", Newcombe's interval
+//!   on the difference of the shares, the verdict (unchanged, changed, inconclusive) and the
+//!   prompts that would settle an inconclusive one.
+//! - [`outputs::accuracy::paired_accuracy`]`(&[(bool, bool)], alpha, margin)` — accuracy
+//!   against reference answers: McNemar's exact test, Newcombe's interval on the difference.
+//! - Building blocks: [`outputs::interval::wilson`], [`outputs::interval::paired_difference`],
+//!   [`outputs::divergence_permutation`], [`outputs::accuracy::mcnemar_exact`],
+//!   [`distributions::normal_quantile`].
+//!
 //! **Flags** ([`flags`])
 //! - Fill one [`flags::PointComparison::new`]`(label, level, ArmEvidence, ArmEvidence,
 //!   &MetricSettings, alpha)` per sweep point (trial values in run order, optional history
@@ -105,6 +117,7 @@ pub mod holm;
 pub mod interval;
 pub mod mann_whitney;
 pub mod order_stat;
+pub mod outputs;
 pub mod percentile;
 pub mod power;
 pub mod rank;

@@ -8,6 +8,7 @@ mod compare_across;
 mod compare_e2e;
 mod compare_faults;
 mod engines_e2e;
+mod equivalence_e2e;
 mod error_chains;
 mod fault_host;
 mod fault_kill;

@@ -151,6 +151,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             provenance: Provenance::default(),
             telemetry: None,
             model_facts: None,
+            equivalence: None,
         },
     }
 }
@@ -372,6 +373,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         search: None,
         preflight: Vec::new(),
         model_facts: None,
+        equivalence: Vec::new(),
     }
 }
 

@@ -95,6 +95,7 @@ pub(super) fn open(
         search: None,
         preflight: Vec::new(),
         model_facts: model_facts(&spec.file, spec_dir)?,
+        equivalence: Vec::new(),
     };
     store.save(&result)?;
     Ok((result, store, Vec::new()))

@@ -183,6 +183,58 @@ pub struct StreamFacts {
     pub usage: StreamUsage,
 }
 
+/// How an engine is asked for a completion's log-probabilities on one API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogprobsAsk {
+    /// Not to be asked: the engine ignores or refuses the fields there.
+    None,
+    /// `"logprobs": K`, K the number of top tokens (the legacy completions form; llama.cpp's
+    /// alias of `n_probs`).
+    Count,
+    /// `"logprobs": true, "top_logprobs": K` (the chat form).
+    Flag,
+}
+
+/// A request field that makes a non-streamed response carry the completion's token ids, and
+/// the field of `choices[0]` they come back in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenIds {
+    /// The request field, sent as `true`.
+    pub request: &'static str,
+    /// The field of `choices[0]` holding the ids.
+    pub response: &'static str,
+}
+
+/// What the output-equivalence probe may ask on one API (docs/equivalence.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputApi {
+    /// How log-probabilities are asked.
+    pub logprobs: LogprobsAsk,
+    /// The most top tokens per position it returns (0: only the chosen token's).
+    pub top_max: u32,
+    /// Token ids in their own field, where the engine has one (llama.cpp's come in each
+    /// log-probability entry's `id` instead).
+    pub token_ids: Option<TokenIds>,
+}
+
+/// How an engine returns a greedy completion's tokens, per API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputFacts {
+    /// Takes a `seed` request field.
+    pub seed: bool,
+    /// `/v1/completions`.
+    pub completions: OutputApi,
+    /// `/v1/chat/completions`.
+    pub chat: OutputApi,
+}
+
+impl OutputFacts {
+    /// The facts of `chat` or completions.
+    pub fn api(&self, chat: bool) -> &OutputApi {
+        if chat { &self.chat } else { &self.completions }
+    }
+}
+
 /// Everything servebench knows of one engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
@@ -217,6 +269,9 @@ pub struct Profile {
     pub reports_cached_tokens: bool,
     /// Stream quirks.
     pub stream: StreamFacts,
+    /// How a completion's token ids and log-probabilities are asked (the
+    /// output-equivalence probe).
+    pub outputs: OutputFacts,
 }
 
 impl Profile {

@@ -3,8 +3,9 @@
 //! in step).
 
 use super::{
-    ArgSource, Engine, Field, LimitSource, MetricsFacts, Profile, RequestFacts, StreamFacts,
-    StreamUsage, TokenizeBody, TokenizeFacts, UnknownFields, VersionSource,
+    ArgSource, Engine, Field, LimitSource, LogprobsAsk, MetricsFacts, OutputApi, OutputFacts,
+    Profile, RequestFacts, StreamFacts, StreamUsage, TokenIds, TokenizeBody, TokenizeFacts,
+    UnknownFields, VersionSource,
 };
 
 /// The profile of `engine`; `auto` has none (it is resolved by detection first).
@@ -97,6 +98,30 @@ static SGLANG: Profile = Profile {
         reasoning_fields: &["reasoning_content"],
         usage: StreamUsage::WhenAsked,
     },
+    // SGLang 0.5.23 entrypoints/openai/protocol.py: completions `logprobs: int` (:377),
+    // `return_token_ids` (:394) → `choices[].token_ids` (serving_completions.py:622); chat
+    // `logprobs: bool`, `top_logprobs` (:926-927), `return_token_ids` (:963) →
+    // `choices[].response_token_ids` (serving_chat.py:2981-3015, non-streamed only :1315);
+    // `seed` (:381, :941).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "response_token_ids",
+            }),
+        },
+    },
 };
 
 /// vLLM 0.33.0: entrypoints/openai/completion/protocol.py:85-86 (`ignore_eos`, `min_tokens`),
@@ -150,6 +175,29 @@ static VLLM: Profile = Profile {
         may_hold_back_text: false,
         reasoning_fields: &["reasoning"],
         usage: StreamUsage::WhenAsked,
+    },
+    // vLLM 0.33.0: completions `logprobs: int` (completion/protocol.py:63), chat `logprobs`,
+    // `top_logprobs` (chat_completion/protocol.py:242-243), at most `--max-logprobs` (20 by
+    // default, config/model.py:286); `return_token_ids` (completion/protocol.py:172,
+    // chat_completion/protocol.py:436) → `choices[].token_ids` (:686, :128); `seed` (:67, :253).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
     },
 };
 
@@ -205,6 +253,24 @@ static LLAMACPP: Profile = Profile {
         reasoning_fields: &["reasoning_content"],
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
     },
+    // llama.cpp (llama-cpp-python 0.3.36): `logprobs` is an alias of `n_probs`
+    // (server-schema.cpp:179-180), chat `logprobs: true` + `top_logprobs` (default 20,
+    // server-common.cpp:1429-1438); both answer `choices[0].logprobs.content[{id, token,
+    // bytes, logprob, top_logprobs}]` (server-task.cpp:282-300, 376-381, 434-436): the ids come
+    // in the entries; `seed` (server-schema.cpp:176).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: None,
+        },
+    },
 };
 
 /// TensorRT-LLM's `trtllm-serve`, read in NVIDIA/TensorRT-LLM: tensorrt_llm/serve/
@@ -258,6 +324,23 @@ static TRTLLM: Profile = Profile {
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content", "reasoning"],
         usage: StreamUsage::WhenAsked,
+    },
+    // TensorRT-LLM openai_protocol.py @54cf7be: completions refuse `logprobs` ("logprobs is
+    // not supported", CompletionRequest.check_logprobs); chat takes `logprobs: true`, and
+    // `top_logprobs` only on the PyTorch backend or with `gather_generation_logits`
+    // (ChatCompletionRequest.to_sampling_params): the chosen token's only; `seed` on both.
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 0,
+            token_ids: None,
+        },
     },
 };
 
@@ -313,6 +396,23 @@ static TGI: Profile = Profile {
         reasoning_fields: &[],
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
     },
+    // TGI db931fcf router/src/lib.rs: chat `logprobs`, `top_logprobs` (:857-863) answered
+    // `{content: [{token, logprob, top_logprobs}]}` (:607-677), at most `--max-top-n-tokens`
+    // (5 by default, launcher/src/main.rs:670); completions send `logprobs: None`
+    // (server.rs:860, 876); `seed` on both (:523).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 5,
+            token_ids: None,
+        },
+    },
 };
 
 /// transformers serve, 5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py
@@ -353,6 +453,23 @@ static TRANSFORMERS: Profile = Profile {
         may_hold_back_text: true,
         reasoning_fields: &["reasoning_content"],
         usage: StreamUsage::Always,
+    },
+    // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,
+    // accepted and ignored (chat_completion.py:70-90, completion.py:53-61): outputs are
+    // compared as text; `seed` is a field of both request types (:65, :47) and seeds torch
+    // (utils.py:1259-1260).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
     },
 };
 
@@ -423,5 +540,20 @@ pub static GENERIC: Profile = Profile {
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content", "reasoning"],
         usage: StreamUsage::WhenAsked,
+    },
+    // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to
+    // 20, `seed`; no token ids. The simulator answers in the shapes of docs/simulator.md.
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 5,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: None,
+        },
     },
 };

@@ -4,6 +4,7 @@ mod bounds;
 mod datasets;
 mod engine;
 mod gate;
+mod equivalence;
 mod launcher;
 pub(crate) mod refs;
 mod search;
@@ -29,6 +30,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     bounds::check(spec, &mut out);
     gate::check(spec, &mut out);
     telemetry::check(spec, &mut out);
+    equivalence::check(spec, &mut out);
     out
 }
 

@@ -335,6 +335,10 @@ pub enum GateCondition {
     Inconclusive,
     /// A re-baseline flag on a gated cell or on the whole comparison.
     Suspicious,
+    /// The candidate's outputs changed beyond the baseline's own variation (the
+    /// output-equivalence verdict `changed`, docs/equivalence.md).
+    #[serde(alias = "output_changed")]
+    OutputChanged,
 }
 
 fn default_metrics() -> Vec<String> {

@@ -3,6 +3,7 @@
 //! Every struct denies unknown keys; every default is written here once and documented in
 //! `docs/spec.md` (a test keeps the two in step).
 
+mod equivalence;
 mod experiment;
 mod launcher;
 mod search;
@@ -11,6 +12,7 @@ mod target;
 mod telemetry;
 mod workload;
 
+pub use equivalence::*;
 pub use experiment::*;
 pub use launcher::*;
 pub use search::*;
@@ -121,6 +123,11 @@ pub struct ExperimentSpec {
     /// against (docs/gpu.md, "The physical limit"). Not in the spec hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_facts: Option<ModelFacts>,
+    /// The output-equivalence probe: at each server start, a fixed set of prompts sent
+    /// greedily, so that `compare` can say whether a variant still computes what the
+    /// baseline computes (docs/equivalence.md). Off unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<Equivalence>,
 }
 
 /// Recorded context of a run: e.g. `pip show sglang`, the model weights' hashes.

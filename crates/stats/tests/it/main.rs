@@ -9,6 +9,7 @@ mod flags_rules;
 mod flags_sweep;
 mod flags_trials;
 mod properties;
+mod reference_outputs;
 mod reference_vectors;
 mod sequential;
 mod sequential_verdicts;

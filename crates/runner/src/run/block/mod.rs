@@ -4,6 +4,7 @@
 mod launch;
 mod measure;
 mod preflight;
+mod probe;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,6 +43,9 @@ pub(super) struct BlockContext<'a> {
     /// What the open block's requests carry and where its prompts are counted, by its
     /// engine's profile (`preflight`).
     block_plan: Option<BlockPlan>,
+    /// The open block's engine profile (`preflight`): how the equivalence probe asks for
+    /// token ids and log-probabilities.
+    profile: Option<&'static servebench_spec::engine::Profile>,
     /// Lines said once per run (the engine, what it cannot do).
     said: BTreeSet<String>,
     /// GPU samples and server scrapes during trials, the decode ceiling (`spec.telemetry`,
@@ -87,6 +91,7 @@ impl<'a> BlockContext<'a> {
             refused: BTreeMap::new(),
             limit: None,
             block_plan: None,
+            profile: None,
             said: BTreeSet::new(),
             telemetry: None,
         })
@@ -161,6 +166,10 @@ impl<'a> BlockContext<'a> {
             Err(Opening::Cancelled) => return Ok(()),
             Err(Opening::Failed(reason)) => return self.fail_all(&todo, block, result, &reason),
         };
+        let profile = self.profile.unwrap_or(&servebench_spec::engine::GENERIC);
+        if let Err(e) = self.probe(block, &target, profile, result, ui).await {
+            return Err(self.stop_after_error(running, block, result, ui, e).await);
+        }
         let cooldown = self.spec.spec.trials.cooldown.get();
         sleep_unless_cancelled(cooldown, self).await;
         let tok = self.tokenizer_spec();
@@ -368,6 +377,7 @@ impl<'a> BlockContext<'a> {
             ca_file: self.ca_file(),
         };
         self.block_plan = None;
+        self.profile = None;
         self.limit = None;
         if let Err(reason) = self
             .preflight(block, variant, &target, resolved, result, ui)

@@ -66,6 +66,7 @@ impl BlockContext<'_> {
         });
         let _ = self.store.save(result);
         self.block_plan = Some(plan);
+        self.profile = Some(resolved.profile);
         if blocking.is_empty() {
             Ok(())
         } else {
