@@ -24,7 +24,9 @@
 //! * [`SearchLog`]: a capacity search's steps and looks (`spec.search`).
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
+//! * [`estimate`]: how long a plan will take, from its workload and its last result.
 
+pub mod estimate;
 pub mod import;
 mod looks;
 pub mod metrics;

@@ -13,6 +13,7 @@ mod history_cli;
 mod https_e2e;
 mod import_e2e;
 mod llamacpp_e2e;
+mod plan_estimate;
 mod published_results;
 mod report_cli;
 mod rerun_e2e;
