@@ -49,6 +49,8 @@ enum Command {
     Submit(cmd::submit::Args),
     /// Read an SGLang or vLLM benchmark result file as a servebench result (one trial).
     Import(cmd::import::Args),
+    /// Turn an SGLang or vLLM benchmark command line into a spec (on stdout).
+    From(cmd::from::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -94,6 +96,7 @@ fn main() {
         Command::Rerun(a) => cmd::rerun::run_cmd(a),
         Command::Submit(a) => cmd::submit::run(a),
         Command::Import(a) => cmd::import::run(a),
+        Command::From(a) => cmd::from::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

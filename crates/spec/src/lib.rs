@@ -6,7 +6,8 @@
 //!
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
-//! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure.
+//! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure;
+//! [`peer`] turns SGLang's and vLLM's benchmark command lines into specs.
 
 pub mod diagnostics;
 pub mod duration;
@@ -14,6 +15,7 @@ pub mod hash;
 pub mod load;
 pub mod metrics;
 pub mod overrides;
+pub mod peer;
 pub mod plan;
 pub mod position;
 pub mod rate;

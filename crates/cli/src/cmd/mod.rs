@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod compare;
+pub(crate) mod from;
 pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod plan;

@@ -9,6 +9,7 @@ mod error_chains;
 mod fault_host;
 mod fault_matrix;
 mod fault_wire;
+mod from_peer;
 mod history_cli;
 mod https_e2e;
 mod import_e2e;
