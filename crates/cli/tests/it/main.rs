@@ -13,6 +13,7 @@ mod from_peer;
 mod history_cli;
 mod https_e2e;
 mod import_e2e;
+mod import_trials;
 mod llamacpp_e2e;
 mod plan_estimate;
 mod published_results;

@@ -13,6 +13,7 @@ pub mod build;
 mod fields;
 pub mod lenient;
 pub mod sglang;
+pub mod trials;
 pub mod vllm;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ use servebench_spec::{ApiKind, DatasetKind, Rate, TokenCount};
 use crate::RunResult;
 
 pub use build::build_result;
+pub use trials::pool_as_trials;
 
 /// The tools whose files are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
