@@ -27,4 +27,5 @@ mod sequential_e2e;
 mod slurm_e2e;
 mod slurm_submit_e2e;
 mod spec_commands;
+mod summary_e2e;
 mod workloads_e2e;
