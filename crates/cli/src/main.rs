@@ -37,6 +37,10 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Run a spec: start servers, verify variants, measure trials, write the result file.
     Run(cmd::run::Args),
+    /// Check a running endpoint before a run: its engine and version, and every guarantee a
+    /// spec relies on (streaming, usage, output lengths, tokenizer, context limit, verify
+    /// rules, metrics), with what to set.
+    Probe(cmd::probe::Args),
     /// Compare variants with confidence intervals, verdicts and re-baseline flags.
     Compare(cmd::compare::Args),
     /// Write a report folder: Markdown, one self-contained HTML file, SVG plots, trials CSV.
@@ -66,6 +70,26 @@ fn die_quietly_on_closed_pipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
+/// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) must fail a write with EFBIG, which the
+/// result store handles (rescue files, the error naming them, servers stopped), instead of
+/// killing servebench with SIGXFSZ, which would lose the trial being written and orphan its
+/// server. A caught signal (unlike an ignored one) is reset to its default in the programs
+/// servebench starts, so a launched server behaves as it would outside servebench. Not for
+/// `sim`, which is such a server.
+#[allow(unsafe_code)]
+fn survive_file_size_limits() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    extern "C" fn on_xfsz(_: nix::libc::c_int) {}
+    let action = SigAction::new(
+        SigHandler::Handler(on_xfsz),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    // SAFETY: the handler does nothing (async-signal-safe); installed at the start of main
+    // before any other thread exists.
+    let _ = unsafe { sigaction(Signal::SIGXFSZ, &action) };
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -85,11 +109,15 @@ fn main() {
     ) {
         die_quietly_on_closed_pipe();
     }
+    if !matches!(cli.command, Command::Sim(_)) {
+        survive_file_size_limits();
+    }
     let result = match cli.command {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Schema(a) => cmd::schema::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Run(a) => cmd::run::run_cmd(a),
+        Command::Probe(a) => cmd::probe::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::History(a) => cmd::history::run(a),

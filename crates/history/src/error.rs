@@ -14,6 +14,17 @@ pub enum HistoryError {
         /// The path as given.
         path: PathBuf,
     },
+    /// A path or git range that holds no readable result: a typo must not pass a gate.
+    #[error(
+        "{place} holds no servebench result: {why}. Give result files, folders of them, or \
+         --git RANGE PATH with the path as the repository names it"
+    )]
+    NoRuns {
+        /// The path, or the git range and path, as given.
+        place: String,
+        /// Why nothing was read.
+        why: String,
+    },
     /// A folder could not be listed.
     #[error("cannot list {}", path.display())]
     Read {

@@ -148,6 +148,27 @@ pub fn read_git(dir: &Path, range: &str, paths: &[PathBuf]) -> Result<Loaded, Hi
                 .or_insert((oid, c.clone()));
         }
     }
+    // A path that holds no file in the range (a typo) must not read as an empty history.
+    let prefix = lines(&git(dir, &["rev-parse".into(), "--show-prefix".into()])?)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    for p in &specs {
+        let full = format!("{prefix}{}", p.trim_start_matches("./"))
+            .trim_end_matches('/')
+            .to_owned();
+        let held = files.keys().any(|f| {
+            full.is_empty() || full == "." || f == &full || f.starts_with(&format!("{full}/"))
+        });
+        if !held {
+            return Err(HistoryError::NoRuns {
+                place: format!("git {range} {p}"),
+                why: "no commit of the range holds a `.json` file under that path (paths are \
+                      relative to the current folder)"
+                    .into(),
+            });
+        }
+    }
     let oids: Vec<String> = files.values().map(|(o, _)| o.clone()).collect();
     let contents = blobs(dir, &oids)?;
     let mut out = Loaded::default();
@@ -165,6 +186,12 @@ pub fn read_git(dir: &Path, range: &str, paths: &[PathBuf]) -> Result<Loaded, Hi
                 reason: format!("git could not read blob {oid}"),
             }),
         }
+    }
+    if out.runs.is_empty() {
+        return Err(HistoryError::NoRuns {
+            place: format!("git {range} {}", specs.join(" ")),
+            why: crate::load::nothing_read(out.skipped.len(), &out.skipped),
+        });
     }
     Ok(finish(out))
 }

@@ -139,10 +139,12 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), HistoryError> {
 }
 
 /// Read result files and folders (searched recursively for `*.json`). A path that does not
-/// exist is an error; a file that is not a readable result is skipped with a note.
+/// exist, or holds no readable result (an empty folder, only skipped files), is an error; a
+/// file that is not a readable result is skipped with a note.
 pub fn read_paths(paths: &[PathBuf]) -> Result<Loaded, HistoryError> {
-    let mut files = Vec::new();
+    let mut out = Loaded::default();
     for p in paths {
+        let mut files = Vec::new();
         if p.is_dir() {
             json_files(p, &mut files)?;
         } else if p.exists() {
@@ -150,25 +152,52 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Loaded, HistoryError> {
         } else {
             return Err(HistoryError::NoSuchPath { path: p.clone() });
         }
-    }
-    let mut out = Loaded::default();
-    for f in files {
-        let name = f.display().to_string();
-        match std::fs::read(&f) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => add(&mut out, name, &text, None),
-                Err(_) => out.skipped.push(Skipped {
-                    file: name,
-                    reason: "not UTF-8 text".into(),
-                }),
-            },
-            Err(e) => out.skipped.push(Skipped {
-                file: name,
-                reason: format!("unreadable: {e}"),
-            }),
+        let (runs, skipped) = (out.runs.len(), out.skipped.len());
+        for f in &files {
+            read_one(&mut out, f);
+        }
+        if out.runs.len() == runs {
+            return Err(HistoryError::NoRuns {
+                place: p.display().to_string(),
+                why: nothing_read(files.len(), &out.skipped[skipped..]),
+            });
         }
     }
     Ok(finish(out))
+}
+
+fn read_one(out: &mut Loaded, f: &Path) {
+    let name = f.display().to_string();
+    match std::fs::read(f) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => add(out, name, &text, None),
+            Err(_) => out.skipped.push(Skipped {
+                file: name,
+                reason: "not UTF-8 text".into(),
+            }),
+        },
+        Err(e) => out.skipped.push(Skipped {
+            file: name,
+            reason: format!("unreadable: {e}"),
+        }),
+    }
+}
+
+/// Why a source gave no run: no `.json` file at all, or each file's reason.
+pub(crate) fn nothing_read(files: usize, skipped: &[Skipped]) -> String {
+    if files == 0 {
+        return "it holds no `.json` file".into();
+    }
+    let shown: Vec<String> = skipped
+        .iter()
+        .take(3)
+        .map(|s| format!("{}: {}", s.file, s.reason))
+        .collect();
+    format!(
+        "none of its {files} `.json` file(s) is a readable result ({}{})",
+        shown.join("; "),
+        if skipped.len() > 3 { "; …" } else { "" }
+    )
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 //! * [`estimate`]: how long a plan will take, from its workload and its last result.
 
+pub mod checks;
 pub mod estimate;
 pub mod import;
 mod looks;

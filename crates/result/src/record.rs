@@ -114,7 +114,7 @@ impl<'de> Deserialize<'de> for ErrorKind {
 /// and its latencies are measured, but a number derived from it may not mean what it seems
 /// (request records from version 2 carry them, `RequestLine::flags`; trial summaries count
 /// them, `TrialSummary::flags`). Serialised as `no_usage`, `short_output`, `long_output`,
-/// `input_length_mismatch`.
+/// `input_length_mismatch`, `content_held_back`.
 #[derive(
     Debug,
     Clone,
@@ -139,15 +139,21 @@ pub enum RequestFlag {
     LongOutput,
     /// The server's `usage.prompt_tokens` differs from the prompt's exact expected count.
     InputLengthMismatch,
+    /// The stream carried no content chunk, but its `usage` counted output tokens (a
+    /// streaming detokenizer holding back incomplete bytes, seen with transformers serve):
+    /// the request counts as completed, its tokens arrive with the final chunk; TTFT is that
+    /// chunk's arrival, TPOT and ITL are not defined (docs/metrics.md).
+    ContentHeldBack,
 }
 
 impl RequestFlag {
     /// Every flag, in order.
-    pub const ALL: [RequestFlag; 4] = [
+    pub const ALL: [RequestFlag; 5] = [
         RequestFlag::NoUsage,
         RequestFlag::ShortOutput,
         RequestFlag::LongOutput,
         RequestFlag::InputLengthMismatch,
+        RequestFlag::ContentHeldBack,
     ];
 
     /// The flag's name as serialised.
@@ -157,6 +163,7 @@ impl RequestFlag {
             RequestFlag::ShortOutput => "short_output",
             RequestFlag::LongOutput => "long_output",
             RequestFlag::InputLengthMismatch => "input_length_mismatch",
+            RequestFlag::ContentHeldBack => "content_held_back",
         }
     }
 }
@@ -290,6 +297,11 @@ pub struct RequestRecord {
     pub chunk_tokens_from_usage: bool,
     /// The finish reason of the last choice (`stop`, `length`, …).
     pub finish_reason: Option<String>,
+    /// The stream finished with no content chunk although its `usage` counted output
+    /// tokens: `events` then holds one event, the final chunk, carrying all of them
+    /// ([`RequestFlag::ContentHeldBack`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_held_back: bool,
     /// A fatal error, if the request failed.
     pub error: Option<ErrorKind>,
     /// What the server or transport said about the error (truncated).

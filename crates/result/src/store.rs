@@ -395,6 +395,38 @@ impl ResultStore {
         self.replace_requests(&kept)
     }
 
+    /// How many measured (not warm-up) request records the sidecar holds for each trial
+    /// `seq`; empty when there is no sidecar. A resume compares them with the trials' own
+    /// counts, so a trial whose records were cut short is not carried on silently.
+    pub fn measured_counts(&self) -> Result<std::collections::BTreeMap<usize, usize>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Of {
+            seq: usize,
+            #[serde(default)]
+            warmup: bool,
+        }
+        let mut out = std::collections::BTreeMap::new();
+        let Ok(f) = File::open(&self.requests_path) else {
+            return Ok(out);
+        };
+        let read_err = |error| StoreError::Read {
+            path: self.requests_path.clone(),
+            error,
+        };
+        let reader: Box<dyn Read> = if is_zstd(&self.requests_path) {
+            Box::new(zstd::stream::read::Decoder::new(f).map_err(read_err)?)
+        } else {
+            Box::new(f)
+        };
+        for line in BufReader::new(reader).lines() {
+            let line = line.map_err(read_err)?;
+            if let Ok(Of { seq, warmup: false }) = serde_json::from_str::<Of>(&line) {
+                *out.entry(seq).or_insert(0) += 1;
+            }
+        }
+        Ok(out)
+    }
+
     /// Replace the sidecar's bytes atomically.
     fn replace_requests(&self, kept: &[u8]) -> Result<(), StoreError> {
         let tmp = self.requests_path.with_extension("tmp");

@@ -113,6 +113,11 @@ pub struct RunResult {
     /// trials are in `trials` as usual, each at its own point of `points`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::SearchLog>,
+    /// Per block, before its trials: the engine the server runs (named or detected, with its
+    /// version) and the guarantees checked (docs/engines.md). Absent in results from before
+    /// the checks existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preflight: Vec<crate::checks::BlockChecks>,
 }
 
 /// The source of an imported result (`servebench import`).
@@ -150,6 +155,11 @@ pub struct ProvenanceRecord {
     /// One entry per `provenance.files` item.
     #[serde(default)]
     pub files: Vec<FileHash>,
+    /// The workload's own files (`workload.dataset.path`, `target.tokenizer_path`), hashed
+    /// when the run began: `run --resume` refuses when one changed since, so that trials of
+    /// two different files are never pooled in one result. Absent in results written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<FileHash>,
     /// A server that spans nodes: the Slurm allocations, the batch script and each node's
     /// hardware (absent for a server on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -330,10 +340,11 @@ impl ServerStart {
 
 /// A verify rule in words.
 pub fn describe_rule(r: &servebench_spec::VerifyRule) -> String {
-    match (&r.log_contains, &r.json) {
-        (Some(t), _) => format!("log contains {t:?}"),
-        (None, Some(j)) => format!("GET {} {} == {}", j.path, j.pointer, j.equals),
-        (None, None) => "empty rule".into(),
+    match (&r.log_contains, &r.json, &r.server_arg) {
+        (Some(t), _, _) => format!("log contains {t:?}"),
+        (None, Some(j), _) => format!("GET {} {} == {}", j.path, j.pointer, j.equals),
+        (None, None, Some(a)) => format!("server argument {} == {}", a.name, a.equals),
+        (None, None, None) => "empty rule".into(),
     }
 }
 

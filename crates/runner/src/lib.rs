@@ -12,13 +12,17 @@
 //! * [`loadgen::run_trial`] drives one trial and returns its raw request records
 //!   (servebench-result's `record` types) and the summary derived from them; [`dataset`]
 //!   builds prompts of exact lengths.
+//! * [`engine`] tells the engine behind a target apart, uses its profile for everything
+//!   engine-specific, and checks the guarantees a spec relies on (`servebench probe`).
 //! * [`server`] launches, verifies and stops servers and finds orphans; [`gpu`] runs and
 //!   parses `nvidia-smi`; [`provenance`] collects the host, repository, commands and file
 //!   hashes recorded with a run; [`tls`] makes the rustls configuration of `https://` targets.
 
 pub mod dataset;
+pub mod engine;
 pub mod gpu;
 pub mod loadgen;
+mod net;
 pub mod provenance;
 pub mod run;
 pub mod server;

@@ -11,8 +11,10 @@ use serde::Serialize;
 use crate::SimError;
 
 mod faults;
+mod wire;
 
 pub use faults::{FaultParams, RequestRange};
+pub use wire::{Personality, SglangLogForm, WireParams};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;
@@ -323,6 +325,8 @@ pub struct SimConfig {
     /// plain HTTP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsFiles>,
+    /// The engine whose wire format is spoken (`--engine`) and its own settings.
+    pub wire: WireParams,
 }
 
 /// The certificate chain and key a simulator serves HTTPS with (PEM files).
@@ -366,6 +370,7 @@ impl SimConfig {
             shutdown_grace: Duration::from_secs(5),
             prefix_cache: None,
             tls: None,
+            wire: WireParams::default(),
         }
     }
 
@@ -393,6 +398,7 @@ impl SimConfig {
             )));
         }
         self.engine.validate()?;
+        self.wire.validate()?;
         self.faults.validate()
     }
 }

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -49,11 +51,55 @@ struct Submission {
     tx: FeedTx,
 }
 
+/// The engine's state after its last step, for the metrics endpoints.
+#[derive(Debug, Default)]
+pub(crate) struct EngineGauges {
+    /// Sequences admitted and not finished.
+    pub(crate) running: AtomicU64,
+    /// Requests waiting for admission.
+    pub(crate) waiting: AtomicU64,
+    /// KV tokens reserved by running sequences.
+    pub(crate) kv_reserved: AtomicU64,
+    /// Sequences decoding in the last step.
+    pub(crate) decoding: AtomicU64,
+    /// Prompt tokens prefilled so far.
+    pub(crate) prompt_tokens: AtomicU64,
+    /// Tokens generated so far.
+    pub(crate) tokens: AtomicU64,
+    /// Steps planned so far.
+    pub(crate) steps: AtomicU64,
+}
+
+impl EngineGauges {
+    fn publish(&self, e: &Engine) {
+        let set = |a: &AtomicU64, v: u64| a.store(v, Ordering::Relaxed);
+        set(&self.running, e.running() as u64);
+        set(&self.waiting, e.waiting() as u64);
+        set(&self.kv_reserved, e.kv_reserved());
+        set(&self.decoding, e.decoding() as u64);
+        set(&self.prompt_tokens, e.prompt_tokens_done());
+        set(&self.tokens, e.tokens_done());
+        set(&self.steps, e.steps());
+    }
+
+    /// (running, waiting, KV tokens reserved) now.
+    pub(crate) fn load(&self) -> (u64, u64, u64) {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        (
+            get(&self.running),
+            get(&self.waiting),
+            get(&self.kv_reserved),
+        )
+    }
+}
+
 /// The request side of a running engine; cheap to share.
 #[derive(Debug)]
 pub(crate) struct EngineHandle {
     tx: UnboundedSender<Submission>,
     next_id: std::sync::atomic::AtomicU64,
+    /// The engine's state after its last step.
+    pub(crate) gauges: Arc<EngineGauges>,
 }
 
 impl EngineHandle {
@@ -89,11 +135,13 @@ pub(crate) fn start(
     let engine = Engine::at_repetition(params, seed, repetition);
     let speed = engine.speed_factor();
     let (tx, rx) = mpsc::unbounded_channel();
-    let task = tokio::spawn(drive(engine, rx, kill));
+    let gauges = Arc::new(EngineGauges::default());
+    let task = tokio::spawn(drive(engine, rx, kill, Arc::clone(&gauges)));
     (
         EngineHandle {
             tx,
             next_id: 0.into(),
+            gauges,
         },
         speed,
         task,
@@ -131,7 +179,12 @@ impl Drop for Senders {
     }
 }
 
-async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: CancellationToken) {
+async fn drive(
+    mut engine: Engine,
+    mut rx: UnboundedReceiver<Submission>,
+    kill: CancellationToken,
+    gauges: Arc<EngineGauges>,
+) {
     let epoch = Instant::now();
     let mut senders = Senders::default();
     let mut inputs = Inputs::default();
@@ -201,6 +254,7 @@ async fn drive(mut engine: Engine, mut rx: UnboundedReceiver<Submission>, kill: 
             }
         }
         step = engine.advance(now, &mut inputs, &mut out);
+        gauges.publish(&engine);
         for e in &out {
             let Some(tx) = senders.0.get(&e.seq) else {
                 continue;

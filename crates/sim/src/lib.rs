@@ -26,8 +26,11 @@ mod server;
 pub mod tokenizer;
 mod worker;
 
-pub use args::{EngineArgs, FaultArgs, SimArgs};
-pub use config::{ApiKey, EngineParams, FaultParams, Preset, RequestRange, SimConfig, TlsFiles};
+pub use args::{EngineArgs, FaultArgs, SimArgs, WireArgs};
+pub use config::{
+    ApiKey, EngineParams, FaultParams, Personality, Preset, RequestRange, SglangLogForm, SimConfig,
+    TlsFiles, WireParams,
+};
 pub use engine::Timings;
 pub use error::SimError;
 pub use prefix_cache::PrefixCacheParams;

@@ -79,10 +79,14 @@ pub fn push_word(id: u32, out: &mut String) {
 /// Appends the text of generated token `index` of a response whose text seed is
 /// `text_seed`: a space and a vocabulary word drawn from a hash of both.
 pub fn push_generated(text_seed: u64, index: u32, out: &mut String) {
-    let id = crate::rng::mix3(text_seed, u64::from(index), crate::rng::salt::TEXT)
-        % u64::from(VOCAB_SIZE);
     out.push(' ');
-    push_word(id as u32, out);
+    push_word(generated_id(text_seed, index), out);
+}
+
+/// The id of generated token `index` of a response whose text seed is `text_seed`.
+pub fn generated_id(text_seed: u64, index: u32) -> u32 {
+    (crate::rng::mix3(text_seed, u64::from(index), crate::rng::salt::TEXT) % u64::from(VOCAB_SIZE))
+        as u32
 }
 
 /// The id of one word.

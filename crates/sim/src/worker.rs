@@ -24,6 +24,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// (`Err(SimError::HeadGone)`). Writes its start line to `out`.
 pub(crate) async fn run_worker<W, F>(
     args: &SimArgs,
+    engine_lines: &[String],
     out: &mut W,
     shutdown: F,
 ) -> Result<(), SimError>
@@ -42,7 +43,13 @@ where
         env("SLURMD_NODENAME"),
         args.head_url.as_deref().unwrap_or("-"),
     )
-    .and_then(|()| out.flush())
+    .and_then(|()| {
+        // The engine personality's lines of a worker rank (vLLM's MoE backend line).
+        for line in engine_lines {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()
+    })
     .map_err(SimError::Stdout)?;
     let Some(url) = args.head_url.clone() else {
         shutdown.await;
@@ -125,7 +132,9 @@ mod tests {
     async fn a_worker_without_a_head_stops_on_shutdown() {
         let args = parse(&["--worker", "--label", "cutlass"]);
         let mut out = Vec::new();
-        run_worker(&args, &mut out, async {}).await.expect("ok");
+        run_worker(&args, &[], &mut out, async {})
+            .await
+            .expect("ok");
         let text = String::from_utf8(out).expect("utf8");
         assert!(text.contains("label=cutlass"), "{text}");
     }
@@ -148,9 +157,12 @@ mod tests {
         let args = parse(&["--worker", "--head-url", &url]);
         let mut out = Vec::new();
         let never = std::future::pending::<()>();
-        let r = tokio::time::timeout(Duration::from_secs(20), run_worker(&args, &mut out, never))
-            .await
-            .expect("the worker gave up within 20 s");
+        let r = tokio::time::timeout(
+            Duration::from_secs(20),
+            run_worker(&args, &[], &mut out, never),
+        )
+        .await
+        .expect("the worker gave up within 20 s");
         server.await.expect("head task");
         match r {
             Err(SimError::HeadGone { url: u, .. }) => assert_eq!(u, url),

@@ -6,11 +6,14 @@
 //!
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
-//! [`metrics::catalogue`] lists every metric; [`search`] is the capacity search's procedure;
-//! [`peer`] turns SGLang's and vLLM's benchmark command lines into specs.
+//! [`metrics::catalogue`] lists every metric; [`engine::profile`] holds what servebench
+//! knows of each engine; [`search`] is the capacity search's procedure; [`peer`] turns
+//! SGLang's and vLLM's benchmark command lines into specs.
 
+pub mod bounds;
 pub mod diagnostics;
 pub mod duration;
+pub mod engine;
 pub mod hash;
 pub mod load;
 pub mod metrics;
@@ -31,5 +34,6 @@ pub use duration::HumanDuration;
 pub use load::{LoadError, Spec, load, parse_str};
 pub use rate::Rate;
 pub use semantic::is_secret_name;
+pub use semantic::refs::env_references;
 pub use semantic::variants::is_plain_load;
 pub use types::*;

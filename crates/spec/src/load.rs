@@ -103,6 +103,10 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
     if !diags.is_empty() {
         return Err(fail(diags));
     }
+    // The schema counts 1000.0 (YAML `1e3`) as an integer, as JSON Schema does; so does the
+    // typed parse, which would otherwise refuse it without saying where.
+    let mut doc = doc;
+    integral_floats(&mut doc);
     let file_spec: SpecFile = match serde_json::from_value(doc) {
         Ok(s) => s,
         Err(e) => {
@@ -129,6 +133,28 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
         warnings: found,
         overrides: Vec::new(),
     })
+}
+
+/// Every number with no fractional part written as a float (`1e3`, `64.0`) as the integer it
+/// is, where it is exact (below 2⁵³).
+fn integral_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                *v = if f >= 0.0 {
+                    Value::from(f as u64)
+                } else {
+                    Value::from(f as i64)
+                };
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integral_floats),
+        _ => {}
+    }
 }
 
 fn syntax_error(source: &str) -> Option<Diagnostic> {

@@ -146,6 +146,20 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
                     None => note,
                 });
             }
+            // A problem the checks could not place in the document (the path is the root)
+            // may come from any override: name them all.
+            None if d.path.0.is_empty() => {
+                let all: Vec<String> = overrides
+                    .iter()
+                    .map(|o| format!("`--set {}`", o.to_arg()))
+                    .collect();
+                let note = format!("in the spec with {} applied", all.join(", "));
+                d.hint = Some(match d.hint.take() {
+                    Some(h) => format!("{h} ({note})"),
+                    None => note,
+                });
+                d.pos = None;
+            }
             None => d.pos = original.locate(&d.path),
         }
     };

@@ -5,6 +5,7 @@ pub(crate) mod from;
 pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod plan;
+pub(crate) mod probe;
 pub(crate) mod report;
 pub(crate) mod rerun;
 pub(crate) mod run;

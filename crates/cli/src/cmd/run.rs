@@ -88,6 +88,16 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     let Some(spec) = super::apply_overrides(spec, &overrides, &file)? else {
         return Ok(Exit::Failed);
     };
+    // The files the spec names, read before anything starts (as `validate` reads them).
+    let dir = spec_path.parent().unwrap_or(Path::new("."));
+    let problems = servebench_runner::run::check_inputs(&spec.file, dir);
+    if problems.iter().any(|p| p.is_error()) {
+        for p in problems.iter().filter(|p| p.is_error()) {
+            eprintln!("{}", p.render());
+        }
+        eprintln!("{file}: the files it names cannot be used; nothing was started");
+        return Ok(Exit::Failed);
+    }
     if !args.quiet {
         super::print_warnings(&spec, &file);
         if servebench_spec::is_plain_load(&spec.file) {
@@ -116,6 +126,12 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
             outcome.result_path.display()
         );
         return Ok(Exit::Interrupted);
+    }
+    if outcome.result.status == servebench_result::RunStatus::Failed
+        && let Some(why) = &outcome.result.error
+    {
+        eprintln!("{why}");
+        return Ok(Exit::Failed);
     }
     let no_estimate = outcome.result.search.as_ref().map_or(0, |l| {
         l.blocks

@@ -1,8 +1,9 @@
 //! `servebench validate SPEC...`
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use servebench_runner::run::check_inputs;
 use servebench_spec::LoadError;
 use servebench_spec::overrides::{self, OverrideError};
 
@@ -10,6 +11,13 @@ use crate::exit::Exit;
 
 /// Arguments of `validate`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Besides the spec itself, the files it names are read as `run` \
+                  reads them before anything starts: a prompt file's or trace's every line \
+                  (problems at the file's own line), the prompts a trial needs, a local \
+                  tokenizer and `target.tls.ca_file`. No server is needed.\n\nExit codes: 0 \
+                  valid; 1 invalid (the spec or a file it names); 2 a spec cannot be read."
+)]
 pub(crate) struct Args {
     /// Spec files to check.
     #[arg(required = true)]
@@ -23,7 +31,8 @@ pub(crate) struct Args {
     overrides: super::SpecOverrides,
 }
 
-/// Check every file; exit 1 when any is invalid, 2 when any cannot be read.
+/// Check every file and the files it names (prompts, trace, tokenizer, CA); exit 1 when
+/// any is invalid, 2 when a spec cannot be read.
 pub(crate) fn run(args: Args) -> Result<Exit> {
     let overrides = args.overrides.list()?;
     let mut worst = Exit::Ok;
@@ -42,21 +51,60 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         };
         match loaded {
             Ok(spec) => {
+                // The files the spec names, read as `run` reads them before anything starts.
+                let dir = path.parent().unwrap_or(Path::new("."));
+                let inputs = check_inputs(&spec.file, dir);
+                let errors = inputs.iter().filter(|p| p.is_error()).count();
+                if errors > 0 && worst == Exit::Ok {
+                    worst = Exit::Failed;
+                }
+                // What `run` refuses before it starts anything: say it here too.
+                let unset = servebench_runner::run::unset_env(&spec.file);
                 if args.json {
-                    reports.push(serde_json::json!({"file": file, "valid": true, "diagnostics": spec.warnings}));
-                } else {
-                    for w in &spec.warnings {
-                        eprintln!("{}", w.render(&file));
-                    }
-                    let n = spec.warnings.len();
-                    println!(
-                        "{file}: valid{}",
-                        if n > 0 {
-                            format!(" ({n} warning{})", if n == 1 { "" } else { "s" })
-                        } else {
-                            String::new()
-                        }
+                    let unset: Vec<_> = unset
+                        .iter()
+                        .map(|(at, name)| serde_json::json!({"at": at, "name": name}))
+                        .collect();
+                    reports.push(serde_json::json!({
+                        "file": file,
+                        "valid": errors == 0,
+                        "diagnostics": spec.warnings,
+                        "inputs": inputs,
+                        "unset_env": unset,
+                    }));
+                    continue;
+                }
+                for w in &spec.warnings {
+                    eprintln!("{}", w.render(&file));
+                }
+                for p in &inputs {
+                    eprintln!("{}", p.render());
+                }
+                for (at, name) in &unset {
+                    eprintln!(
+                        "{file}: warning: `{name}` ({at}) is not set in this environment: \
+                         `servebench run` refuses to start until it is"
                     );
+                }
+                let warnings = spec.warnings.len() + inputs.len() - errors + unset.len();
+                let counted =
+                    |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+                let mut notes = Vec::new();
+                if errors > 0 {
+                    notes.push(counted(errors, "error"));
+                }
+                if warnings > 0 {
+                    notes.push(counted(warnings, "warning"));
+                }
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join(", "))
+                };
+                if errors > 0 {
+                    eprintln!("{file}: the files it names have problems{notes}");
+                } else {
+                    println!("{file}: valid{notes}");
                 }
             }
             Err(LoadError::Invalid(errors)) => {

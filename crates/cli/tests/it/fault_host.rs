@@ -54,6 +54,62 @@ fn a_port_already_taken_fails_the_start_at_once_with_the_servers_own_message() {
     drop(held);
 }
 
+/// A file-size limit as `ulimit -f` sets it (RLIMIT_FSIZE, set in the child before exec;
+/// SIGXFSZ left at its default, which terminates): servebench must get EFBIG instead of being
+/// killed, rescue what it measured, stop its server and say where everything is.
+#[test]
+#[allow(unsafe_code)]
+fn a_file_size_limit_fails_writes_with_efbig_instead_of_killing_the_run() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = sim_spec("", REQUESTS as u32, 16, "20s")
+        .replace("output_tokens: 8", "output_tokens: 40")
+        .replace(
+            "trials: {count: 1}",
+            "trials: {count: 6, server_restart: once}",
+        );
+    let path = write_spec(dir.path(), &spec);
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("servebench"));
+    cmd.current_dir(dir.path())
+        .args(["run", "--no-bars"])
+        .arg(&path);
+    // SAFETY: between fork and exec only setrlimit(2), which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::resource::setrlimit(
+                nix::sys::resource::Resource::RLIMIT_FSIZE,
+                160_000,
+                160_000,
+            )
+            .map_err(std::io::Error::from)
+        });
+    }
+    let out = cmd.output().expect("run under RLIMIT_FSIZE");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Before: killed by SIGXFSZ (no exit code), the trial being written lost, the server
+    // left running.
+    assert_eq!(out.status.code(), Some(2), "{:?}\n{stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    let rescue = stderr
+        .split_whitespace()
+        .find(|w| w.contains("servebench-rescue-") && w.contains(".requests.jsonl"))
+        .map(|w| w.trim_end_matches([';', '.', ',']).to_owned())
+        .unwrap_or_else(|| panic!("no rescue path in: {stderr}"));
+    assert_eq!(
+        crate::common::faults::sidecar_lines(Path::new(&rescue)).len(),
+        REQUESTS,
+        "the last trial's records are rescued"
+    );
+    let _ = std::fs::remove_file(&rescue);
+    assert!(stderr.contains("stopping the server"), "{stderr}");
+    let r = read_json(&result_file(dir.path()));
+    let pgid = r["servers"][0]["pgid"].as_i64().expect("pgid");
+    assert!(
+        !Path::new(&format!("/proc/{pgid}")).exists(),
+        "the server {pgid} was left running"
+    );
+}
+
 /// Requests per trial of the full-disk test.
 const REQUESTS: usize = 400;
 

@@ -2,11 +2,13 @@
 
 mod common;
 
+mod bad_inputs;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
 mod error_chains;
 mod fault_host;
+mod fault_kill;
 mod fault_matrix;
 mod fault_wire;
 mod from_peer;
@@ -16,6 +18,7 @@ mod import_e2e;
 mod import_trials;
 mod llamacpp_e2e;
 mod plan_estimate;
+mod probe_cli;
 mod published_results;
 mod report_cli;
 mod rerun_e2e;
@@ -24,6 +27,7 @@ mod run_overrides;
 mod search_e2e;
 mod secrets_e2e;
 mod sequential_e2e;
+mod sim_engines;
 mod slurm_e2e;
 mod slurm_submit_e2e;
 mod spec_commands;

@@ -259,7 +259,8 @@ fn a_trace_going_backwards_is_refused_before_any_server_starts() {
         .failure();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
-        stderr.contains("trace-backwards.jsonl:3: timestamp 10 is earlier than 20 on line 2"),
+        stderr
+            .contains("trace-backwards.jsonl:3: error: timestamp 10 is earlier than 20 on line 2"),
         "{stderr}"
     );
     assert!(!stderr.contains("starting server"), "{stderr}");

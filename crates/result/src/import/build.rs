@@ -103,6 +103,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 base_url: None,
                 api: im.api,
                 model,
+                engine: Default::default(),
                 tokenizer: TokenizerSource::Local,
                 tokenizer_path: im.tokenizer.clone(),
                 api_key_env: None,
@@ -365,6 +366,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         }),
         looks: Vec::new(),
         search: None,
+        preflight: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@
 //!   tool ran, one sweep point, one trial.
 
 pub mod build;
+pub mod detect;
 mod fields;
 pub mod lenient;
 pub mod sglang;
@@ -97,6 +98,25 @@ pub enum ImportError {
         line: usize,
         /// What is wrong and what to do.
         message: String,
+    },
+    /// The file is the other tool's result.
+    #[error(
+        "{path}:{line}: this is {found} (it has {evidence}), not {asked}: import it with \
+         `servebench import {command} {path}`"
+    )]
+    OtherTool {
+        /// The file.
+        path: PathBuf,
+        /// Line of the document.
+        line: usize,
+        /// The tool asked for, in words.
+        asked: &'static str,
+        /// The tool whose file it is, in words.
+        found: &'static str,
+        /// The fields that say so.
+        evidence: String,
+        /// The subcommand's tool name.
+        command: &'static str,
     },
     /// A name given on the command line does not fit the spec's pattern.
     #[error("{what} `{value}` does not fit the spec's pattern {pattern}: {hint}")]
@@ -273,6 +293,18 @@ pub fn import_file(
     for (line, doc) in docs {
         if opts.line.is_some_and(|l| l != line) {
             continue;
+        }
+        if let Some((found, evidence)) = detect::written_by(&doc)
+            && found != tool
+        {
+            return Err(ImportError::OtherTool {
+                path: path.to_owned(),
+                line,
+                asked: detect::describe(tool),
+                found: detect::describe(found),
+                evidence,
+                command: found.as_str(),
+            });
         }
         let ctx = Source {
             path,

@@ -65,7 +65,7 @@ pub fn read(
     let backend = f.text("backend").unwrap_or_else(|| "sglang".into());
     f.map("backend", "variant name");
     let dataset_name = f.text("dataset_name");
-    let request_rate = f.request_rate(&mut notes)?;
+    let request_rate = trace_or_rate(doc, &mut f, &mut notes)?;
     let max_concurrency = f.count("max_concurrency")?.map(|c| c as u32);
     f.map("max_concurrency", "workload.max_concurrency");
 
@@ -169,6 +169,20 @@ pub fn read(
         "std_* fields are population SDs over requests: no catalogue metric, not imported".into(),
     );
     let per_request = f.per_request()?;
+    if !f.has("max_itl_ms") {
+        // SGLang 0.5.23 benchmark/serving.py computes max_itl_ms (:1298) but its result
+        // dict (:1855-1907) no longer holds it.
+        notes.push(if per_request.is_some() {
+            "max_itl_ms is not in the file (bench_serving computes it but, as of 0.5.23, no \
+             longer writes it): itl_max comes from the per-request `itls`"
+                .into()
+        } else {
+            "max_itl_ms is not in the file (bench_serving computes it but, as of 0.5.23, no \
+             longer writes it): itl_max is not imported; `--output-details` writes the \
+             per-request `itls` it can be read from"
+                .into()
+        });
+    }
     let failed = match &per_request {
         Some(p) => p.failures() as u64,
         None => {
@@ -225,9 +239,107 @@ pub fn read(
     })
 }
 
+/// `request_rate`: SGLang writes `"trace"` when requests were sent at a trace's own
+/// timestamps (`--use-trace-timestamps`; 0.5.23 benchmark/serving.py:1860), else a number
+/// or `Infinity`.
+fn trace_or_rate(
+    doc: &serde_json::Value,
+    f: &mut Fields<'_>,
+    notes: &mut Vec<String>,
+) -> Result<servebench_spec::Rate, ImportError> {
+    if doc.get("request_rate").and_then(serde_json::Value::as_str) == Some("trace") {
+        f.map(
+            "request_rate",
+            "workload.request_rate (inf: the trace's own schedule)",
+        );
+        notes.push(
+            "request_rate `trace`: bench_serving sent each request at its trace timestamp \
+             (--use-trace-timestamps), not at a constant rate; recorded as `inf`, so no \
+             servebench run at a constant rate has its workload"
+                .into(),
+        );
+        return Ok(servebench_spec::Rate::Inf);
+    }
+    f.request_rate(notes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn line(extra: serde_json::Value) -> serde_json::Value {
+        // The fields SGLang 0.5.23's bench_serving writes (benchmark/serving.py:1855-1907),
+        // with no `max_itl_ms`.
+        let mut v: serde_json::Value = serde_json::from_str(
+            r#"{
+            "tag": null, "backend": "sglang", "dataset_name": "random", "request_rate": 4.0,
+            "max_concurrency": 8, "sharegpt_output_len": null, "random_input_len": 128,
+            "random_output_len": 32, "random_range_ratio": 1.0, "server_info": null,
+            "duration": 10.0, "completed": 40, "total_input_tokens": 5120,
+            "total_input_text_tokens": 5120, "total_input_vision_tokens": 0,
+            "total_output_tokens": 1280, "total_output_tokens_retokenized": 1280,
+            "request_throughput": 4.0, "input_throughput": 512.0, "output_throughput": 128.0,
+            "total_throughput": 640.0, "mean_e2e_latency_ms": 300.0,
+            "median_e2e_latency_ms": 290.0, "std_e2e_latency_ms": 10.0,
+            "p90_e2e_latency_ms": 320.0, "p95_e2e_latency_ms": 330.0, "p99_e2e_latency_ms": 350.0,
+            "mean_ttft_ms": 30.0, "median_ttft_ms": 29.0, "std_ttft_ms": 2.0, "p90_ttft_ms": 33.0,
+            "p95_ttft_ms": 34.0, "p99_ttft_ms": 36.0, "mean_tpot_ms": 8.0, "median_tpot_ms": 8.0,
+            "std_tpot_ms": 0.5, "p90_tpot_ms": 8.6, "p95_tpot_ms": 8.8, "p99_tpot_ms": 9.0,
+            "mean_itl_ms": 8.0, "median_itl_ms": 7.9, "std_itl_ms": 0.6, "p90_itl_ms": 8.7,
+            "p95_itl_ms": 8.9, "p99_itl_ms": 9.5, "concurrency": 1.2, "accept_length": null,
+            "max_output_tokens_per_s": 160.0, "max_concurrent_requests": 8
+        }"#,
+        )
+        .expect("valid JSON");
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            for (k, x) in e {
+                o.insert(k.clone(), x.clone());
+            }
+        }
+        v
+    }
+
+    fn read_line(doc: &serde_json::Value) -> Result<Imported, ImportError> {
+        let src = Source {
+            path: std::path::Path::new("bench.jsonl"),
+            sha256: "sha256:0",
+            line: 1,
+            many: false,
+        };
+        read(doc, &src, &ImportOptions::default())
+    }
+
+    #[test]
+    fn a_trace_replay_imports_and_says_what_its_rate_is() {
+        // 0.5.23 benchmark/serving.py:1860: `"trace" if use_trace_timestamps else request_rate`.
+        let im = read_line(&line(serde_json::json!({"request_rate": "trace"})))
+            .expect("a trace result imports");
+        assert_eq!(im.request_rate, servebench_spec::Rate::Inf);
+        assert!(
+            im.notes.iter().any(|n| n.contains("request_rate `trace`")),
+            "{:?}",
+            im.notes
+        );
+        let err =
+            read_line(&line(serde_json::json!({"request_rate": "fast"}))).expect_err("not a rate");
+        assert!(err.to_string().contains("request_rate"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_max_itl_is_said_not_dropped() {
+        let im = read_line(&line(serde_json::json!({}))).expect("imports");
+        assert!(!im.reported.contains_key("itl_max"));
+        assert!(
+            im.notes
+                .iter()
+                .any(|n| n.contains("max_itl_ms is not in the file") && n.contains("not imported")),
+            "{:?}",
+            im.notes
+        );
+        let im = read_line(&line(serde_json::json!({"max_itl_ms": 41.0}))).expect("imports");
+        assert_eq!(im.reported.get("itl_max"), Some(&41.0));
+        assert!(!im.notes.iter().any(|n| n.contains("max_itl_ms")));
+    }
 
     #[test]
     fn range_ratio_bounds_follow_bench_serving() {

@@ -5,7 +5,8 @@
 //!   dispatcher);
 //! - TTFT = first token-bearing event − send (a role-only chunk carries no token);
 //! - E2E = last token-bearing event − send (usage-only chunk and `[DONE]` excluded);
-//! - TPOT = (E2E − TTFT) / (N_out − 1), only for N_out ≥ 2;
+//! - TPOT = (E2E − TTFT) / (N_out − 1), only for N_out ≥ 2 (and not for a stream whose
+//!   content was held back: `content_held_back`, every token in its final chunk);
 //! - ITL = each gap between consecutive token-bearing events; ITL per token = the gap divided
 //!   by the tokens of the later event.
 //!
@@ -25,7 +26,8 @@ use crate::record::{ErrorKind, RequestFlag, RequestRecord};
 pub struct RequestMetrics {
     /// The fatal error, if the request failed.
     pub failure: Option<ErrorKind>,
-    /// Non-fatal flags: `no_usage`, `short_output`, `long_output`, `input_length_mismatch`.
+    /// Non-fatal flags: `no_usage`, `short_output`, `long_output`, `input_length_mismatch`,
+    /// `content_held_back`.
     pub flags: Vec<RequestFlag>,
     /// Client-side wait from the scheduled arrival to the send, in ms.
     pub queue_ms: Option<f64>,
@@ -109,7 +111,11 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
     };
     m.n_out = Some(n_out);
     m.n_in = r.usage.map(|u| u64::from(u.prompt_tokens));
-    if n_out >= 2 {
+    if r.content_held_back {
+        // Every token arrived in the final chunk: no gap between tokens was seen, so TPOT is
+        // not defined (0 would be a made-up figure); TTFT is when the client first had any.
+        m.flags.push(RequestFlag::ContentHeldBack);
+    } else if n_out >= 2 {
         m.tpot_ms = Some((e2e - ttft) / (n_out - 1) as f64);
     }
 
@@ -182,6 +188,22 @@ mod tests {
         assert_eq!(itl, [(2.0, 2.0), (3.0, 3.0), (5.0, 5.0)]);
         assert!(m.flags.is_empty() && !m.reconciled);
         assert_eq!((m.n_in, m.n_out), (Some(10), Some(4)));
+    }
+
+    #[test]
+    fn a_held_back_stream_counts_its_tokens_with_no_tpot() {
+        // One event, the final chunk at 30 ms, carrying the 64 tokens usage counted.
+        let mut r = ok_record(&[30], Some((10, 64)));
+        r.events[0].tokens = 64;
+        r.content_held_back = true;
+        let m = derive(&r);
+        assert_eq!(m.failure, None);
+        assert_eq!(m.ttft_ms, Some(28.0));
+        assert_eq!(m.n_out, Some(64));
+        assert_eq!(m.tpot_ms, None, "no gap between tokens was seen");
+        assert_eq!(m.flags, [RequestFlag::ContentHeldBack]);
+        assert!(!m.reconciled);
+        assert_eq!(itl_gaps(&r, &m).count(), 0);
     }
 
     #[test]

@@ -138,6 +138,11 @@ pub fn flag_advice(
         RequestFlag::LongOutput => "output over 110% of the requested length: the server did \
              not honour max_tokens, or counts output tokens differently"
             .to_owned(),
+        RequestFlag::ContentHeldBack => "no content chunk although usage counted the output \
+             tokens (a streaming detokenizer held back incomplete bytes to the end): counted as \
+             completed, TTFT is the final chunk's arrival, no TPOT or ITL (docs/metrics.md); a \
+             tokenizer whose every token decodes on its own avoids it"
+            .to_owned(),
     };
     format!(
         "{count} request{}: {what}",
@@ -150,11 +155,13 @@ pub fn flag_advice(
 fn flags_section(out: &mut String, result: &RunResult) {
     let mut counts: std::collections::BTreeMap<RequestFlag, usize> = Default::default();
     let mut mismatch = None;
+    let mut completed = 0usize;
     for s in result.trials.iter().filter_map(|t| t.summary.as_ref()) {
         for (f, n) in &s.flags {
             *counts.entry(*f).or_insert(0) += n;
         }
         mismatch = mismatch.or(s.input_mismatch);
+        completed += s.all.completed;
     }
     if counts.is_empty() {
         return;
@@ -164,11 +171,22 @@ fn flags_section(out: &mut String, result: &RunResult) {
         "\nrequests flagged (completed and measured, but not as asked):"
     );
     for (f, n) in counts {
-        let _ = writeln!(
-            out,
-            "  {}",
-            flag_advice(f, n, mismatch, result.spec.spec.target.tokenizer)
-        );
+        // The share of held-back streams says how much of TTFT is the final chunk's.
+        let share = if completed > 0 && f == RequestFlag::ContentHeldBack {
+            format!(
+                " ({:.1}% of completed)",
+                100.0 * n as f64 / completed as f64
+            )
+        } else {
+            String::new()
+        };
+        let advice = flag_advice(f, n, mismatch, result.spec.spec.target.tokenizer);
+        // "N requests: …" → "N requests (x% of completed): …"
+        let advice = match advice.split_once(": ") {
+            Some((head, rest)) => format!("{head}{share}: {rest}"),
+            None => advice,
+        };
+        let _ = writeln!(out, "  {advice}");
     }
 }
 

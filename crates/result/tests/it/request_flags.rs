@@ -196,3 +196,25 @@ fn the_end_of_run_table_says_what_a_flag_means_and_what_to_do() {
     assert!(after.contains(&want), "{after}");
     assert!(after.contains("tokenizer"), "{after}");
 }
+
+#[test]
+fn the_end_of_run_table_shows_the_share_of_held_back_streams() {
+    let f = repo().join("results/llamacpp-gemma-flash-attn/20261129T234758Z-a9f5.json");
+    let mut r = load_result(&f).expect("committed result");
+    let mut completed = 0;
+    let mut flagged = 0;
+    for t in &mut r.trials {
+        if let Some(s) = &mut t.summary {
+            s.flags.insert(RequestFlag::ContentHeldBack, 2);
+            completed += s.all.completed;
+            flagged += 2;
+        }
+    }
+    let after = table::render(&r);
+    let want = format!(
+        "{flagged} requests ({:.1}% of completed): no content chunk although usage counted",
+        100.0 * flagged as f64 / completed as f64
+    );
+    assert!(after.contains(&want), "{after}");
+    assert!(after.contains("no TPOT or ITL"), "{after}");
+}

@@ -11,13 +11,13 @@
 //! server can tokenize chat messages, else unknown.
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::Path;
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
+use servebench_spec::bounds::{MAX_PROMPT_TOKENS, grouped};
 
 use super::DatasetError;
 use super::prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed};
@@ -32,6 +32,8 @@ pub struct FileEntry {
     pub output_tokens: Option<u32>,
     /// A reference answer whose token count gives the output length.
     pub reference_output: Option<String>,
+    /// The file's line where the entry starts (1-based), for messages.
+    pub line: usize,
 }
 
 #[derive(Deserialize)]
@@ -47,36 +49,77 @@ struct JsonlLine {
 }
 
 /// Reads a JSONL prompt file; blank lines are skipped, any other bad line is an error with
-/// its line number.
+/// its line number and what to write: not a JSON object of this layout, not UTF-8, an empty
+/// prompt (servers refuse it), neither or both of `prompt` and `messages`.
 pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
-    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
     let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| DatasetError::io(path, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
+    super::lines::for_each_line(path, |number, line| {
         let bad = |message: String| DatasetError::Parse {
             path: path.to_owned(),
-            line: i + 1,
+            line: number,
             message,
         };
-        let l: JsonlLine = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let l: JsonlLine = serde_json::from_str(line).map_err(|e| {
+            bad(format!(
+                "{e}; a prompt line is {{\"prompt\": \"…\", \"max_tokens\": 128}} or \
+                 {{\"messages\": [{{\"role\": \"user\", \"content\": \"…\"}}]}}"
+            ))
+        })?;
         let body = match (l.prompt, l.messages) {
-            (Some(p), None) => PromptBody::Text(p),
-            (None, Some(m)) if !m.is_empty() => PromptBody::Messages(m),
-            _ => {
+            (Some(p), None) if p.trim().is_empty() => {
                 return Err(bad(
-                    "expected exactly one of `prompt` or a non-empty `messages`".into(),
+                    "the prompt is empty: servers refuse a request with nothing to complete; \
+                     write its text, or delete the line"
+                        .into(),
+                ));
+            }
+            (Some(p), None) => PromptBody::Text(p),
+            (None, Some(m)) if m.iter().all(|m| m.content.trim().is_empty()) => {
+                return Err(bad(if m.is_empty() {
+                    "`messages` is empty: write at least one {\"role\": \"user\", \"content\": \
+                     \"…\"}"
+                        .into()
+                } else {
+                    "every message's `content` is empty: servers refuse a request with nothing \
+                     to answer; write the user's message"
+                        .into()
+                }));
+            }
+            (None, Some(m)) => PromptBody::Messages(m),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "the line has both `prompt` and `messages`: keep one (`prompt` for the \
+                     completions API, `messages` for the chat API)"
+                        .into(),
+                ));
+            }
+            (None, None) => {
+                return Err(bad(
+                    "the line has neither `prompt` nor `messages`: write {\"prompt\": \"…\"} \
+                     or {\"messages\": [{\"role\": \"user\", \"content\": \"…\"}]}"
+                        .into(),
                 ));
             }
         };
+        let output_tokens = l.max_tokens.or(l.output_tokens);
+        if let Some(n) = output_tokens
+            && n > MAX_PROMPT_TOKENS
+        {
+            return Err(bad(format!(
+                "`max_tokens` {} is above servebench's ceiling of {} tokens in an answer: write \
+                 the length wanted",
+                grouped(u64::from(n)),
+                grouped(u64::from(MAX_PROMPT_TOKENS))
+            )));
+        }
         out.push(FileEntry {
             body,
-            output_tokens: l.max_tokens.or(l.output_tokens),
+            output_tokens,
             reference_output: None,
+            line: number,
         });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -93,20 +136,25 @@ struct Turn {
 }
 
 /// Reads a ShareGPT file: the first human turn is the prompt, the turn after it (from
-/// `gpt`) is the reference answer. Entries without such a pair are skipped; the number
-/// skipped is returned too.
+/// `gpt`) is the reference answer. Entries without such a pair, or whose prompt is empty,
+/// are skipped; the number skipped is returned too. Each entry keeps the line it starts on.
 pub fn load_sharegpt(path: &Path) -> Result<(Vec<FileEntry>, usize), DatasetError> {
-    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    let entries: Vec<ShareGptEntry> = serde_json::from_reader(std::io::BufReader::new(file))
-        .map_err(|e| DatasetError::Parse {
+    let bytes = std::fs::read(path).map_err(|e| DatasetError::io(path, e))?;
+    let entries: Vec<ShareGptEntry> =
+        serde_json::from_slice(&bytes).map_err(|e| DatasetError::Parse {
             path: path.to_owned(),
             line: e.line(),
-            message: e.to_string(),
+            message: format!(
+                "{e}; a ShareGPT file is one JSON array of {{\"conversations\": [{{\"from\": \
+                 \"human\", \"value\": \"…\"}}, {{\"from\": \"gpt\", \"value\": \"…\"}}]}}"
+            ),
         })?;
+    let lines = element_lines(&bytes);
     let total = entries.len();
     let out: Vec<FileEntry> = entries
         .into_iter()
-        .filter_map(|e| {
+        .enumerate()
+        .filter_map(|(n, e)| {
             let i = e
                 .conversations
                 .iter()
@@ -115,15 +163,64 @@ pub fn load_sharegpt(path: &Path) -> Result<(Vec<FileEntry>, usize), DatasetErro
                 .conversations
                 .get(i + 1)
                 .filter(|t| t.from == "gpt" || t.from == "assistant")?;
+            let prompt = &e.conversations[i].value;
+            if prompt.trim().is_empty() {
+                return None;
+            }
             Some(FileEntry {
-                body: PromptBody::Text(e.conversations[i].value.clone()),
+                body: PromptBody::Text(prompt.clone()),
                 output_tokens: None,
                 reference_output: Some(answer.value.clone()),
+                line: lines.get(n).copied().unwrap_or(1),
             })
         })
         .collect();
     let skipped = total - out.len();
     Ok((out, skipped))
+}
+
+/// The 1-based line on which each element of the top-level JSON array in `bytes` starts
+/// (the text is valid JSON: serde has read it).
+fn element_lines(bytes: &[u8]) -> Vec<usize> {
+    let (mut line, mut depth) = (1, 0usize);
+    let (mut in_string, mut escaped, mut expect_element) = (false, false, false);
+    let mut out = Vec::new();
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                b'\n' => line += 1,
+                _ => {}
+            }
+            continue;
+        }
+        if b == b'\n' {
+            line += 1;
+            continue;
+        }
+        if b.is_ascii_whitespace() {
+            continue;
+        }
+        if depth == 1 && expect_element && b != b']' {
+            out.push(line);
+            expect_element = false;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth == 1 {
+                    expect_element = true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expect_element = true,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Prompts drawn from a file's entries, with token counts cached per entry across trials.
@@ -229,7 +326,7 @@ impl<C: TokenCounter> FileDataset<C> {
             .fixed_output
             .or(entry.output_tokens)
             .or(reference)
-            .ok_or(DatasetError::MissingOutputLength { entry: i })?
+            .ok_or(DatasetError::MissingOutputLength { line: entry.line })?
             .max(1);
         Ok(Prompt {
             body: entry.body.clone(),
@@ -280,6 +377,58 @@ mod tests {
             file("{\"prompt\": \"a\", \"messages\": [{\"role\": \"user\", \"content\": \"b\"}]}\n");
         assert!(load_jsonl(f.path()).is_err(), "both prompt and messages");
         assert!(load_jsonl(Path::new("/nonexistent/x.jsonl")).is_err());
+    }
+
+    #[test]
+    fn jsonl_problems_are_named_at_their_line_with_what_to_write() {
+        let cases = [
+            ("{\"prompt\": \"\"}", ":1: the prompt is empty"),
+            ("{\"prompt\": \"  \"}", ":1: the prompt is empty"),
+            ("{\"messages\": []}", ":1: `messages` is empty"),
+            (
+                "{\"messages\": [{\"role\": \"user\", \"content\": \"\"}]}",
+                ":1: every message's `content` is empty",
+            ),
+            (
+                "{\"max_tokens\": 3}",
+                ":1: the line has neither `prompt` nor `messages`",
+            ),
+            (
+                "{\"prompt\": \"x\", \"max_tokens\": 4000000000}",
+                ":1: `max_tokens` 4,000,000,000 is above",
+            ),
+            ("[1]", ":1: invalid type"),
+        ];
+        for (line, want) in cases {
+            let f = file(&format!("\n{{\"prompt\": \"ok\"}}\n{line}\n"));
+            let err = load_jsonl(f.path()).expect_err(line).to_string();
+            let want = want.replace(":1:", ":3:");
+            assert!(err.contains(&want), "{line}: {err}");
+        }
+        let mut f = file("{\"prompt\": \"ok\"}\n");
+        f.write_all(b"{\"prompt\": \"caf\xe9\"}\n")
+            .expect("latin-1 byte");
+        let err = load_jsonl(f.path()).expect_err("not UTF-8").to_string();
+        assert!(err.contains(":2: not UTF-8 text (byte 16"), "{err}");
+    }
+
+    #[test]
+    fn sharegpt_entries_keep_the_line_they_start_on() {
+        let f = file(SHAREGPT);
+        let (e, _) = load_sharegpt(f.path()).expect("loads");
+        assert_eq!(e.iter().map(|e| e.line).collect::<Vec<_>>(), [2, 5]);
+        assert_eq!(
+            element_lines(b"[1, \"a,]\\\"\",\n {\"x\": [2, 3]}\n , []]"),
+            [1, 1, 2, 3]
+        );
+        let f = file(
+            r#"[{"conversations": [{"from": "human", "value": " "}, {"from": "gpt", "value": "a"}]}]"#,
+        );
+        assert_eq!(
+            load_sharegpt(f.path()).expect("loads").1,
+            1,
+            "an empty prompt is skipped"
+        );
     }
 
     const SHAREGPT: &str = r#"[
@@ -335,10 +484,7 @@ mod tests {
         let mut ds =
             FileDataset::new(load_jsonl(f.path()).expect("loads"), None, WordCount).expect("valid");
         let err = ds.trial_prompts(1, 0, 1, 1, 0).await.unwrap_err();
-        assert!(matches!(
-            err,
-            DatasetError::MissingOutputLength { entry: 0 }
-        ));
+        assert!(matches!(err, DatasetError::MissingOutputLength { line: 1 }));
         assert!(FileDataset::new(vec![], None, WordCount).is_err());
     }
 }

@@ -9,6 +9,7 @@
 pub mod conversation;
 pub mod files;
 pub mod lengths;
+mod lines;
 pub mod prompt;
 pub mod random;
 pub mod shared;
@@ -61,9 +62,12 @@ pub enum DatasetError {
         message: String,
     },
     /// The file has no usable entry.
-    #[error("the prompt file has no usable entry")]
+    #[error("the file has no usable entry")]
     Empty,
-    #[error("a trial needs {needed} prompts but the file has {available}")]
+    #[error(
+        "a trial needs {needed} prompts but the file has {available}: add prompts, or lower \
+         `workload.requests`"
+    )]
     /// A trial needs more prompts than the file holds.
     NotEnoughEntries {
         /// Prompts a trial needs.
@@ -71,11 +75,14 @@ pub enum DatasetError {
         /// Entries the file has.
         available: usize,
     },
-    #[error("entry {entry} has no output length: give a fixed one or `max_tokens` per entry")]
+    #[error(
+        "line {line} of the prompt file gives no output length: add `\"max_tokens\": 128` to \
+         it, or set `workload.dataset.output_tokens`"
+    )]
     /// An entry gives no output length and none is fixed.
     MissingOutputLength {
-        /// The entry, 0-based.
-        entry: usize,
+        /// The file's line where the entry starts, 1-based.
+        line: usize,
     },
 }
 

@@ -16,11 +16,13 @@
 //! thus share exactly those leading blocks' text.
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use servebench_spec::bounds::{
+    MAX_PROMPT_TOKENS, MAX_TRACE_SPAN, MAX_TRIAL_PROMPT_TOKENS, grouped,
+};
 
 use super::DatasetError;
 use super::lengths::LengthDist;
@@ -70,29 +72,35 @@ struct MooncakeLine {
     hash_ids: Vec<u64>,
 }
 
+/// The largest timestamp, in milliseconds, that still keeps microseconds (2⁵³ µs): beyond
+/// it two requests a microsecond apart would read as one instant.
+const MAX_TIMESTAMP_MS: f64 = 9_007_199_254_740.992;
+
 /// Reads and checks a trace; `ms_per_unit` converts its timestamps to milliseconds (1 for
-/// `ms`, 1000 for `s`).
+/// `ms`, 1000 for `s`). Every size is bounded before anything is built from it: a length above
+/// [`MAX_PROMPT_TOKENS`], or a timestamp further than [`MAX_TRACE_SPAN`] from the first, is
+/// refused with its line.
 pub fn load_trace(
     path: &Path,
     layout: TraceLayout,
     ms_per_unit: f64,
 ) -> Result<Vec<TraceEntry>, DatasetError> {
-    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
     let mut out: Vec<TraceEntry> = Vec::new();
     let mut last: Option<(f64, usize)> = None;
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| DatasetError::io(path, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
+    let mut first: Option<f64> = None;
+    let (in_key, out_key) = match layout {
+        TraceLayout::Plain => ("input_tokens", "output_tokens"),
+        TraceLayout::Mooncake { .. } => ("input_length", "output_length"),
+    };
+    super::lines::for_each_line(path, |number, line| {
         let bad = |message: String| DatasetError::Parse {
             path: path.to_owned(),
-            line: i + 1,
+            line: number,
             message,
         };
         let (ts, input, output, hash_ids) = match layout {
             TraceLayout::Plain => {
-                let l: PlainLine = serde_json::from_str(&line).map_err(|e| {
+                let l: PlainLine = serde_json::from_str(line).map_err(|e| {
                     bad(format!(
                         "{e}; a plain trace line is {{\"timestamp\": 0, \"input_tokens\": 512, \
                          \"output_tokens\": 64}} (for Mooncake's layout set `trace.format: \
@@ -102,7 +110,7 @@ pub fn load_trace(
                 (l.timestamp, l.input_tokens, l.output_tokens, Vec::new())
             }
             TraceLayout::Mooncake { block_tokens } => {
-                let l: MooncakeLine = serde_json::from_str(&line).map_err(|e| {
+                let l: MooncakeLine = serde_json::from_str(line).map_err(|e| {
                     bad(format!(
                         "{e}; a Mooncake trace line is {{\"timestamp\": 0, \"input_length\": \
                          1024, \"output_length\": 64, \"hash_ids\": [0, 1]}}"
@@ -110,7 +118,10 @@ pub fn load_trace(
                 })?;
                 let b = u64::from(block_tokens);
                 let blocks = u64::from(l.input_length).div_ceil(b);
-                if l.input_length > 0 && l.hash_ids.len() as u64 != blocks {
+                if l.input_length > 0
+                    && l.input_length <= MAX_PROMPT_TOKENS
+                    && l.hash_ids.len() as u64 != blocks
+                {
                     return Err(bad(format!(
                         "input_length {} in blocks of {block_tokens} tokens needs {blocks} \
                          hash_ids, the line has {} (set `trace.block_tokens` to the trace's \
@@ -122,38 +133,97 @@ pub fn load_trace(
                 (l.timestamp, l.input_length, l.output_length, l.hash_ids)
             }
         };
+        let shown = show(ts);
         if !ts.is_finite() || ts < 0.0 {
             return Err(bad(format!(
-                "timestamp {ts} is not a time: write a number ≥ 0"
+                "timestamp {shown} is not a time: write a number ≥ 0"
+            )));
+        }
+        let unit = if ms_per_unit == 1.0 { "ms" } else { "s" };
+        if ts * ms_per_unit > MAX_TIMESTAMP_MS {
+            return Err(bad(format!(
+                "timestamp {shown} {unit} is too large to keep microseconds apart (at most \
+                 {:.0} {unit}): write times from the trace's start, or check \
+                 `trace.timestamp_unit` (`ms` or `s`)",
+                MAX_TIMESTAMP_MS / ms_per_unit
             )));
         }
         if let Some((prev, prev_line)) = last
             && ts < prev
         {
             return Err(bad(format!(
-                "timestamp {ts} is earlier than {prev} on line {prev_line}: a trace must be \
-                 sorted by time"
+                "timestamp {shown} is earlier than {} on line {prev_line}: a trace must be \
+                 sorted by time",
+                show(prev)
             )));
         }
-        last = Some((ts, i + 1));
+        let t0 = *first.get_or_insert(ts);
+        let offset_ms = (ts - t0) * ms_per_unit;
+        let span_ms = MAX_TRACE_SPAN.as_secs_f64() * 1e3;
+        if offset_ms > span_ms {
+            return Err(bad(format!(
+                "timestamp {shown} {unit} is {} after the trace's first request: above \
+                 servebench's ceiling of {} days of trace time for one replay, so the replay \
+                 would wait that long. Check `trace.timestamp_unit` (`ms` or `s`), or split the \
+                 trace into files of at most that span",
+                human_span(offset_ms / 1e3),
+                MAX_TRACE_SPAN.as_secs() / 86_400
+            )));
+        }
+        last = Some((ts, number));
         if input == 0 || output == 0 {
-            return Err(bad("input and output lengths must be at least 1".into()));
+            return Err(bad(format!(
+                "`{in_key}` and `{out_key}` must be at least 1"
+            )));
+        }
+        for (key, n) in [(in_key, input), (out_key, output)] {
+            if n > MAX_PROMPT_TOKENS {
+                return Err(bad(format!(
+                    "`{key}` {} is above servebench's ceiling of {} tokens in a prompt or an \
+                     answer: write a length no server's context exceeds",
+                    grouped(u64::from(n)),
+                    grouped(u64::from(MAX_PROMPT_TOKENS))
+                )));
+            }
         }
         out.push(TraceEntry {
-            at_ns: (ts * ms_per_unit * 1e6).round() as u64,
+            at_ns: (offset_ms * 1e6).round() as u64,
             input_tokens: input,
             output_tokens: output,
             hash_ids,
         });
-    }
+        Ok(())
+    })?;
     if out.is_empty() {
         return Err(DatasetError::Empty);
     }
-    let t0 = out[0].at_ns;
-    for e in &mut out {
-        e.at_ns -= t0;
-    }
     Ok(out)
+}
+
+/// A timestamp as written, in scientific notation when it is huge (`1e300`).
+fn show(ts: f64) -> String {
+    if ts.abs() >= 1e15 {
+        format!("{ts:e}")
+    } else {
+        format!("{ts}")
+    }
+}
+
+/// Seconds in words: `3 h 20 min`, `12 days`.
+fn human_span(secs: f64) -> String {
+    if secs >= 86_400.0 * 1e6 {
+        format!("{secs:.3e} s")
+    } else if secs >= 2.0 * 86_400.0 {
+        format!("{:.0} days", secs / 86_400.0)
+    } else if secs >= 3600.0 {
+        format!(
+            "{:.0} h {:.0} min",
+            (secs / 3600.0).floor(),
+            (secs % 3600.0) / 60.0
+        )
+    } else {
+        format!("{secs:.0} s")
+    }
 }
 
 /// Which part of a trace a trial replays, in trace time.
@@ -212,6 +282,17 @@ impl<C: TokenCounter> TraceBuilder<C> {
                 trace.len()
             )));
         }
+        let total: u64 = entries.iter().map(|e| u64::from(e.input_tokens)).sum();
+        if total > MAX_TRIAL_PROMPT_TOKENS {
+            return Err(DatasetError::InvalidLength(format!(
+                "the trace window's {} requests total {} prompt tokens: above servebench's \
+                 ceiling of {} for one trial, whose prompts are all built before its first \
+                 request; replay a shorter window (`trace.duration`, `trace.requests`)",
+                entries.len(),
+                grouped(total),
+                grouped(MAX_TRIAL_PROMPT_TOKENS)
+            )));
+        }
         let fitter = RandomPromptBuilder::new(
             RandomDataset {
                 input_tokens: LengthDist::Fixed { tokens: 1 },
@@ -232,13 +313,13 @@ impl<C: TokenCounter> TraceBuilder<C> {
         self.entries.len()
     }
 
-    /// The longest prompt of the window, in tokens (checked against the server's limit).
-    pub fn longest_input(&self) -> u32 {
-        self.entries
-            .iter()
-            .map(|e| e.input_tokens + e.output_tokens)
-            .max()
-            .unwrap_or(0)
+    /// The (prompt, output) lengths of a trial's requests, the window's then `warmup`
+    /// warm-ups (the window's first requests again), checked against the server's limit
+    /// before any prompt is built.
+    pub fn planned_lengths(&self, warmup: usize) -> Vec<(u32, u32)> {
+        let of = |e: &TraceEntry| (e.input_tokens, e.output_tokens);
+        let warm = self.entries.iter().cycle().take(warmup).map(of);
+        self.entries.iter().map(of).chain(warm).collect()
     }
 
     /// How fitting went.
@@ -354,103 +435,4 @@ fn block_seed(seed: u64) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::dataset::tokenize::WordCount;
-
-    fn write(lines: &str) -> tempfile::NamedTempFile {
-        use std::io::Write;
-        let mut f = tempfile::NamedTempFile::new().expect("tmp");
-        f.write_all(lines.as_bytes()).expect("write");
-        f
-    }
-
-    #[test]
-    fn bad_lines_are_refused_with_their_line_number() {
-        let f = write(
-            "{\"timestamp\": 0, \"input_tokens\": 8, \"output_tokens\": 2}\n\n{\"timestamp\": 5, \"input_tokens\": 8}\n",
-        );
-        let e = load_trace(f.path(), TraceLayout::Plain, 1.0).expect_err("missing field");
-        assert!(
-            e.to_string().contains(":3: missing field `output_tokens`"),
-            "{e}"
-        );
-        let f = write(
-            "{\"timestamp\": 10, \"input_tokens\": 8, \"output_tokens\": 2}\n{\"timestamp\": 5, \"input_tokens\": 8, \"output_tokens\": 2}\n",
-        );
-        let e = load_trace(f.path(), TraceLayout::Plain, 1.0).expect_err("backwards");
-        assert!(
-            e.to_string()
-                .contains(":2: timestamp 5 is earlier than 10 on line 1"),
-            "{e}"
-        );
-        let f = write(
-            "{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 2, \"hash_ids\": [1]}\n",
-        );
-        let e = load_trace(f.path(), TraceLayout::Mooncake { block_tokens: 512 }, 1.0)
-            .expect_err("blocks");
-        assert!(
-            e.to_string().contains("needs 2 hash_ids, the line has 1"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn timestamps_in_seconds_and_windows() {
-        let f = write(
-            "{\"timestamp\": 1.5, \"input_tokens\": 8, \"output_tokens\": 2}\n{\"timestamp\": 2, \"input_tokens\": 8, \"output_tokens\": 2}\n{\"timestamp\": 4, \"input_tokens\": 8, \"output_tokens\": 2}\n",
-        );
-        let t = load_trace(f.path(), TraceLayout::Plain, 1000.0).expect("loads");
-        let at: Vec<u64> = t.iter().map(|e| e.at_ns).collect();
-        assert_eq!(at, [0, 500_000_000, 2_500_000_000]);
-        let w = TraceWindow {
-            start: Duration::from_millis(400),
-            duration: Some(Duration::from_secs(3)),
-            requests: None,
-        };
-        assert_eq!(w.select(&t).len(), 2);
-        let w = TraceWindow {
-            requests: Some(1),
-            ..w
-        };
-        assert_eq!(w.select(&t)[0].at_ns, 500_000_000);
-    }
-
-    #[tokio::test]
-    async fn mooncake_blocks_are_shared_and_lengths_exact() {
-        let f = write(concat!(
-            "{\"timestamp\": 0, \"input_length\": 20, \"output_length\": 2, \"hash_ids\": [7, 8, 9]}\n",
-            "{\"timestamp\": 10, \"input_length\": 18, \"output_length\": 3, \"hash_ids\": [7, 8, 4]}\n",
-            "{\"timestamp\": 30, \"input_length\": 5, \"output_length\": 3, \"hash_ids\": [8]}\n",
-        ));
-        let layout = TraceLayout::Mooncake { block_tokens: 8 };
-        let t = load_trace(f.path(), layout, 1.0).expect("loads");
-        let mut b =
-            TraceBuilder::new(&t, TraceWindow::default(), layout, false, WordCount).expect("ok");
-        let p = b.trial_prompts(1, 2.0, 1, 1, 0).await.expect("builds");
-        assert_eq!(p.send_offsets_ns, Some(vec![0, 5_000_000, 15_000_000]));
-        let words: Vec<Vec<&str>> = p
-            .measured
-            .iter()
-            .map(|pr| match &pr.body {
-                PromptBody::Text(t) => t.split(' ').collect(),
-                PromptBody::Messages(_) => panic!("text"),
-            })
-            .collect();
-        assert_eq!(words[0].len(), 20);
-        assert_eq!(words[1].len(), 18);
-        assert_eq!(words[0][..16], words[1][..16], "blocks 7 and 8 shared");
-        assert_ne!(words[0][16..18], words[1][16..18], "block 9 is not block 4");
-        assert_eq!(
-            words[2][..5],
-            words[0][8..13],
-            "block 8 is the same text alone"
-        );
-        assert_eq!(p.measured[1].max_tokens, 3);
-        let other = b.trial_prompts(0, 1.0, 1, 2, 0).await.expect("builds");
-        assert_ne!(
-            other.measured[0], p.measured[0],
-            "trials draw their own blocks"
-        );
-    }
-}
+mod tests;

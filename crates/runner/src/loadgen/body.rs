@@ -39,12 +39,16 @@ struct Body<'a> {
     input: Input<'a>,
     max_tokens: u32,
     stream: bool,
-    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     temperature: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     ignore_eos: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     min_tokens: Option<u32>,
+    /// transformers serve's `generation_config`: a JSON string of `GenerationConfig` fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<String>,
     #[serde(flatten)]
     extra: &'a serde_json::Map<String, serde_json::Value>,
 }
@@ -104,9 +108,9 @@ pub fn build_body(
         input,
         max_tokens: prompt.max_tokens,
         stream: true,
-        stream_options: StreamOptions {
+        stream_options: cfg.stream_options.then_some(StreamOptions {
             include_usage: true,
-        },
+        }),
         temperature: cfg.temperature,
         ignore_eos: cfg.ignore_eos.then_some(true),
         min_tokens: match cfg.min_tokens {
@@ -114,6 +118,14 @@ pub fn build_body(
             MinTokens::MatchMax => Some(prompt.max_tokens),
             MinTokens::Value(v) => Some(v),
         },
+        // transformers 5.17/5.24 cli/serving/utils.py `_build_generation_config`:
+        // `GenerationConfig(**json.loads(body["generation_config"]))`.
+        generation_config: cfg.generation_config.then(|| {
+            format!(
+                "{{\"min_new_tokens\": {n}, \"max_new_tokens\": {n}}}",
+                n = prompt.max_tokens
+            )
+        }),
         extra: &cfg.extra_body,
     };
     serde_json::to_vec(&body)
@@ -127,7 +139,7 @@ pub fn build_body(
 /// The output length a request is meant to produce, when the configuration fixes it.
 pub fn output_target(cfg: &LoadConfig, prompt: &Prompt) -> Option<u32> {
     match cfg.min_tokens {
-        _ if cfg.ignore_eos => Some(prompt.max_tokens),
+        _ if cfg.ignore_eos || cfg.generation_config => Some(prompt.max_tokens),
         MinTokens::MatchMax => Some(prompt.max_tokens),
         MinTokens::Value(v) if v >= prompt.max_tokens => Some(prompt.max_tokens),
         _ => None,
@@ -191,5 +203,60 @@ mod tests {
         let err = build_body(&target(ApiKind::Completions), &cfg, &msgs, 3).unwrap_err();
         assert_eq!(err, BodyError::MessagesToCompletions { index: 3 });
         assert!(output_target(&cfg, &msgs).is_none());
+    }
+
+    #[test]
+    fn a_body_for_transformers_serve_has_only_fields_it_takes() {
+        // transformers 5.24.0 cli/serving/utils.py:1183-1187 answers 422 "Unexpected fields in
+        // the request" to anything outside its TypedDict (e.g. `ignore_eos`, `min_tokens`);
+        // `generation_config` is a JSON string (utils.py:1246-1247). The profile's plan:
+        let plan = servebench_spec::engine::profile(servebench_spec::Engine::Transformers)
+            .expect("profile")
+            .body_plan(true, true);
+        let mut cfg = LoadConfig::new(1);
+        cfg.ignore_eos = plan.ignore_eos;
+        cfg.min_tokens = if plan.min_tokens {
+            MinTokens::MatchMax
+        } else {
+            MinTokens::Omit
+        };
+        cfg.stream_options = plan.stream_options;
+        cfg.generation_config = plan.generation_config;
+        let b = build_body(&target(ApiKind::Chat), &cfg, &Prompt::text("hi", 6), 0).expect("ok");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        let keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        // The chat TypedDict (openai CompletionCreateParamsStreaming) plus transformers' own
+        // `generation_config`, `seed`, `chat_template_kwargs`.
+        for k in &keys {
+            assert!(
+                [
+                    "model",
+                    "messages",
+                    "max_tokens",
+                    "stream",
+                    "stream_options",
+                    "temperature",
+                    "generation_config"
+                ]
+                .contains(k),
+                "{k} would be refused: {v}"
+            );
+        }
+        let gc: serde_json::Value =
+            serde_json::from_str(v["generation_config"].as_str().expect("a JSON string"))
+                .expect("valid JSON");
+        assert_eq!(
+            gc,
+            serde_json::json!({"min_new_tokens": 6, "max_new_tokens": 6})
+        );
+        assert_eq!(output_target(&cfg, &Prompt::text("hi", 6)), Some(6));
+        cfg.stream_options = false;
+        let b = build_body(&target(ApiKind::Chat), &cfg, &Prompt::text("hi", 6), 0).expect("ok");
+        assert!(!String::from_utf8_lossy(&b).contains("stream_options"));
     }
 }

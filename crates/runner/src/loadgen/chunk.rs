@@ -22,7 +22,7 @@ pub struct ChunkInfo<'a> {
     /// At least one choice carried a token. A role-only delta (`{"role":"assistant"}` or
     /// `"content": ""`) does not.
     pub content: bool,
-    /// The choice's finish reason, when it ended.
+    /// The choice's finish reason, when it ended (an empty string is none).
     pub finish_reason: Option<Cow<'a, str>>,
     /// The `usage` member, when present.
     pub usage: Option<Usage>,
@@ -112,7 +112,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
                         || delta.reasoning_content.0
                         || delta.reasoning.0
                         || delta.tool_calls.0;
-                    if c.finish_reason.is_some() {
+                    // TGI sends `"finish_reason": ""` on every completions chunk but the
+                    // last: an empty reason is no finish.
+                    if c.finish_reason.as_deref().is_some_and(|r| !r.is_empty()) {
                         out.finish_reason = c.finish_reason;
                     }
                 }
@@ -339,6 +341,21 @@ mod tests {
                 .expect("ok")
                 .error
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn an_empty_finish_reason_is_no_finish() {
+        // TGI db931fcf router/src/server.rs:857-875: every completions chunk but the last has
+        // `"finish_reason": ""` (CompletionComplete's `String::new()`); the last the reason.
+        let mid = br#"{"object":"text_completion","id":"","created":1764583200,"model":"m","system_fingerprint":"3.3.7-native","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":""}]}"#;
+        let c = parse_chunk(mid).expect("ok");
+        assert!(c.content);
+        assert_eq!(c.finish_reason, None);
+        let last = br#"{"object":"text_completion","id":"","created":1764583200,"model":"m","system_fingerprint":"3.3.7-native","choices":[{"index":0,"text":".","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}"#;
+        assert_eq!(
+            parse_chunk(last).expect("ok").finish_reason.as_deref(),
+            Some("length")
         );
     }
 

@@ -176,6 +176,15 @@ pub struct LoadConfig {
     pub temperature: f64,
     /// Whether and how `min_tokens` is sent.
     pub min_tokens: MinTokens,
+    /// Sent as `stream_options: {include_usage: true}` when set (the default; the engine
+    /// profile turns it off for an engine that refuses it).
+    #[serde(default = "on")]
+    pub stream_options: bool,
+    /// Sent as transformers' `generation_config` (a JSON string) with `min_new_tokens` and
+    /// `max_new_tokens` equal to each request's `max_tokens`: the output length fixed where
+    /// `ignore_eos` cannot be sent (the engine profile decides; servebench_spec::engine).
+    #[serde(default)]
+    pub generation_config: bool,
     /// Extra fields merged into every request body (backend-specific knobs).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Service-level objectives for goodput; `None`: goodput is not reported.
@@ -209,6 +218,8 @@ impl LoadConfig {
             ignore_eos: true,
             temperature: 0.0,
             min_tokens: MinTokens::Omit,
+            stream_options: true,
+            generation_config: false,
             extra_body: serde_json::Map::new(),
             slo: None,
             transport: Transport::Lean,

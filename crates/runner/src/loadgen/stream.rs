@@ -35,6 +35,8 @@ struct EventState {
     finish_seen: bool,
     events_seen: u64,
     last_usage_out: Option<u32>,
+    /// When the last event carrying `usage` arrived.
+    last_usage_ns: Option<u64>,
 }
 
 const HEAD_BYTES: usize = 512;
@@ -106,7 +108,19 @@ impl StreamConsumer {
                 "stream ended before [DONE] or finish_reason",
             );
         } else if rec.events.is_empty() {
-            rec.fail(ErrorKind::NoContent, "stream finished without any token");
+            match (rec.usage, self.st.last_usage_ns) {
+                // No content chunk, but usage counts tokens generated (transformers serve's
+                // streaming detokenizer can hold back incomplete bytes to the end): counted,
+                // its tokens arriving with the final chunk, and flagged.
+                (Some(u), Some(t)) if u.completion_tokens > 0 => {
+                    rec.events.push(TokenEvent {
+                        t_ns: t,
+                        tokens: u.completion_tokens,
+                    });
+                    rec.content_held_back = true;
+                }
+                _ => rec.fail(ErrorKind::NoContent, "stream finished without any token"),
+            }
         }
     }
 }
@@ -164,6 +178,7 @@ impl EventState {
         }
         if let Some(u) = chunk.usage {
             self.last_usage_out = Some(u.completion_tokens);
+            self.last_usage_ns = Some(t_ns);
             rec.usage = Some(u);
         }
         if let Some(fr) = chunk.finish_reason {
@@ -294,6 +309,54 @@ mod tests {
         let flow = (0..100).map(|_| c.on_chunk(0, &line, &mut rec)).last();
         assert_eq!(flow, Some(Flow::Stop));
         assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+    }
+
+    #[test]
+    fn an_empty_finish_reason_does_not_hide_a_cut_stream() {
+        // TGI db931fcf (router/src/server.rs:857-875): `"finish_reason": ""` on every
+        // completions chunk but the last; a stream cut after such chunks is disconnected.
+        let mid: &[u8] = b"data: {\"object\":\"text_completion\",\"id\":\"\",\"created\":1,\"model\":\"m\",\"system_fingerprint\":\"3.3.7-native\",\"choices\":[{\"index\":0,\"text\":\" a\",\"logprobs\":null,\"finish_reason\":\"\"}]}\n\n";
+        let rec = run(&[mid, mid]);
+        assert_eq!(rec.error, Some(ErrorKind::StreamDisconnected));
+        let last: &[u8] = b"data: {\"object\":\"text_completion\",\"id\":\"\",\"created\":1,\"model\":\"m\",\"system_fingerprint\":\"3.3.7-native\",\"choices\":[{\"index\":0,\"text\":\".\",\"logprobs\":null,\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"total_tokens\":7}}\n\n";
+        let rec = run(&[mid, mid, last, DONE]);
+        assert_eq!(rec.error, None, "{:?}", rec.error_detail);
+        assert_eq!(rec.finish_reason.as_deref(), Some("length"));
+        assert_eq!(rec.events.len(), 3);
+    }
+
+    #[test]
+    fn a_stream_without_done_ends_normally_after_a_finish_reason() {
+        // transformers serve 5.24.0 (cli/serving/chat_completion.py) sends no `[DONE]`; its
+        // final chunk has the finish reason and usage.
+        let fin_usage: &[u8] = b"data: {\"id\":\"req\",\"choices\":[{\"delta\":{},\"finish_reason\":\"length\",\"index\":0}],\"created\":1,\"model\":\"m\",\"object\":\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":5,\"total_tokens\":7}}\n\n";
+        let rec = run(&[ROLE, TOK, TOK, fin_usage]);
+        assert_eq!(rec.error, None, "{:?}", rec.error_detail);
+        assert_eq!(rec.events.len(), 2);
+    }
+
+    #[test]
+    fn a_stream_with_usage_but_no_content_chunk_is_counted_not_failed() {
+        // Seen on an H200 with transformers serve 5.17.0 (--continuous-batching, a byte-level
+        // BPE tokenizer): `{"delta":{"role":"assistant"}}`, then
+        // `{"delta":{},"finish_reason":"length","usage":{…}}` with the full count.
+        let role: &[u8] = b"data: {\"id\":\"r\",\"choices\":[{\"delta\":{\"role\":\"assistant\"},\"index\":0}],\"created\":1,\"model\":\"m\",\"object\":\"chat.completion.chunk\"}\n\n";
+        let fin: &[u8] = b"data: {\"id\":\"r\",\"choices\":[{\"delta\":{},\"finish_reason\":\"length\",\"index\":0}],\"created\":1,\"model\":\"m\",\"object\":\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":6,\"prompt_tokens\":12,\"total_tokens\":18}}\n\n";
+        let rec = run(&[role, fin]);
+        assert_eq!(rec.error, None, "{:?}", rec.error_detail);
+        assert!(rec.content_held_back);
+        assert_eq!(
+            rec.events,
+            [TokenEvent {
+                t_ns: 10,
+                tokens: 6
+            }]
+        );
+        // Usage saying nothing was generated stays a failure.
+        let fin0: &[u8] = b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":0,\"prompt_tokens\":12}}\n\n";
+        let rec = run(&[role, fin0]);
+        assert_eq!(rec.error, Some(ErrorKind::NoContent));
+        assert!(!rec.content_held_back);
     }
 
     #[test]

@@ -207,6 +207,7 @@ pub fn collect(spec: &servebench_spec::Provenance, spec_dir: &Path) -> Provenanc
     ProvenanceRecord {
         commands: run_commands(&spec.commands, Some(spec_dir)),
         files: hash_files(&spec.files, spec_dir),
+        inputs: Vec::new(),
         cluster: None,
     }
 }

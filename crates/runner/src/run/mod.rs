@@ -7,10 +7,12 @@
 
 mod block;
 mod cluster;
+mod inputs;
 mod progress;
 mod rounds;
 mod search;
 mod setup;
+mod upfront;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +20,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use cluster::BATCH_SCRIPT_ENV;
+pub use inputs::{InputProblem, check_inputs};
 pub use progress::ProgressMode;
+pub use upfront::unset_env;
 pub use workload::{api_kind, load_config};
 
 use servebench_spec::Spec;
@@ -89,6 +93,23 @@ pub enum RunError {
         /// Hash of the spec given.
         current: String,
     },
+    /// `--resume` on a result whose workload file changed since the run began.
+    #[error(
+        "cannot resume {path}: {file} changed since the run began (then {stored}, now \
+         {current}); the trials measured so far read it as it was, and would be pooled with \
+         trials of the new one. Restore the file, or start a new run (`servebench run SPEC`)",
+        file = file.display()
+    )]
+    InputChanged {
+        /// The result file.
+        path: PathBuf,
+        /// The workload file.
+        file: PathBuf,
+        /// Its hash when the run began.
+        stored: String,
+        /// Its hash now (or why it cannot be read).
+        current: String,
+    },
     /// Something the run needs is missing before anything starts.
     #[error("{0}")]
     Setup(String),
@@ -157,11 +178,30 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    workload::check_files(&spec.file, &spec_dir)
-        .map_err(|e| RunError::Setup(format!("workload.dataset: {e}")))?;
+    upfront::check_env(&spec.file)?;
+    let problems: Vec<String> = check_inputs(&spec.file, &spec_dir)
+        .iter()
+        .filter(|p| p.is_error())
+        .map(InputProblem::render)
+        .collect();
+    if !problems.is_empty() {
+        return Err(RunError::Setup(format!(
+            "the spec's input files cannot be used (nothing was started):\n{}",
+            problems.join("\n")
+        )));
+    }
     tls_preflight(&spec.file, &spec_dir).await?;
+    let ca_file = spec
+        .file
+        .spec
+        .target
+        .tls
+        .as_ref()
+        .and_then(|t| t.ca_file.as_ref())
+        .map(|f| spec_dir.join(f));
+    upfront::check_endpoints(&spec.file, ca_file).await?;
     let allocation = cluster::preflight(spec).await?;
-    let (mut result, store) = setup::open(spec, &plan, opts, &spec_dir)?;
+    let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
     setup::stop_orphans(&result).await;
     cluster::stop_orphan_steps(&result).await;
     if let Some(a) = &allocation {
@@ -227,6 +267,14 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
         result.error = Some(
             "interrupted: finished trials are kept; continue with `servebench run --resume`".into(),
         );
+    } else if !records_lost.is_empty() {
+        result.status = RunStatus::Failed;
+        result.error = Some(format!(
+            "the request records of trial(s) {records_lost:?} are missing from the sidecar (a \
+             write cut short) and a look had already read their summaries, which are kept: \
+             the result's per-request data is incomplete; re-measure with a new run if it is \
+             needed"
+        ));
     }
     result.updated_at = servebench_result::now_rfc3339();
     store.save(&result)?;

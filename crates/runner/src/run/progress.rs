@@ -134,6 +134,12 @@ impl Progress {
                                 m.counted_tokens, m.sent_tokens
                             )
                         }
+                        (servebench_result::record::RequestFlag::ContentHeldBack, _) => {
+                            format!(
+                                "{n} {f} ({:.1}% of completed)",
+                                100.0 * *n as f64 / s.all.completed.max(1) as f64
+                            )
+                        }
                         _ => format!("{n} {f}"),
                     })
                     .collect();

@@ -31,7 +31,7 @@ mod judge;
 
 use super::block::{BlockContext, Opening, exited_soon_after, failed, sleep_unless_cancelled};
 use super::progress::Progress;
-use super::workload::{PromptSource, tokenizer};
+use super::workload::PromptSource;
 use super::{RunError, SearchJudge};
 use judge::{bracket_outcome, describe, judge_trial, outcome_words};
 
@@ -300,7 +300,7 @@ async fn search_block(
     let cooldown = spec.spec.trials.cooldown.get();
     sleep_unless_cancelled(cooldown, ctx).await;
     let first = search_point(spec, q, q.lower);
-    let tok = tokenizer(spec, &target, ctx.spec_dir());
+    let tok = ctx.tokenizer_spec();
     let mut source = PromptSource::new(spec, std::slice::from_ref(&first), &tok, ctx.spec_dir());
     let mut cancelled = false;
     let outcome = loop {
@@ -363,7 +363,9 @@ async fn search_block(
         }
         ui.trial_end(&trial);
         let (attainment, passed, invalid) = judge_trial(&trial, q);
-        ctx.record(result, trial, &lines)?;
+        if let Err(e) = ctx.record(result, trial, &lines) {
+            return Err(ctx.stop_after_error(running, &block, result, ui, e).await);
+        }
         if let Some(b) = result
             .search
             .as_mut()
@@ -380,7 +382,11 @@ async fn search_block(
                 invalid: invalid.clone(),
             });
         }
-        store.save(result)?;
+        if let Err(e) = store.save(result) {
+            return Err(ctx
+                .stop_after_error(running, &block, result, ui, e.into())
+                .await);
+        }
         if let Some(reason) = invalid {
             break Some(SearchOutcome::Invalid {
                 reason: format!("at {load} {}: {reason}", q.axis.unit()),
@@ -396,7 +402,11 @@ async fn search_block(
         set_outcome(result, o);
     }
     result.updated_at = now_rfc3339();
-    store.save(result)?;
+    if let Err(e) = store.save(result) {
+        return Err(ctx
+            .stop_after_error(running, &block, result, ui, e.into())
+            .await);
+    }
     ctx.close(running, &block, result, ui).await?;
     Ok(!cancelled)
 }

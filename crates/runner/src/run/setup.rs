@@ -3,12 +3,14 @@
 use std::path::Path;
 
 use servebench_result::{
-    RESULT_SCHEMA_VERSION, ResultStore, RunResult, RunStatus, load_result, now_rfc3339, point_info,
+    ProvenanceRecord, RESULT_SCHEMA_VERSION, ResultStore, RunResult, RunStatus, TrialStatus,
+    load_result, now_rfc3339, point_info,
 };
 use servebench_spec::Spec;
 use servebench_spec::plan::Plan;
 use time::OffsetDateTime;
 
+use super::inputs::input_files;
 use super::{RunError, RunOptions};
 use crate::{gpu, provenance, server};
 
@@ -27,13 +29,14 @@ pub(super) fn new_run_id() -> String {
     )
 }
 
-/// A new result (written at once) or the resumed one.
+/// A new result (written at once) or the resumed one, with the trials whose request records
+/// are lost from the sidecar but whose summaries are kept (see [`recover_records`]).
 pub(super) fn open(
     spec: &Spec,
     plan: &Plan,
     opts: &RunOptions,
     spec_dir: &Path,
-) -> Result<(RunResult, ResultStore), RunError> {
+) -> Result<(RunResult, ResultStore, Vec<usize>), RunError> {
     if let Some(path) = &opts.resume {
         let mut result = load_result(path)?;
         if result.spec_hash != plan.spec_hash {
@@ -43,14 +46,16 @@ pub(super) fn open(
                 current: plan.spec_hash.clone(),
             });
         }
+        inputs_unchanged(&result, path, spec_dir)?;
         let store = ResultStore::for_result(path);
         let done: std::collections::BTreeSet<usize> = result.trials.iter().map(|t| t.seq).collect();
         store.prune_requests(&|seq| done.contains(&seq))?;
+        let kept_without_records = recover_records(&mut result, &store)?;
         result.status = RunStatus::Running;
         result.error = None;
         result.updated_at = now_rfc3339();
         store.save(&result)?;
-        return Ok((result, store));
+        return Ok((result, store, kept_without_records));
     }
     let run_id = new_run_id();
     let dir = opts.results_root.join(&plan.name);
@@ -73,7 +78,10 @@ pub(super) fn open(
         repo: provenance::repo_info(spec_dir),
         host: Some(provenance::host_info()),
         accelerators: gpu::detect_accelerators().unwrap_or_default(),
-        provenance: provenance::collect(&spec.file.spec.provenance, spec_dir),
+        provenance: ProvenanceRecord {
+            inputs: provenance::hash_files(&input_files(&spec.file), spec_dir),
+            ..provenance::collect(&spec.file.spec.provenance, spec_dir)
+        },
         points: point_info(plan),
         servers: Vec::new(),
         trials: Vec::new(),
@@ -85,9 +93,78 @@ pub(super) fn open(
         import: None,
         looks: Vec::new(),
         search: None,
+        preflight: Vec::new(),
     };
     store.save(&result)?;
-    Ok((result, store))
+    Ok((result, store, Vec::new()))
+}
+
+/// The resumed run's workload files are the ones it began with: the same hash as recorded
+/// (results written before the hashes were recorded are not checked).
+fn inputs_unchanged(result: &RunResult, path: &Path, spec_dir: &Path) -> Result<(), RunError> {
+    let stored = &result.provenance.inputs;
+    let names: Vec<String> = stored.iter().map(|f| f.path.clone()).collect();
+    for (was, now) in stored.iter().zip(provenance::hash_files(&names, spec_dir)) {
+        if was.sha256 != now.sha256 {
+            let show = |h: &servebench_result::FileHash| match (&h.sha256, &h.error) {
+                (Some(s), _) => s.clone(),
+                (None, Some(e)) => format!("unreadable ({e})"),
+                (None, None) => "unknown".into(),
+            };
+            return Err(RunError::InputChanged {
+                path: path.to_owned(),
+                file: spec_dir.join(&was.path),
+                stored: show(was),
+                current: show(&now),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A trial of the result whose request records are not all in the sidecar (a write cut
+/// short, a sidecar damaged or cut) is not carried on silently. Where nothing recorded
+/// after it read it, it is taken out of the result so that the run measures it again;
+/// where a look of a sequential run or the search log read it, its summary is kept and its
+/// seq returned, and the run ends marked failed, saying so. Each is said on stderr.
+fn recover_records(result: &mut RunResult, store: &ResultStore) -> Result<Vec<usize>, RunError> {
+    let counts = store.measured_counts()?;
+    let mut kept = Vec::new();
+    let mut remeasure = Vec::new();
+    for t in &result.trials {
+        let Some(expected) = t.summary.as_ref().map(|s| s.all.requests) else {
+            continue;
+        };
+        let found = counts.get(&t.seq).copied().unwrap_or(0);
+        if t.status != TrialStatus::Ok || found == expected {
+            continue;
+        }
+        let read_since =
+            result.search.is_some() || result.looks.iter().any(|l| l.after_trial >= t.trial);
+        let what = format!(
+            "trial {} (`{}`, t={}, point {}) has {found} of its {expected} request records in {}",
+            t.seq,
+            t.variant,
+            t.trial,
+            t.point,
+            store.requests_path.display()
+        );
+        if read_since {
+            eprintln!(
+                "servebench: {what}; a look already read its summary, which is kept, but its \
+                 request records are lost: the result will be marked failed"
+            );
+            kept.push(t.seq);
+        } else {
+            eprintln!("servebench: {what} (a write cut short): it is measured again");
+            remeasure.push(t.seq);
+        }
+    }
+    if !remeasure.is_empty() {
+        result.trials.retain(|t| !remeasure.contains(&t.seq));
+        store.prune_requests(&|seq| !remeasure.contains(&seq))?;
+    }
+    Ok(kept)
 }
 
 /// Server groups a previous (killed) run left running: stop each whose command line still

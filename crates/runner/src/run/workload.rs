@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
+use servebench_spec::engine::BodyPlan;
 use servebench_spec::plan::SweepPoint;
 use servebench_spec::{
     ApiKind as SpecApi, ArrivalProcess, DatasetKind, Rate, SpecFile, TimestampUnit, TokenCount,
-    TokenizerSource, TraceFormat,
+    TraceFormat,
 };
 
 use crate::dataset::{
@@ -15,7 +16,7 @@ use crate::dataset::{
     TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
 };
 use crate::loadgen::schedule::offsets_within;
-use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens, Target};
+use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens};
 use servebench_result::metrics::Slo;
 
 /// The load generator's API kind for the spec's.
@@ -32,7 +33,15 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 /// `workload.duration`, exactly the arrivals of its schedule due before the duration has
 /// passed: the schedule is drawn here with the same seed `run_trial` draws it with, so the
 /// prompts built for the trial are the ones it sends.
-pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> LoadConfig {
+///
+/// The request fields are `body`'s, the engine profile's plan for the spec's `ignore_eos` and
+/// `send_min_tokens` (servebench_spec::engine::Profile::body_plan).
+pub fn load_config(
+    spec: &SpecFile,
+    point: &SweepPoint,
+    schedule_seed: u64,
+    body: &BodyPlan,
+) -> LoadConfig {
     let w = &spec.spec.workload;
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = point.max_concurrency.map(|c| c as usize);
@@ -58,13 +67,15 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
     cfg.warmup_requests = w.warmup_requests as usize;
     cfg.request_timeout = w.request_timeout.get();
     cfg.trial_deadline = w.trial_timeout.map(|t| t.get());
-    cfg.ignore_eos = w.ignore_eos;
+    cfg.ignore_eos = body.ignore_eos;
     cfg.temperature = w.temperature;
-    cfg.min_tokens = if w.send_min_tokens {
+    cfg.min_tokens = if body.min_tokens {
         MinTokens::MatchMax
     } else {
         MinTokens::Omit
     };
+    cfg.stream_options = body.stream_options;
+    cfg.generation_config = body.generation_config;
     cfg.slo = spec.spec.slo.as_ref().map(|s| Slo {
         ttft_ms: s.ttft.map(ms),
         tpot_ms: s.tpot.map(ms),
@@ -73,25 +84,13 @@ pub fn load_config(spec: &SpecFile, point: &SweepPoint, schedule_seed: u64) -> L
     cfg
 }
 
-/// Reads and checks the dataset files of a run before anything starts, so that a bad file is
-/// refused with its line before a server is launched: a trace's every line and its window.
-pub(super) fn check_files(spec: &SpecFile, spec_dir: &Path) -> Result<(), DatasetError> {
-    let d = &spec.spec.workload.dataset;
-    if d.kind != DatasetKind::Trace {
-        return Ok(());
-    }
-    let t = d.trace.clone().unwrap_or_else(default_trace);
-    let (layout, unit) = trace_layout(&t);
-    let entries = load_trace(
-        &spec_dir.join(d.path.clone().unwrap_or_default()),
-        layout,
-        unit,
-    )?;
-    let window = trace_window(&t);
-    TraceBuilder::new(&entries, window, layout, false, crate::dataset::WordCount).map(|_| ())
+/// The seed of a trial's arrival schedule, from its prompt seed (the same for every variant
+/// at the same trial and point).
+pub(super) fn schedule_seed(prompt_seed: u64) -> u64 {
+    prompt_seed ^ 0x5ced_u64
 }
 
-fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
+pub(super) fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
     let layout = match t.format {
         TraceFormat::Plain => TraceLayout::Plain,
         TraceFormat::Mooncake => TraceLayout::Mooncake {
@@ -105,7 +104,7 @@ fn trace_layout(t: &servebench_spec::Trace) -> (TraceLayout, f64) {
     (layout, unit)
 }
 
-fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
+pub(super) fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
     TraceWindow {
         start: t.start.get(),
         duration: t.duration.map(|d| d.get()),
@@ -114,7 +113,7 @@ fn trace_window(t: &servebench_spec::Trace) -> TraceWindow {
 }
 
 /// The `trace` block's defaults, for a trace dataset given without one.
-fn default_trace() -> servebench_spec::Trace {
+pub(super) fn default_trace() -> servebench_spec::Trace {
     serde_json::from_str("{}").expect("every trace field has a default")
 }
 
@@ -154,24 +153,6 @@ pub(super) enum PromptSource {
         builder: Box<TraceBuilder<AnyCounter>>,
         speeds: Vec<f64>,
     },
-}
-
-/// The tokenizer the spec asks for, pointed at `target`.
-pub(super) fn tokenizer(spec: &SpecFile, target: &Target, spec_dir: &Path) -> TokenizerSpec {
-    match spec.spec.target.tokenizer {
-        TokenizerSource::Server => TokenizerSpec::Server {
-            base_url: target.base_url.clone(),
-            path: "/tokenize".into(),
-            model: Some(target.model.clone()),
-            api_key: target.api_key.clone(),
-            headers: target.headers.clone(),
-            ca_file: target.ca_file.clone(),
-        },
-        TokenizerSource::Local => TokenizerSpec::Local {
-            path: spec_dir.join(spec.spec.target.tokenizer_path.clone().unwrap_or_default()),
-        },
-        TokenizerSource::None => TokenizerSpec::None,
-    }
 }
 
 impl PromptSource {

@@ -1,6 +1,5 @@
 //! The small HTTP client of readiness probes, verify rules and the server-info read-back.
 
-use std::error::Error as _;
 use std::time::Duration;
 
 use servebench_spec::{HttpMethod, HttpProbe};
@@ -83,25 +82,7 @@ pub(crate) async fn get_json(
     serde_json::from_slice(&body).map_err(|e| GetJsonError::NotJson(e.to_string()))
 }
 
-/// A reqwest error with its causes (`error sending request: … Connection refused`), and
-/// "timed out" said plainly.
+/// A reqwest error with its causes, the innermost said plainly ([`crate::net::describe`]).
 pub(crate) fn describe(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        return "timed out".to_owned();
-    }
-    let mut parts = vec![e.to_string()];
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        src = s.source();
-    }
-    // The innermost cause is what a person needs ("Connection refused (os error 111)").
-    match parts.as_slice() {
-        [] => String::new(),
-        [only] => only.clone(),
-        [.., last] => last.clone(),
-    }
+    crate::net::describe(e)
 }

@@ -2,16 +2,19 @@
 //! a workload the server cannot take is refused with what to change, instead of every request
 //! failing one by one (docs/workloads.md, "Requests longer than the server takes").
 //!
+//! Where it is read is the engine profile's (servebench_spec::engine, `context_limit`):
 //! - `GET /v1/models`: vLLM, SGLang and the simulator list `max_model_len` for each model.
 //! - `GET /props`: llama.cpp's `default_generation_settings.n_ctx`, the context of one slot
 //!   (its `--ctx-size` divided among `--parallel` slots), which is what one request may use.
+//! - `GET /info`: TGI's `max_total_tokens`.
 //!
-//! Best effort: a server that says neither has no known limit, and nothing is checked.
+//! Best effort: a server that says none of these has no known limit, and nothing is checked.
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
+use servebench_spec::engine::{LimitSource, Profile};
 
 use super::http;
 use crate::dataset::TrialPrompts;
@@ -26,24 +29,40 @@ pub struct ContextLimit {
     pub tokens: u64,
     /// Where it came from, e.g. "`max_model_len` of sim-model in /v1/models".
     pub source: String,
+    /// The server flag that sets it (the engine profile's), for the message.
+    pub flag: Option<&'static str>,
 }
 
-/// Reads the limit from the server at `base_url` (`model`: the spec's model name; with
-/// `api_key` and `headers` as requests send them, `ca_file` trusted for `https://`).
+/// Where and how probes reach a server: its base URL, a CA trusted for `https://`, and the
+/// API key and headers requests send.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// e.g. `http://127.0.0.1:8000`.
+    pub base_url: &'a str,
+    /// A CA to trust besides the system's roots.
+    pub ca_file: Option<&'a Path>,
+    /// Sent as `Authorization: Bearer …`.
+    pub api_key: Option<&'a str>,
+    /// `target.headers`, resolved.
+    pub headers: &'a [(String, String)],
+}
+
+/// Reads the limit from the server at `reach` where `profile` says it is (`model`: the spec's
+/// model name).
 pub async fn context_limit(
-    base_url: &str,
-    ca_file: Option<&Path>,
+    reach: Reach<'_>,
+    profile: &Profile,
     model: &str,
-    api_key: Option<&str>,
-    headers: &[(String, String)],
 ) -> Option<ContextLimit> {
-    let client = http::client(ca_file).ok()?;
-    let get = |path: &str| {
-        let mut req = client.get(http::url(base_url, path)).timeout(LIMIT_TIMEOUT);
-        if let Some(key) = api_key {
+    let client = http::client(reach.ca_file).ok()?;
+    let get = |path: &'static str| {
+        let mut req = client
+            .get(http::url(reach.base_url, path))
+            .timeout(LIMIT_TIMEOUT);
+        if let Some(key) = reach.api_key {
             req = req.bearer_auth(key);
         }
-        for (k, v) in headers {
+        for (k, v) in reach.headers {
             req = req.header(k, v);
         }
         async move {
@@ -54,12 +73,20 @@ pub async fn context_limit(
             resp.json::<Value>().await.ok()
         }
     };
-    if let Some(models) = get("/v1/models").await
-        && let Some(limit) = from_models(&models, model)
-    {
-        return Some(limit);
+    for src in profile.context_limit {
+        let found = match src {
+            LimitSource::ModelsMaxModelLen => {
+                get("/v1/models").await.and_then(|d| from_models(&d, model))
+            }
+            LimitSource::PropsSlotContext => get("/props").await.and_then(|d| from_props(&d)),
+            LimitSource::InfoMaxTotalTokens => get("/info").await.and_then(|d| from_info(&d)),
+        };
+        if let Some(mut l) = found {
+            l.flag = profile.context_flag;
+            return Some(l);
+        }
     }
-    from_props(&get("/props").await?)
+    None
 }
 
 /// `max_model_len` of `model` (or of the only model listed) in a `/v1/models` answer.
@@ -74,6 +101,7 @@ fn from_models(doc: &Value, model: &str) -> Option<ContextLimit> {
     Some(ContextLimit {
         tokens,
         source: format!("`max_model_len` of {id} in /v1/models"),
+        flag: None,
     })
 }
 
@@ -85,6 +113,17 @@ fn from_props(doc: &Value) -> Option<ContextLimit> {
     Some(ContextLimit {
         tokens,
         source: "`default_generation_settings.n_ctx` (the context of one slot) in /props".into(),
+        flag: None,
+    })
+}
+
+/// TGI's `max_total_tokens` in an `/info` answer (router/src/lib.rs `Info`, git db931fcf).
+fn from_info(doc: &Value) -> Option<ContextLimit> {
+    let tokens = doc.get("max_total_tokens").and_then(Value::as_u64)?;
+    Some(ContextLimit {
+        tokens,
+        source: "`max_total_tokens` in /info".into(),
+        flag: None,
     })
 }
 
@@ -93,17 +132,33 @@ fn from_props(doc: &Value) -> Option<ContextLimit> {
 /// length is unknown or estimated (chat turns, no tokenizer) are not checked.
 pub fn check_lengths(prompts: &TrialPrompts, limit: &ContextLimit) -> Result<(), String> {
     let all = prompts.measured.iter().chain(&prompts.warmup);
+    // Only lengths the server's (or the model tokenizer's) own count gave: a word-count
+    // estimate could refuse a workload that fits.
+    check_planned(
+        all.map(|p| match (p.expected_input_tokens, p.input_tokens_exact) {
+            (Some(input), true) => Some((input, p.max_tokens)),
+            _ => None,
+        }),
+        limit,
+    )
+}
+
+/// [`check_lengths`] over the (prompt, output) lengths of a trial's requests as planned,
+/// `None` for one whose length is not known exactly: the check a trial's prompts get before
+/// they are built, when their lengths are known from the workload (a trace, fixed lengths).
+pub fn check_planned(
+    lengths: impl IntoIterator<Item = Option<(u32, u32)>>,
+    limit: &ContextLimit,
+) -> Result<(), String> {
     let mut over = 0usize;
     let mut total = 0usize;
     let mut longest: Option<(u64, u64)> = None;
-    for p in all {
+    for l in lengths {
         total += 1;
-        // Only lengths the server's (or the model tokenizer's) own count gave: a word-count
-        // estimate could refuse a workload that fits.
-        let (Some(input), true) = (p.expected_input_tokens, p.input_tokens_exact) else {
+        let Some((input, output)) = l else {
             continue;
         };
-        let (input, output) = (u64::from(input), u64::from(p.max_tokens));
+        let (input, output) = (u64::from(input), u64::from(output));
         if input + output > limit.tokens {
             over += 1;
             if longest.is_none_or(|(i, o)| input + output > i + o) {
@@ -114,12 +169,15 @@ pub fn check_lengths(prompts: &TrialPrompts, limit: &ContextLimit) -> Result<(),
     let Some((input, output)) = longest else {
         return Ok(());
     };
+    let longer = match limit.flag {
+        Some(flag) => format!("give the server a longer context ({flag})"),
+        None => "give the server a longer context".to_owned(),
+    };
     Err(format!(
         "{over} of {total} requests need more tokens than the server takes: the longest is \
          {input} prompt + {output} output = {} tokens, the server's limit is {} ({}). Shorten \
-         `workload.dataset` (input_tokens, output_tokens, or the trace's lengths), or give the \
-         server a longer context (vLLM --max-model-len, SGLang --context-length, llama.cpp \
-         --ctx-size, which --parallel divides among its slots); nothing was sent",
+         `workload.dataset` (input_tokens, output_tokens, or the trace's lengths), or \
+         {longer}; nothing was sent",
         input + output,
         limit.tokens,
         limit.source
@@ -164,6 +222,9 @@ mod tests {
         assert_eq!(from_models(&none, "gpt"), None);
         let props = serde_json::json!({"default_generation_settings": {"n_ctx": 1024}});
         assert_eq!(from_props(&props).map(|l| l.tokens), Some(1024));
+        // TGI db931fcf router/src/lib.rs `Info`: `max_total_tokens` (prompt + output).
+        let info = serde_json::json!({"model_id": "m", "max_input_tokens": 1024, "max_total_tokens": 2048, "router": "text-generation-router", "version": "3.3.7"});
+        assert_eq!(from_info(&info).map(|l| l.tokens), Some(2048));
     }
 
     #[test]
@@ -171,6 +232,7 @@ mod tests {
         let limit = ContextLimit {
             tokens: 1000,
             source: "`max_model_len` of m in /v1/models".into(),
+            flag: Some("--max-model-len"),
         };
         assert_eq!(check_lengths(&prompts(&[(Some(900), 100)]), &limit), Ok(()));
         assert_eq!(
@@ -196,9 +258,6 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("limit is 1000 (`max_model_len` of m"), "{err}");
-        assert!(
-            err.contains("--max-model-len") && err.contains("--ctx-size"),
-            "{err}"
-        );
+        assert!(err.contains("(--max-model-len)"), "{err}");
     }
 }

@@ -41,15 +41,18 @@ use servebench_spec::{Readiness, StopPolicy, VerifyRule};
 use tokio::process::Child;
 
 pub use error::{OrphanError, ServerError};
+pub(crate) use http::{client as probe_client, url as probe_url};
 pub use info::{INFO_ENDPOINTS, server_info, server_info_at};
-pub use limit::{ContextLimit, check_lengths, context_limit};
+pub use limit::{ContextLimit, Reach, check_lengths, check_planned, context_limit};
 pub use log::TAIL_LINES;
 pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
 pub use port::{pick_free_port, port_is_free};
 pub use redact::{REDACTED, redact_argv, redact_env, secret_values_of_env};
-pub use start::start;
+pub use start::{start, start_with};
 pub use stop::StopOptions;
-pub use verify::{LOG_GRACE, RuleFailure, RuleProblem, VerifyError, VerifyOutcome, verify};
+pub use verify::{
+    LOG_GRACE, RuleFailure, RuleProblem, VerifyError, VerifyOutcome, verify, verify_running,
+};
 
 use log::ServerLog;
 

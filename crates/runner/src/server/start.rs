@@ -30,6 +30,16 @@ const MAX_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// spawn the whole group is stopped (by `launch.stop`) before the error, which carries the
 /// log's tail, is returned.
 pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> {
+    start_with(launch, |_, _| {}).await
+}
+
+/// [`start`], calling `on_spawn(pid, pgid)` as soon as the process exists, before readiness:
+/// a caller that records it (the result file) can find and stop the group after being
+/// killed while the server was still starting.
+pub async fn start_with(
+    launch: &ServerLaunch,
+    on_spawn: impl FnOnce(u32, i32),
+) -> Result<RunningServer, ServerError> {
     let program = launch.argv.first().ok_or(ServerError::EmptyCommand)?;
     if !port_is_free(launch.port) {
         return Err(ServerError::PortInUse { port: launch.port });
@@ -88,6 +98,7 @@ pub async fn start(launch: &ServerLaunch) -> Result<RunningServer, ServerError> 
     log.event(&format!(
         "spawned pid {pid} in its own process group {pgid}"
     ));
+    on_spawn(pid, pgid);
 
     let r = &launch.readiness;
     let url = http::url(&launch.probe_base(), &r.http.path);

@@ -104,6 +104,8 @@ pub struct Engine {
     batch: Vec<Work>,
     arrivals_seen: u64,
     steps: u64,
+    prompt_tokens_done: u64,
+    tokens_done: u64,
 }
 
 impl Engine {
@@ -127,6 +129,8 @@ impl Engine {
             batch: Vec::new(),
             arrivals_seen: 0,
             steps: 0,
+            prompt_tokens_done: 0,
+            tokens_done: 0,
         }
     }
 
@@ -160,6 +164,11 @@ impl Engine {
         self.running.len()
     }
 
+    /// Sequences decoding in the step in flight (their prompt done).
+    pub fn decoding(&self) -> usize {
+        self.batch.iter().filter(|w| w.prefill == 0).count()
+    }
+
     /// KV tokens reserved by running sequences.
     pub fn kv_reserved(&self) -> u64 {
         self.kv_reserved
@@ -168,6 +177,16 @@ impl Engine {
     /// Steps planned so far.
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Prompt tokens prefilled in completed steps (prefix-cache hits excluded).
+    pub fn prompt_tokens_done(&self) -> u64 {
+        self.prompt_tokens_done
+    }
+
+    /// Tokens emitted so far.
+    pub fn tokens_done(&self) -> u64 {
+        self.tokens_done
     }
 
     /// True when a step is in flight (`advance` returned a duration and was not called since).
@@ -250,6 +269,7 @@ impl Engine {
         for w in self.batch.drain(..) {
             let s = &mut self.running[w.idx];
             if w.prefill > 0 {
+                self.prompt_tokens_done += u64::from(w.prefill);
                 s.prefilled += w.prefill;
                 if s.prefilled < s.prompt {
                     continue;
@@ -258,6 +278,7 @@ impl Engine {
             }
             let index = s.generated;
             s.generated += 1;
+            self.tokens_done += 1;
             let finish = if s.generated >= s.stop_at {
                 s.done = true;
                 any_done = true;

@@ -1,5 +1,7 @@
 //! OpenAI-style JSON errors: `{"error": {"message", "type", "param", "code"}}`, where
-//! `code` is the HTTP status as a number (as vLLM does).
+//! `code` is the HTTP status as a number (as vLLM does). An engine personality restyles the
+//! body in its own shape (see `dialect::restyle`): every error response carries an
+//! [`ErrorNote`] extension for that.
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -11,6 +13,21 @@ use serde_json::json;
 pub(crate) struct ApiError {
     pub(crate) status: StatusCode,
     pub(crate) message: String,
+    /// The request failed schema validation (bad JSON, a missing, unknown or mistyped
+    /// field), as opposed to a well-formed request the server refuses; engines built on
+    /// pydantic answer the two differently.
+    pub(crate) validation: bool,
+    /// A request too long for the context: (prompt tokens, max_tokens, the window).
+    pub(crate) context: Option<(u64, u64, u64)>,
+}
+
+/// What an error response was about, for a personality to restyle its body.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorNote {
+    pub(crate) status: StatusCode,
+    pub(crate) message: String,
+    pub(crate) validation: bool,
+    pub(crate) context: Option<(u64, u64, u64)>,
 }
 
 impl ApiError {
@@ -18,6 +35,16 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            validation: false,
+            context: None,
+        }
+    }
+
+    /// A request too long for the context window.
+    pub(crate) fn context(message: impl Into<String>, prompt: u64, max: u64, limit: u64) -> Self {
+        ApiError {
+            context: Some((prompt, max, limit)),
+            ..ApiError::bad_request(message)
         }
     }
 
@@ -25,12 +52,21 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
     }
 
+    /// A request that does not fit the request schema.
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        ApiError {
+            validation: true,
+            ..ApiError::bad_request(message)
+        }
+    }
+
     pub(crate) fn not_ready() -> Self {
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is starting up")
     }
 
-    fn kind(&self) -> &'static str {
-        match self.status {
+    /// The simulator's own `type` for a status.
+    pub(crate) fn kind(status: StatusCode) -> &'static str {
+        match status {
             StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => "invalid_request_error",
             StatusCode::NOT_FOUND => "not_found_error",
             StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
@@ -47,11 +83,18 @@ impl IntoResponse for ApiError {
         let body = json!({
             "error": {
                 "message": self.message,
-                "type": self.kind(),
+                "type": ApiError::kind(self.status),
                 "param": null,
                 "code": self.status.as_u16(),
             }
         });
-        (self.status, Json(body)).into_response()
+        let mut resp = (self.status, Json(body)).into_response();
+        resp.extensions_mut().insert(ErrorNote {
+            status: self.status,
+            message: self.message,
+            validation: self.validation,
+            context: self.context,
+        });
+        resp
     }
 }

@@ -13,9 +13,12 @@ use super::AppState;
 use super::api_error::ApiError;
 
 fn protected(path: &str) -> bool {
-    (path.starts_with("/v1/") && !path.starts_with("/v1/sim/"))
+    ((path.starts_with("/v1/") && !path.starts_with("/v1/sim/"))
         || path == "/tokenize"
         || path == "/detokenize"
+        || path == "/_internal/tokenize")
+        // llama.cpp's health probe is public under both paths (server.cpp:251-252).
+        && path != "/v1/health"
 }
 
 /// Answers 401 when a key is configured, the path is protected, and the request does not

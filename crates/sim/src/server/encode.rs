@@ -7,9 +7,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::text::TokenText;
 use super::wire::Api;
 use crate::engine::{Finish, Timings};
-use crate::tokenizer;
 
 /// The final SSE event of every stream.
 pub(crate) const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
@@ -21,7 +21,7 @@ pub(crate) struct Encoder {
     id: String,
     created: u64,
     model: String,
-    text_seed: u64,
+    text: TokenText,
     token_prefix: Vec<u8>,
     scratch: String,
 }
@@ -51,7 +51,7 @@ fn push_json_str(out: &mut BytesMut, s: &str) {
 }
 
 impl Encoder {
-    pub(crate) fn new(api: Api, id: String, created: u64, model: &str, text_seed: u64) -> Self {
+    pub(crate) fn new(api: Api, id: String, created: u64, model: &str, text: TokenText) -> Self {
         let mut prefix = format!(
             r#"data: {{"id":{},"object":"{}","created":{},"model":{},"choices":[{{"index":0,"#,
             Value::from(id.as_str()),
@@ -68,7 +68,7 @@ impl Encoder {
             id,
             created,
             model: model.to_owned(),
-            text_seed,
+            text,
             token_prefix: prefix.into_bytes(),
             scratch: String::with_capacity(16),
         }
@@ -77,13 +77,13 @@ impl Encoder {
     /// Text of token `index`.
     pub(crate) fn token_text(&mut self, index: u32) -> &str {
         self.scratch.clear();
-        tokenizer::push_generated(self.text_seed, index, &mut self.scratch);
+        self.text.push(index, &mut self.scratch);
         &self.scratch
     }
 
     /// Appends the text of token `index` to `out`.
     pub(crate) fn push_token_text(&self, index: u32, out: &mut String) {
-        tokenizer::push_generated(self.text_seed, index, out);
+        self.text.push(index, out);
     }
 
     /// The SSE event of a token that is not the last.
@@ -93,7 +93,7 @@ impl Encoder {
             Api::Chat => CHAT_SUFFIX,
         };
         self.scratch.clear();
-        tokenizer::push_generated(self.text_seed, index, &mut self.scratch);
+        self.text.push(index, &mut self.scratch);
         let mut b = BytesMut::with_capacity(
             self.token_prefix.len() + suffix.len() + self.scratch.len() + 8,
         );
@@ -135,9 +135,14 @@ impl Encoder {
     /// The event of the last token: its text, `finish_reason` and the server `timings`.
     pub(crate) fn final_token_event(&mut self, index: u32, finish: &Finish) -> Bytes {
         let text = self.token_text(index).to_owned();
+        self.final_event(&text, finish)
+    }
+
+    /// The finish event with `text` (empty when the stream's text was held back).
+    pub(crate) fn final_event(&self, text: &str, finish: &Finish) -> Bytes {
         let delta = Delta {
             role: None,
-            content: &text,
+            content: text,
         };
         let mut body = self.body(true, [Choice::chunk(self.api, delta, Some(finish))]);
         body.timings = Some(finish.timings);
@@ -289,7 +294,7 @@ impl CompletionChunkEncoder {
             id.to_owned(),
             0,
             model,
-            text_seed,
+            TokenText::sampled(text_seed),
         ))
     }
 
@@ -339,7 +344,13 @@ mod tests {
 
     #[test]
     fn token_events_are_valid_vllm_shaped_json() {
-        let mut e = Encoder::new(Api::Completions, "cmpl-1".into(), 5, "m\"odel", 1);
+        let mut e = Encoder::new(
+            Api::Completions,
+            "cmpl-1".into(),
+            5,
+            "m\"odel",
+            TokenText::sampled(1),
+        );
         let v = parse_event(&e.token_event(0));
         assert_eq!(v["object"], "text_completion");
         assert_eq!(v["model"], "m\"odel");
@@ -350,7 +361,13 @@ mod tests {
             .to_owned();
         assert_eq!(text, e.token_text(0));
 
-        let mut c = Encoder::new(Api::Chat, "chatcmpl-1".into(), 5, "m", 1);
+        let mut c = Encoder::new(
+            Api::Chat,
+            "chatcmpl-1".into(),
+            5,
+            "m",
+            TokenText::sampled(1),
+        );
         let v = parse_event(&c.token_event(3));
         assert_eq!(v["object"], "chat.completion.chunk");
         assert!(v["choices"][0]["delta"]["content"].is_string());
@@ -366,7 +383,7 @@ mod tests {
 
     #[test]
     fn the_malformed_event_does_not_parse() {
-        let e = Encoder::new(Api::Completions, "x".into(), 5, "m", 1);
+        let e = Encoder::new(Api::Completions, "x".into(), 5, "m", TokenText::sampled(1));
         let b = e.malformed_event();
         let s = std::str::from_utf8(&b).unwrap_or_default();
         assert!(s.starts_with("data: {") && s.ends_with("\n\n"));

@@ -29,7 +29,7 @@ pub(crate) async fn health(State(st): State<Arc<AppState>>) -> Response {
 
 /// `GET /v1/models`.
 pub(crate) async fn models(State(st): State<Arc<AppState>>) -> Response {
-    if !st.ready() {
+    if !st.serving() {
         return ApiError::not_ready().into_response();
     }
     Json(json!({
@@ -56,16 +56,51 @@ pub(crate) async fn stats(State(st): State<Arc<AppState>>) -> Response {
     Json(st.stats.snapshot()).into_response()
 }
 
+/// A tokenize request in any engine's form: `prompt` (vLLM, SGLang, TensorRT-LLM),
+/// `content` (llama.cpp), `inputs` (TGI) or `messages` (chat template applied).
 #[derive(Debug, Deserialize)]
-struct TokenizeBody {
+pub(crate) struct TokenizeBody {
     #[serde(default)]
-    model: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
-    prompt: Option<PromptInput>,
+    pub(crate) prompt: Option<PromptInput>,
     #[serde(default)]
-    content: Option<PromptInput>,
+    pub(crate) content: Option<PromptInput>,
     #[serde(default)]
-    messages: Option<Vec<ChatMessage>>,
+    pub(crate) inputs: Option<String>,
+    #[serde(default)]
+    pub(crate) messages: Option<Vec<ChatMessage>>,
+}
+
+/// The parsed body of a tokenize request, once the server serves.
+pub(crate) fn tokenize_body(
+    st: &AppState,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TokenizeBody, ApiError> {
+    if !st.serving() {
+        return Err(ApiError::not_ready());
+    }
+    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    parse_json(&body)
+}
+
+/// The ids of chat messages after the template.
+pub(crate) fn message_ids(m: &[ChatMessage]) -> Vec<u64> {
+    ids(&render_messages(m))
+}
+
+/// The model and the text of a detokenize request (`{"tokens": [ids]}`).
+pub(crate) fn detokenize_body(
+    st: &AppState,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(Option<String>, String), ApiError> {
+    if !st.serving() {
+        return Err(ApiError::not_ready());
+    }
+    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let b: DetokenizeBody = parse_json(&body)?;
+    let text = tokenizer::decode(&b.tokens).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok((b.model, text))
 }
 
 /// `POST /tokenize`: `{"prompt": text}`, `{"content": text}` (llama.cpp) or
@@ -84,11 +119,7 @@ fn tokenize_inner(
     st: &AppState,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    if !st.ready() {
-        return Err(ApiError::not_ready());
-    }
-    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
-    let b: TokenizeBody = parse_json(&body)?;
+    let b = tokenize_body(st, body)?;
     check_model(b.model.as_deref(), &st.config)?;
     let tokens = match (b.prompt.or(b.content), b.messages) {
         (Some(p), None) => prompt_ids(p)?,
@@ -112,12 +143,12 @@ fn tokenize_inner(
     .into_response())
 }
 
-fn ids(text: &str) -> Vec<u64> {
+pub(crate) fn ids(text: &str) -> Vec<u64> {
     tokenizer::encode(text).into_iter().map(u64::from).collect()
 }
 
 /// The ids of a prompt: text is encoded, token ids are checked and echoed.
-fn prompt_ids(p: PromptInput) -> Result<Vec<u64>, ApiError> {
+pub(crate) fn prompt_ids(p: PromptInput) -> Result<Vec<u64>, ApiError> {
     prompt_tokens(&p)?;
     Ok(match p {
         PromptInput::Text(t) => ids(&t),
@@ -140,14 +171,8 @@ pub(crate) async fn detokenize(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let run = || -> Result<Response, ApiError> {
-        if !st.ready() {
-            return Err(ApiError::not_ready());
-        }
-        let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
-        let b: DetokenizeBody = parse_json(&body)?;
-        check_model(b.model.as_deref(), &st.config)?;
-        let text =
-            tokenizer::decode(&b.tokens).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let (model, text) = detokenize_body(&st, body)?;
+        check_model(model.as_deref(), &st.config)?;
         Ok(Json(json!({ "prompt": text, "content": text })).into_response())
     };
     run().unwrap_or_else(IntoResponse::into_response)

@@ -15,13 +15,15 @@ use bytes::Bytes;
 use super::AppState;
 use super::api_error::ApiError;
 use super::arrival::Arrival;
+use super::dialect::{self, Ctx};
 use super::encode::Encoder;
 use super::faults::FaultPlan;
 use super::stats::bump;
-use super::stream::TokenStream;
-use super::wire::{Api, GenRequest, parse_generation};
+use super::stream::{StreamOpts, TokenStream, Wire};
+use super::text::TokenText;
+use super::wire::{Api, GenRequest};
 use crate::driver::Job;
-use crate::rng::{mix3, salt};
+use crate::rng::{mix3, salt, unit};
 
 /// The connection's arrival record; absent when the router is served without it (tests).
 type Conn = Option<Extension<ConnectInfo<Arrival>>>;
@@ -76,14 +78,14 @@ async fn generate(
         return aborted("the server is exiting");
     }
     let in_flight = st.stats.enter();
-    if !st.ready() {
+    if !st.serving() {
         return failure(&st, ApiError::not_ready());
     }
     let body = match body {
         Ok(b) => b,
         Err(e) => return failure(&st, ApiError::new(e.status(), e.body_text())),
     };
-    let req = match parse_generation(api, &body, &st.config) {
+    let req = match dialect::admit(api, &body, &st.config) {
         Ok(r) => r,
         Err(e) => return failure(&st, e),
     };
@@ -109,25 +111,35 @@ async fn generate(
         }
         None => {}
     }
-    let id = format!(
-        "{}-{:016x}",
-        match api {
-            Api::Completions => "cmpl",
-            Api::Chat => "chatcmpl",
-        },
-        mix3(seed, n, salt::ID)
-    );
+    let p = st.config.wire.engine;
+    let id_hash = mix3(seed, n, salt::ID);
+    let id = match p {
+        crate::config::Personality::Generic => format!(
+            "{}-{:016x}",
+            match api {
+                Api::Completions => "cmpl",
+                Api::Chat => "chatcmpl",
+            },
+            id_hash
+        ),
+        _ => dialect::response_id(p, api, id_hash),
+    };
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let enc = Encoder::new(
+    let text = TokenText::sampled(mix3(seed, n, salt::TEXT));
+    let ctx = Ctx {
         api,
-        id,
+        id: id.clone(),
         created,
-        &st.config.model,
-        mix3(seed, n, salt::TEXT),
-    );
+        model: dialect::chunk_model(p, req.model.as_deref(), &st.config.model),
+        include_usage: req.include_usage,
+    };
+    let wire = match dialect::shape(ctx, &st.config) {
+        Some(shape) => Wire::dialect(shape, text),
+        None => Wire::Generic(Encoder::new(api, id, created, &st.config.model, text)),
+    };
     if st
         .config
         .engine
@@ -153,16 +165,18 @@ async fn generate(
     );
     let rx = st.engine.submit(job(&req, n + 1, cached_tokens));
     if req.stream {
-        let stream = TokenStream::new(
-            rx,
-            enc,
-            api,
-            plan,
-            req.include_usage,
-            Arc::clone(&st),
-            in_flight,
-        )
-        .received_at(received);
+        let held_back = st.config.wire.held_back_rate > 0.0
+            && unit(mix3(seed, n, salt::HELD_BACK)) < st.config.wire.held_back_rate;
+        if held_back {
+            bump(&st.stats.held_back);
+        }
+        let opts = StreamOpts {
+            include_usage: req.include_usage,
+            held_back,
+            ping: dialect::ping(&st.config),
+        };
+        let stream = TokenStream::new(rx, wire, api, plan, opts, Arc::clone(&st), in_flight)
+            .received_at(received);
         return (
             [
                 (header::CONTENT_TYPE, "text/event-stream"),
@@ -172,7 +186,7 @@ async fn generate(
         )
             .into_response();
     }
-    whole(st, enc, rx, plan).await
+    whole(st, wire, rx, plan).await
 }
 
 /// The engine's job for request `number` (from 1).
@@ -190,7 +204,7 @@ fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>) -> Job {
 /// A non-streamed response: wait for every token, then answer with one JSON body.
 async fn whole(
     st: Arc<AppState>,
-    enc: Encoder,
+    wire: Wire,
     mut rx: crate::feed::Feed,
     plan: FaultPlan,
 ) -> Response {
@@ -198,7 +212,10 @@ async fn whole(
     let finish = loop {
         match rx.next().await {
             Some(e) => {
-                enc.push_token_text(e.index, &mut text);
+                match &wire {
+                    Wire::Generic(enc) => enc.push_token_text(e.index, &mut text),
+                    Wire::Dialect { text: t, .. } => t.push(e.index, &mut text),
+                }
                 if let Some(f) = e.finish {
                     break f;
                 }
@@ -218,7 +235,10 @@ async fn whole(
         bump(&st.stats.failed);
         return aborted("injected disconnect");
     }
-    let mut body = enc.full_response(&text, &finish);
+    let mut body = match &wire {
+        Wire::Generic(enc) => enc.full_response(&text, &finish),
+        Wire::Dialect { shape, .. } => shape.whole(&text, &finish),
+    };
     if plan.malformed_at.is_some() {
         bump(&st.stats.injected_malformed);
         body.truncate(body.len() / 2);

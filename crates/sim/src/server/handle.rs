@@ -6,13 +6,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::arrival::{Arrival, StampedListener};
+use super::dialect::{self, Readiness};
 use super::tls::{TlsListener, server_config};
 use super::{AppState, SimInfo, SimStats, router};
 use crate::config::SimConfig;
@@ -36,19 +37,31 @@ pub struct SimHandle {
 }
 
 /// Binds, starts the engine and the HTTP server on the current tokio runtime, logs one
-/// `servebench sim: start ...` line with the configuration to stderr, and returns at once.
+/// `servebench sim: start ...` line with the configuration to stderr (and the engine
+/// personality's own start-up lines), and returns at once. A personality whose engine
+/// listens only once loaded (vLLM, TGI, TensorRT-LLM, transformers serve) binds now and
+/// listens after `--startup-delay-ms`, so connections are refused until then.
 pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     config.validate()?;
     let tls = config.tls.as_ref().map(server_config).transpose()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let addr = SocketAddr::new(config.host, config.port);
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| SimError::Bind {
-            addr,
-            error: source,
-        })?;
-    let local = listener.local_addr().map_err(SimError::Serve)?;
+    let delay = Duration::from_millis(config.faults.startup_delay_ms);
+    let closed = dialect::readiness(config.wire.engine) == Readiness::Closed && !delay.is_zero();
+    let bind_error = |error| SimError::Bind { addr, error };
+    let bound = if closed {
+        let socket = match addr {
+            SocketAddr::V4(_) => TcpSocket::new_v4(),
+            SocketAddr::V6(_) => TcpSocket::new_v6(),
+        }
+        .map_err(bind_error)?;
+        socket.set_reuseaddr(true).map_err(bind_error)?;
+        socket.bind(addr).map_err(bind_error)?;
+        Bound::Socket(socket)
+    } else {
+        Bound::Listening(TcpListener::bind(addr).await.map_err(bind_error)?)
+    };
+    let local = bound.local_addr().map_err(SimError::Serve)?;
     let kill = CancellationToken::new();
     let stop = CancellationToken::new();
     let (engine, speed, engine_task) = driver::start(
@@ -59,7 +72,7 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     );
     let config_cache = config.prefix_cache;
     let state = Arc::new(AppState {
-        ready_at: Instant::now() + Duration::from_millis(config.faults.startup_delay_ms),
+        ready_at: Instant::now() + delay,
         created_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -77,21 +90,51 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
             .map(|p| std::sync::Mutex::new(crate::prefix_cache::PrefixCache::new(p))),
     });
     eprintln!("{}", state.log_line(local));
+    for line in dialect::start_lines(&state.config, local) {
+        eprintln!("{line}");
+    }
+    let ready_lines = dialect::ready_lines(&state.config, &format!("{scheme}://{local}"));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();
-    let listener = StampedListener(listener);
-    let server = match tls {
-        None => {
-            let server =
-                axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
-            tokio::spawn(async move { server.await })
+    let until_stop = stop.clone();
+    let server = tokio::spawn(async move {
+        let listener = match bound {
+            Bound::Listening(l) => {
+                if !ready_lines.is_empty() {
+                    let stop = until_stop.clone();
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            () = stop.cancelled() => {}
+                            () = tokio::time::sleep(delay) => print_lines(&ready_lines),
+                        }
+                    });
+                }
+                l
+            }
+            Bound::Socket(socket) => {
+                tokio::select! {
+                    () = until_stop.cancelled() => return Ok(()),
+                    () = tokio::time::sleep(delay) => {}
+                }
+                print_lines(&ready_lines);
+                socket.listen(1024)?
+            }
+        };
+        let listener = StampedListener(listener);
+        let stopped = until_stop.cancelled_owned();
+        match tls {
+            None => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }
+            Some(tls) => {
+                let listener = TlsListener::new(listener, tls)?;
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }
         }
-        Some(tls) => {
-            let listener = TlsListener::new(listener, tls).map_err(SimError::Serve)?;
-            let server =
-                axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
-            tokio::spawn(async move { server.await })
-        }
-    };
+    });
     Ok(SimHandle {
         addr: local,
         scheme,
@@ -101,6 +144,28 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         server: Some(server),
         engine: Some(engine_task),
     })
+}
+
+/// The listening socket: listening at once, or bound now and listening once ready.
+#[derive(Debug)]
+enum Bound {
+    Listening(TcpListener),
+    Socket(TcpSocket),
+}
+
+impl Bound {
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Bound::Listening(l) => l.local_addr(),
+            Bound::Socket(s) => s.local_addr(),
+        }
+    }
+}
+
+fn print_lines(lines: &[String]) {
+    for line in lines {
+        eprintln!("{line}");
+    }
 }
 
 impl SimHandle {
@@ -233,7 +298,8 @@ pub async fn run(args: SimArgs) -> Result<(), SimError> {
         }
     };
     if args.worker {
-        return crate::worker::run_worker(&args, &mut io::stdout(), shutdown).await;
+        let lines = dialect::worker_lines(&config);
+        return crate::worker::run_worker(&args, &lines, &mut io::stdout(), shutdown).await;
     }
     run_until(config, &mut io::stdout(), shutdown).await
 }

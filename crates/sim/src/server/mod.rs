@@ -3,6 +3,7 @@
 mod api_error;
 mod arrival;
 mod auth;
+mod dialect;
 pub(crate) mod encode;
 mod endpoints;
 mod faults;
@@ -10,6 +11,7 @@ mod generate;
 mod handle;
 mod stats;
 mod stream;
+mod text;
 mod tls;
 mod wire;
 
@@ -27,7 +29,7 @@ pub use handle::{SimHandle, run, run_until, spawn};
 pub use stats::SimStats;
 pub use tls::TestPki;
 
-use crate::config::{EngineParams, FaultParams, SimConfig};
+use crate::config::{EngineParams, FaultParams, Personality, SimConfig, WireParams};
 use crate::driver::EngineHandle;
 use crate::tokenizer;
 
@@ -67,6 +69,8 @@ pub struct SimInfo {
     pub faults: FaultParams,
     /// The tokenizer's constants.
     pub tokenizer: TokenizerInfo,
+    /// The engine personality (`--engine`) and its settings.
+    pub wire: WireParams,
 }
 
 /// Tokenizer constants reported by the info endpoint.
@@ -118,6 +122,12 @@ impl AppState {
         into < u128::from(f.flap_period_ms - f.flap_down_ms)
     }
 
+    /// True when generation and the tokenizer are served: once ready, and during SGLang's
+    /// warm-up (its HTTP server is up once the model is loaded).
+    pub(crate) fn serving(&self) -> bool {
+        self.ready() || dialect::readiness(self.config.wire.engine) == dialect::Readiness::Warmup
+    }
+
     pub(crate) fn exiting(&self) -> bool {
         self.exited.is_cancelled()
     }
@@ -166,6 +176,7 @@ impl AppState {
                 chat_tokens_per_message: tokenizer::CHAT_TOKENS_PER_MESSAGE,
                 chat_reply_tokens: tokenizer::CHAT_REPLY_TOKENS,
             },
+            wire: c.wire.clone(),
         }
     }
 
@@ -203,7 +214,7 @@ impl AppState {
              default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
              error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
              exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={} \
-             prefix_cache={cache}",
+             engine={} moe_backend={} prefix_cache={cache}",
             crate::VERSION,
             c.label,
             c.model,
@@ -241,27 +252,34 @@ impl AppState {
             } else {
                 "none"
             },
+            c.wire.engine.name(),
+            c.wire.moe_backend.as_deref().unwrap_or("none"),
         )
     }
 }
 
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .route("/health", get(endpoints::health))
-        .route("/v1/models", get(endpoints::models))
+    let p = state.config.wire.engine;
+    let r = Router::new()
         .route("/v1/completions", post(generate::completions))
         .route("/v1/chat/completions", post(generate::chat_completions))
-        .route("/tokenize", post(endpoints::tokenize))
-        .route("/detokenize", post(endpoints::detokenize))
         .route("/v1/sim/info", get(endpoints::info))
-        .route("/server_info", get(endpoints::info))
         .route("/v1/sim/stats", get(endpoints::stats))
+        .merge(dialect::routes(p))
         .fallback(endpoints::not_found)
         .method_not_allowed_fallback(endpoints::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require_key,
+        ));
+    let r = if p == Personality::Generic {
+        r
+    } else {
+        r.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            dialect::personality_layer,
         ))
-        .with_state(state)
+    };
+    r.with_state(state)
 }

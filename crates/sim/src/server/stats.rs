@@ -42,6 +42,8 @@ pub struct SimStats {
     pub max_prompt_tokens: u64,
     /// Prompt tokens found in the prefix cache (`--prefix-cache`; 0 without it).
     pub cached_tokens: u64,
+    /// Streams whose text `--held-back-rate` held back (no content chunk, usage only).
+    pub held_back_streams: u64,
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +63,7 @@ pub(crate) struct Stats {
     pub(crate) prompt_tokens: AtomicU64,
     pub(crate) max_prompt_tokens: AtomicU64,
     pub(crate) cached_tokens: AtomicU64,
+    pub(crate) held_back: AtomicU64,
 }
 
 impl Stats {
@@ -81,6 +84,7 @@ impl Stats {
             prompt_tokens: self.prompt_tokens.load(Relaxed),
             max_prompt_tokens: self.max_prompt_tokens.load(Relaxed),
             cached_tokens: self.cached_tokens.load(Relaxed),
+            held_back_streams: self.held_back.load(Relaxed),
         }
     }
 

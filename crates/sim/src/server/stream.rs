@@ -7,18 +7,57 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
 
 use super::AppState;
+use super::dialect::{ChunkShape, Tok};
 use super::encode::{DONE_EVENT, Encoder};
 use super::faults::{FaultPlan, fires};
 use super::stats::{InFlight, bump};
+use super::text::TokenText;
 use super::wire::Api;
-use crate::engine::Timings;
+use crate::engine::{Finish, Timings};
 use crate::feed::{Feed, Token};
+
+/// An SSE comment that keeps a silent stream alive.
+const PING: &[u8] = b":\n\n";
+
+/// How the events of a response are written.
+#[derive(Debug)]
+pub(crate) enum Wire {
+    /// The simulator's own dialect (its fast encoder).
+    Generic(Encoder),
+    /// An engine personality's chunks.
+    Dialect {
+        shape: Box<dyn ChunkShape>,
+        text: TokenText,
+        scratch: String,
+    },
+}
+
+impl Wire {
+    pub(crate) fn dialect(shape: Box<dyn ChunkShape>, text: TokenText) -> Self {
+        Wire::Dialect {
+            shape,
+            text,
+            scratch: String::with_capacity(16),
+        }
+    }
+}
+
+/// How one stream behaves besides its tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StreamOpts {
+    pub(crate) include_usage: bool,
+    /// No token text at all until the end: only the finish (and usage) go out.
+    pub(crate) held_back: bool,
+    /// Send an SSE comment after this long without an event.
+    pub(crate) ping: Option<Duration>,
+}
 
 /// One streamed response. Every token is its own SSE event, and every event is flushed on
 /// its own: after yielding an event the stream answers `Pending` once (waking itself), which
@@ -28,10 +67,11 @@ use crate::feed::{Feed, Token};
 #[derive(Debug)]
 pub(crate) struct TokenStream {
     rx: Feed,
-    enc: Encoder,
+    wire: Wire,
     plan: FaultPlan,
     chat: bool,
-    include_usage: bool,
+    opts: StreamOpts,
+    opened: bool,
     role_sent: bool,
     /// Events to send, each marked when it carries the first token.
     pending: VecDeque<(Bytes, bool)>,
@@ -41,6 +81,7 @@ pub(crate) struct TokenStream {
     first_sent: Option<Instant>,
     held: Option<Token>,
     stall: Option<Pin<Box<Sleep>>>,
+    ping: Option<Pin<Box<Sleep>>>,
     finished: bool,
     counted: bool,
     flush: bool,
@@ -51,25 +92,27 @@ pub(crate) struct TokenStream {
 impl TokenStream {
     pub(crate) fn new(
         rx: Feed,
-        enc: Encoder,
+        wire: Wire,
         api: Api,
         plan: FaultPlan,
-        include_usage: bool,
+        opts: StreamOpts,
         state: Arc<AppState>,
         in_flight: InFlight,
     ) -> Self {
         TokenStream {
             rx,
-            enc,
+            wire,
             plan,
             chat: api == Api::Chat,
-            include_usage,
+            opts,
+            opened: false,
             role_sent: false,
             pending: VecDeque::new(),
             received: Instant::now(),
             first_sent: None,
             held: None,
             stall: None,
+            ping: opts.ping.map(|d| Box::pin(tokio::time::sleep(d))),
             finished: false,
             counted: false,
             flush: false,
@@ -102,6 +145,94 @@ impl TokenStream {
         bump(&self.state.stats.failed);
         Poll::Ready(Some(Err(io::Error::other(why))))
     }
+
+    /// Restarts the keep-alive timer: an event just went out.
+    fn sent(&mut self) {
+        if let (Some(ping), Some(d)) = (self.ping.as_mut(), self.opts.ping) {
+            ping.as_mut().reset(Instant::now() + d);
+        }
+    }
+
+    /// A broken event before token `index`.
+    fn malformed(&mut self, index: u32) -> Bytes {
+        match &mut self.wire {
+            Wire::Generic(enc) => enc.malformed_event(),
+            Wire::Dialect {
+                shape,
+                text,
+                scratch,
+            } => {
+                scratch.clear();
+                text.push(index, scratch);
+                shape.malformed(&Tok { text: scratch })
+            }
+        }
+    }
+
+    /// The events of a token that is not the last.
+    fn token_events(&mut self, index: u32, out: &mut Vec<Bytes>) {
+        if self.opts.held_back {
+            return;
+        }
+        match &mut self.wire {
+            Wire::Generic(enc) => {
+                if self.chat && !self.role_sent {
+                    self.role_sent = true;
+                    out.push(enc.role_event());
+                }
+                out.push(enc.token_event(index));
+            }
+            Wire::Dialect {
+                shape,
+                text,
+                scratch,
+            } => {
+                scratch.clear();
+                text.push(index, scratch);
+                shape.token(&Tok { text: scratch }, out);
+            }
+        }
+    }
+
+    /// The events of the last token and of the end of the stream.
+    fn last_events(&mut self, index: u32, f: &Finish, out: &mut Vec<Bytes>) {
+        let held = self.opts.held_back;
+        match &mut self.wire {
+            Wire::Generic(enc) => {
+                if self.chat && !self.role_sent {
+                    self.role_sent = true;
+                    out.push(enc.role_event());
+                }
+                out.push(if held {
+                    enc.final_event("", f)
+                } else {
+                    enc.final_token_event(index, f)
+                });
+                if self.opts.include_usage {
+                    out.push(enc.usage_event(&f.timings));
+                }
+                out.push(Bytes::from_static(DONE_EVENT));
+            }
+            Wire::Dialect {
+                shape,
+                text,
+                scratch,
+            } => {
+                scratch.clear();
+                text.push(index, scratch);
+                let tok = Tok { text: scratch };
+                shape.last((!held).then_some(&tok), f, out);
+            }
+        }
+    }
+
+    fn queue(&mut self, events: Vec<Bytes>, first: bool) {
+        let n = events.len();
+        for (i, b) in events.into_iter().enumerate() {
+            // The first token's event is the last one its token produced.
+            self.pending.push_back((b, first && i + 1 == n));
+        }
+    }
 }
 
 impl Stream for TokenStream {
@@ -115,12 +246,21 @@ impl Stream for TokenStream {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
+        if !this.opened {
+            this.opened = true;
+            if let Wire::Dialect { shape, .. } = &mut this.wire {
+                let mut out = Vec::new();
+                shape.opening(&mut out);
+                this.queue(out, false);
+            }
+        }
         loop {
             if let Some((b, first)) = this.pending.pop_front() {
                 if first {
                     this.first_sent = Some(Instant::now());
                 }
                 this.flush = true;
+                this.sent();
                 return Poll::Ready(Some(Ok(b)));
             }
             if this.finished {
@@ -132,9 +272,18 @@ impl Stream for TokenStream {
             }
             let e = match this.held.take() {
                 Some(e) => e,
-                None => match ready!(this.rx.poll_next(cx)) {
-                    Some(e) => e,
-                    None => return this.fail("the engine stopped"),
+                None => match this.rx.poll_next(cx) {
+                    Poll::Ready(Some(e)) => e,
+                    Poll::Ready(None) => return this.fail("the engine stopped"),
+                    Poll::Pending => {
+                        if let Some(ping) = this.ping.as_mut()
+                            && ping.as_mut().poll(cx).is_ready()
+                        {
+                            this.pending.push_back((Bytes::from_static(PING), false));
+                            continue;
+                        }
+                        return Poll::Pending;
+                    }
                 },
             };
             let last = e.finish.is_some();
@@ -152,39 +301,38 @@ impl Stream for TokenStream {
             if fires(this.plan.malformed_at, e.index, last) {
                 this.plan.malformed_at = None;
                 bump(&this.state.stats.injected_malformed);
-                this.pending.push_back((this.enc.malformed_event(), false));
-            }
-            if this.chat && !this.role_sent {
-                this.role_sent = true;
-                this.pending.push_back((this.enc.role_event(), false));
+                let b = this.malformed(e.index);
+                this.pending.push_back((b, false));
             }
             let first = this.first_sent.is_none() && e.index == 0;
+            let mut out = Vec::new();
             match e.finish {
                 None => {
-                    let b = this.enc.token_event(e.index);
-                    if this.pending.is_empty() {
+                    if let Wire::Generic(enc) = &mut this.wire
+                        && this.pending.is_empty()
+                        && !this.opts.held_back
+                        && (this.role_sent || !this.chat)
+                    {
+                        // The hot path: one event, straight out.
+                        let b = enc.token_event(e.index);
                         if first {
                             this.first_sent = Some(Instant::now());
                         }
                         this.flush = true;
+                        this.sent();
                         return Poll::Ready(Some(Ok(b)));
                     }
-                    this.pending.push_back((b, first));
+                    this.token_events(e.index, &mut out);
+                    this.queue(out, first);
                 }
                 Some(mut f) => {
                     if first {
-                        // a one-token answer: its only event is about to go out
+                        // a one-token answer: its only events are about to go out
                         this.first_sent = Some(Instant::now());
                     }
                     f.timings = this.wire_timings(f.timings);
-                    this.pending
-                        .push_back((this.enc.final_token_event(e.index, &f), false));
-                    if this.include_usage {
-                        this.pending
-                            .push_back((this.enc.usage_event(&f.timings), false));
-                    }
-                    this.pending
-                        .push_back((Bytes::from_static(DONE_EVENT), false));
+                    this.last_events(e.index, &f, &mut out);
+                    this.queue(out, false);
                     this.finished = true;
                     this.counted = true;
                     this.state.served(f.timings.predicted_n);

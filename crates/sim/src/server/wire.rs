@@ -79,9 +79,11 @@ struct GenerationBody {
 }
 
 /// A validated generation request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GenRequest {
     pub(crate) api: Api,
+    /// The model the request named, if any.
+    pub(crate) model: Option<String>,
     pub(crate) prompt_tokens: u32,
     pub(crate) max_tokens: u32,
     pub(crate) min_tokens: u32,
@@ -90,10 +92,50 @@ pub(crate) struct GenRequest {
     pub(crate) include_usage: bool,
 }
 
+/// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// A request naming another model gets 404 (vLLM: `The model ... does not exist.`).
+    pub(crate) check_model: bool,
+    /// `stream_options` without `stream: true` is refused (vLLM, TensorRT-LLM).
+    pub(crate) stream_options_need_stream: bool,
+    /// `ignore_eos` is acted on; otherwise it is dropped (TGI has no such field).
+    pub(crate) ignore_eos: bool,
+    /// `min_tokens` is acted on; otherwise it is dropped (llama.cpp and TGI have none).
+    pub(crate) min_tokens: bool,
+    /// `stream_options: {}` means include_usage (TensorRT-LLM's `StreamOptions` default).
+    pub(crate) usage_by_default: bool,
+    /// How the context window limits a request.
+    pub(crate) context: ContextRule,
+}
+
+/// How the context window (`--max-model-len`) limits a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ContextRule {
+    /// `prompt + max_tokens` beyond the window is refused (vLLM, SGLang, TGI, TRT-LLM).
+    Total,
+    /// Only a prompt that fills the window is refused; a longer request is cut short when
+    /// the window is full, `finish_reason: "length"` (llama.cpp without context shift).
+    PromptOnly,
+}
+
+impl Rules {
+    /// The simulator's own dialect: every shared field acted on, models checked.
+    pub(crate) fn generic() -> Self {
+        Rules {
+            check_model: true,
+            stream_options_need_stream: true,
+            ignore_eos: true,
+            min_tokens: true,
+            usage_by_default: false,
+            context: ContextRule::Total,
+        }
+    }
+}
+
 /// Parses JSON, naming the problem in the error.
 pub(crate) fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
 }
 
 /// Checks that the request names this server's model, when it names one.
@@ -185,14 +227,17 @@ pub(crate) fn prompt_ids(api: Api, body: &[u8]) -> Vec<u32> {
     }
 }
 
-/// Parses and validates a generation request.
+/// Parses and validates a generation request, reading the shared fields by `rules`.
 pub(crate) fn parse_generation(
     api: Api,
     body: &[u8],
     config: &SimConfig,
+    rules: &Rules,
 ) -> Result<GenRequest, ApiError> {
     let b: GenerationBody = parse_json(body)?;
-    check_model(b.model.as_deref(), config)?;
+    if rules.check_model {
+        check_model(b.model.as_deref(), config)?;
+    }
     if b.n.is_some_and(|n| n != 1) {
         return Err(ApiError::bad_request(
             "only n = 1 is supported by the simulator",
@@ -203,12 +248,12 @@ pub(crate) fn parse_generation(
             let p = b
                 .prompt
                 .as_ref()
-                .ok_or_else(|| ApiError::bad_request("`prompt` is required"))?;
+                .ok_or_else(|| ApiError::invalid("`prompt` is required"))?;
             prompt_tokens(p)?
         }
         Api::Chat => match b.messages.as_deref() {
             None | Some([]) => {
-                return Err(ApiError::bad_request("`messages` must be a non-empty list"));
+                return Err(ApiError::invalid("`messages` must be a non-empty list"));
             }
             Some(m) => tokenizer::count(&render_messages(m)),
         },
@@ -227,7 +272,10 @@ pub(crate) fn parse_generation(
         Some(v) => to_u32(v, "max_tokens")?,
         None => config.engine.default_max_tokens,
     };
-    let min_tokens = to_u32(b.min_tokens.unwrap_or(0), "min_tokens")?;
+    let min_tokens = match rules.min_tokens {
+        true => to_u32(b.min_tokens.unwrap_or(0), "min_tokens")?,
+        false => 0,
+    };
     if min_tokens > max_tokens {
         return Err(ApiError::bad_request(format!(
             "min_tokens ({min_tokens}) must be less than or equal to max_tokens ({max_tokens})"
@@ -235,29 +283,55 @@ pub(crate) fn parse_generation(
     }
     let limit = u64::from(config.engine.max_model_len);
     let total = prompt as u64 + u64::from(max_tokens);
-    if total > limit {
-        return Err(ApiError::bad_request(format!(
-            "This model's maximum context length is {limit} tokens. However, you requested {total} \
-             tokens ({prompt} in the prompt, {max_tokens} in the completion). Please reduce the \
-             length of the prompt or completion."
-        )));
-    }
+    let max_tokens = match rules.context {
+        ContextRule::Total if total > limit => {
+            return Err(ApiError::context(
+                format!(
+                    "This model's maximum context length is {limit} tokens. However, you \
+                     requested {total} tokens ({prompt} in the prompt, {max_tokens} in the \
+                     completion). Please reduce the length of the prompt or completion."
+                ),
+                prompt as u64,
+                u64::from(max_tokens),
+                limit,
+            ));
+        }
+        ContextRule::PromptOnly if prompt as u64 >= limit => {
+            return Err(ApiError::context(
+                format!(
+                    "request ({prompt} tokens) exceeds the available context size ({limit} \
+                     tokens), try increasing it"
+                ),
+                prompt as u64,
+                u64::from(max_tokens),
+                limit,
+            ));
+        }
+        // Generation stops when the prompt and the output fill the window but one token.
+        ContextRule::PromptOnly => max_tokens.min(
+            u32::try_from(limit - prompt as u64 - 1)
+                .unwrap_or(u32::MAX)
+                .max(1),
+        ),
+        ContextRule::Total => max_tokens,
+    };
     let stream = b.stream.unwrap_or(false);
-    if b.stream_options.is_some() && !stream {
+    if rules.stream_options_need_stream && b.stream_options.is_some() && !stream {
         return Err(ApiError::bad_request(
             "stream_options can only be set when stream is true",
         ));
     }
     Ok(GenRequest {
         api,
+        model: b.model,
         prompt_tokens: to_u32(prompt as u64, "prompt length")?,
         max_tokens,
         min_tokens,
-        ignore_eos: b.ignore_eos.unwrap_or(false),
+        ignore_eos: rules.ignore_eos && b.ignore_eos.unwrap_or(false),
         stream,
         include_usage: b
             .stream_options
-            .and_then(|o| o.include_usage)
+            .map(|o| o.include_usage.unwrap_or(rules.usage_by_default))
             .unwrap_or(false),
     })
 }
@@ -267,7 +341,12 @@ mod tests {
     use super::*;
 
     fn parse(api: Api, body: &str) -> Result<GenRequest, ApiError> {
-        parse_generation(api, body.as_bytes(), &SimConfig::default())
+        parse_generation(
+            api,
+            body.as_bytes(),
+            &SimConfig::default(),
+            &Rules::generic(),
+        )
     }
 
     #[test]

@@ -4,6 +4,11 @@ mod common;
 
 mod api;
 mod artefacts;
+mod engines_endpoints;
+mod engines_metrics;
+mod engines_requests;
+mod engines_startup;
+mod engines_streams;
 mod faults;
 mod latency;
 mod lifecycle;

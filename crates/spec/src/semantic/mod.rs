@@ -1,8 +1,10 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
+mod bounds;
 mod datasets;
+mod engine;
 mod launcher;
-mod refs;
+pub(crate) mod refs;
 mod search;
 mod trials;
 pub(crate) mod variants;
@@ -16,11 +18,13 @@ use crate::types::SpecFile;
 pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     variants::check(spec, &mut out);
+    engine::check(spec, &mut out);
     refs::check(spec, &mut out);
     launcher::check(spec, &mut out);
     workload::check(spec, index, &mut out);
     trials::check(spec, &mut out);
     search::check(spec, index, &mut out);
+    bounds::check(spec, &mut out);
     out
 }
 

@@ -22,7 +22,21 @@ enum Scope {
     Header,
 }
 
-pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+/// Every `${env.NAME}` a spec reads, with where: `(spec.server.env.HF_TOKEN, HF_TOKEN)`.
+pub fn env_references(spec: &SpecFile) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (path, text, _) in spec_strings(spec) {
+        for r in references(text).unwrap_or_default() {
+            if let Reference::Env(name) = r {
+                out.push((path.to_string(), name));
+            }
+        }
+    }
+    out
+}
+
+/// Every string of a spec that may hold `${…}` references, with where and its scope.
+fn spec_strings(spec: &SpecFile) -> Vec<(KeyPath, &str, Scope)> {
     let s = &spec.spec;
     let mut strings: Vec<(KeyPath, &str, Scope)> = Vec::new();
     if let Some(server) = &s.server {
@@ -56,6 +70,13 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                 strings.push((
                     at(&format!("server.verify[{i}].log_contains")),
                     t,
+                    Scope::Server,
+                ));
+            }
+            if let Some(e) = r.server_arg.as_ref().and_then(|a| a.equals.as_str()) {
+                strings.push((
+                    at(&format!("server.verify[{i}].server_arg.equals")),
+                    e,
                     Scope::Server,
                 ));
             }
@@ -110,6 +131,12 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     for (i, c) in s.provenance.files.iter().enumerate() {
         strings.push((at(&format!("provenance.files[{i}]")), c, Scope::Provenance));
     }
+    strings
+}
+
+pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    let strings = spec_strings(spec);
 
     let var_names: Vec<String> = s
         .variants

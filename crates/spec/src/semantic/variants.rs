@@ -171,15 +171,34 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             }
             for (i, rule) in server.verify.iter().enumerate() {
                 let p = at(&format!("server.verify[{i}]"));
+                let checks = usize::from(rule.log_contains.is_some())
+                    + usize::from(rule.json.is_some())
+                    + usize::from(rule.server_arg.is_some());
+                if let Some(a) = &rule.server_arg {
+                    if checks == 1 && a.name.trim().is_empty() {
+                        out.push(Diagnostic::error(
+                            p.key("server_arg").key("name"),
+                            "`server_arg.name` is empty",
+                        ).with_hint("write the argument's name as the engine reports it, e.g. `moe_runner_backend`"));
+                    }
+                    super::engine::check_server_arg(s, &p, out);
+                }
                 match (&rule.log_contains, &rule.json) {
-                    (None, None) => out.push(
+                    _ if checks > 1 => {
+                        let n = if checks == 2 { "two" } else { "three" };
+                        out.push(
+                            Diagnostic::error(
+                                p,
+                                format!("a verify rule has one check, this one has {n}"),
+                            )
+                            .with_hint(format!("split it into {n} rules")),
+                        );
+                    }
+                    (None, None) if rule.server_arg.is_none() => out.push(
                         Diagnostic::error(p, "a verify rule needs one check").with_hint(
-                            "write `log_contains: TEXT` or `json: {path, pointer, equals}`",
+                            "write `log_contains: TEXT`, `json: {path, pointer, equals}` or \
+                             `server_arg: {name, equals}`",
                         ),
-                    ),
-                    (Some(_), Some(_)) => out.push(
-                        Diagnostic::error(p, "a verify rule has one check, this one has two")
-                            .with_hint("split it into two rules"),
                     ),
                     (Some(t), None) if t.trim().is_empty() => out.push(Diagnostic::error(
                         p.key("log_contains"),

@@ -148,6 +148,25 @@ pub struct VerifyRule {
     /// A field of a JSON endpoint has an expected value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<JsonCheck>,
+    /// A server argument, read back where the engine's profile says it reports it (SGLang:
+    /// `/server_info`, then `/get_server_info` of older versions, then its start-up log;
+    /// vLLM: the head's `non-default args:` log line; TGI: `/info`), has an expected value.
+    /// Checked on the head only, like `json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_arg: Option<ServerArgCheck>,
+}
+
+/// A server argument and the value it must have, e.g. `{name: moe_runner_backend, equals:
+/// flashinfer_cutedsl}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerArgCheck {
+    /// The argument's name as the engine reports it (SGLang and vLLM: the Python field name,
+    /// `moe_runner_backend`, not the flag `--moe-runner-backend`).
+    pub name: String,
+    /// The expected value (compared as JSON; a string also matches the text of a number or
+    /// boolean).
+    pub equals: serde_json::Value,
 }
 
 /// Read `GET path`, take the value at `pointer`, compare it with `equals`.

@@ -7,20 +7,22 @@ use servebench_spec::plan::Block;
 use servebench_spec::substitute::{Context, resolve, substitute};
 
 use super::BlockContext;
+use crate::engine::{self, Endpoint, Resolved};
 use crate::server::{self, RunningServer, ServerLaunch};
 use servebench_result::now_rfc3339;
 use servebench_result::{RunResult, ServerStart, VerifyRecord};
 
 impl BlockContext<'_> {
-    /// Start, wait for readiness, verify. On failure the server is stopped and the reason
-    /// returned; a verify failure also refuses the variant for the rest of the run.
+    /// Start, wait for readiness, tell its engine (named or detected), verify by that
+    /// engine's profile. On failure the server is stopped and the reason returned; a verify
+    /// failure also refuses the variant for the rest of the run.
     pub(super) async fn start_server(
         &mut self,
         block: &Block,
         variant: &Variant,
         server_spec: &servebench_spec::Server,
         result: &mut RunResult,
-    ) -> Result<RunningServer, String> {
+    ) -> Result<(RunningServer, Resolved), String> {
         let port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let head_port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let slurm_spec = server_spec.launcher.as_ref().and_then(|l| l.slurm.as_ref());
@@ -95,6 +97,11 @@ impl BlockContext<'_> {
                 if let Some(s) = j.equals.as_str() {
                     j.equals = serde_json::Value::String(fin(s)?);
                 }
+            }
+            if let Some(a) = &mut r.server_arg
+                && let Some(s) = a.equals.as_str()
+            {
+                a.equals = serde_json::Value::String(fin(s)?);
             }
         }
         let log_dir = self.store.result_path.with_extension("logs");
@@ -175,10 +182,34 @@ impl BlockContext<'_> {
             }
             _ => None,
         };
+        // A local server's group is recorded as soon as it is spawned, before readiness: a
+        // runner killed while it starts leaves it findable, and `run --resume` stops it.
+        let mut spawned = false;
         let started = match &slurm_launch {
             Some(sl) => server::slurm::start(&launch, sl).await,
-            None => server::start(&launch).await,
+            None => {
+                let store = self.store;
+                let early = record.clone();
+                let (servers, flag) = (&mut *result, &mut spawned);
+                server::start_with(&launch, |pid, pgid| {
+                    servers.servers.push(ServerStart {
+                        pid: Some(pid),
+                        pgid: Some(pgid),
+                        ..early
+                    });
+                    *flag = true;
+                    let _ = store.save(servers);
+                })
+                .await
+            }
         };
+        if spawned {
+            // The record is the one written at the spawn: complete it rather than add one.
+            if let Some(early) = result.servers.pop() {
+                record.pid = early.pid;
+                record.pgid = early.pgid;
+            }
+        }
         let running = match started {
             Ok(s) => s,
             Err(e) => {
@@ -200,8 +231,27 @@ impl BlockContext<'_> {
         }
         result.servers.push(record);
         let _ = self.store.save(result);
-        let outcome = server::verify(&running, &verify).await;
-        let info = server::server_info(&running).await;
+        let ep = Endpoint {
+            base_url: running.base_url(),
+            ca_file: running.ca_file().map(std::path::Path::to_path_buf),
+            api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+        };
+        let resolved = match engine::resolve(&ep, self.spec.spec.target.engine).await {
+            Ok(r) => r,
+            Err(e) => {
+                let reason = format!("the server was ready but its API does not answer: {e}");
+                let report = server::stop(running).await;
+                if let Some(rec) = result.servers.last_mut() {
+                    rec.stop = Some(report);
+                    rec.error = Some(reason.clone());
+                }
+                let _ = self.store.save(result);
+                return Err(reason);
+            }
+        };
+        let outcome = server::verify(&running, &verify, resolved.profile).await;
+        let info = server::server_info(&running, resolved.profile).await;
         let (records, failure) = match outcome {
             Ok(outcomes) => (
                 outcomes.iter().map(VerifyRecord::from).collect::<Vec<_>>(),
@@ -231,7 +281,7 @@ impl BlockContext<'_> {
             let _ = self.store.save(result);
             return Err(reason);
         }
-        Ok(running)
+        Ok((running, resolved))
     }
 }
 

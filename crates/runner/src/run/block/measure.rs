@@ -4,7 +4,7 @@
 use servebench_spec::plan::{Block, PlannedTrial, SweepPoint};
 
 use super::super::progress::Progress;
-use super::super::workload::{PromptSource, load_config};
+use super::super::workload::{PromptSource, load_config, schedule_seed};
 use super::{BlockContext, failed, wait_cancel};
 use crate::loadgen::{Target, run_trial};
 use servebench_result::rfc3339;
@@ -41,7 +41,12 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(self.spec, point, t.prompt_seed ^ 0x5ced_u64);
+        let cfg = load_config(
+            self.spec,
+            point,
+            schedule_seed(t.prompt_seed),
+            &self.body_plan(),
+        );
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
@@ -51,6 +56,14 @@ impl BlockContext<'_> {
         let count = cfg.requests + self.spec.spec.workload.warmup_requests as usize;
         if count >= PREPARE_NOTICE {
             say(format!("preparing {count} prompts …"));
+        }
+        // Requests whose planned lengths exceed what the server takes are refused before their
+        // prompts are built (they can be millions of tokens): nothing built, nothing sent.
+        if let Some(limit) = &self.limit
+            && let Some(lengths) = planned_lengths(self.spec, point, source, count, limit.tokens)
+            && let Err(why) = crate::server::check_planned(lengths.into_iter().map(Some), limit)
+        {
+            return Some((failed(t, block, &why), Vec::new()));
         }
         let preparing = std::time::Instant::now();
         let prompts = tokio::select! {
@@ -118,4 +131,53 @@ impl BlockContext<'_> {
             }
         })
     }
+}
+
+/// The (prompt, output) lengths of a trial's `count` requests (warm-up included), where the
+/// workload fixes them exactly and the server's or the model's tokenizer counts them (prompts
+/// are fitted to those lengths exactly): a trace's window, and random or shared-prefix
+/// lengths that are fixed, or whose shortest request already exceeds `limit` (the longest
+/// is then reported). `None` otherwise (checked once built).
+fn planned_lengths(
+    spec: &servebench_spec::SpecFile,
+    point: &SweepPoint,
+    source: &PromptSource,
+    count: usize,
+    limit: u64,
+) -> Option<Vec<(u32, u32)>> {
+    use servebench_spec::{DatasetKind, TokenCount, TokenizerSource};
+    if spec.spec.target.tokenizer == TokenizerSource::None {
+        return None;
+    }
+    let d = &spec.spec.workload.dataset;
+    // The longest request, when every request is alike for the check: all the same length,
+    // or even the shortest over the limit.
+    let same = |input: (u32, u32), output: TokenCount| {
+        let short = u64::from(input.0) + u64::from(output.min());
+        let long = u64::from(input.1) + u64::from(output.max());
+        (short == long || short > limit).then_some((input.1, output.max()))
+    };
+    let fixed = match (d.kind, source) {
+        (DatasetKind::Trace, PromptSource::Trace { builder, .. }) => {
+            return Some(builder.planned_lengths(spec.spec.workload.warmup_requests as usize));
+        }
+        (DatasetKind::Random, _) => {
+            let input = point.input_tokens?;
+            same((input.min(), input.max()), point.output_tokens?)?
+        }
+        (DatasetKind::SharedPrefix, _) => {
+            let sp = d.shared_prefix.as_ref()?;
+            let lo = sp
+                .prefix_tokens
+                .min()
+                .saturating_add(sp.suffix_tokens.min());
+            let hi = sp
+                .prefix_tokens
+                .max()
+                .saturating_add(sp.suffix_tokens.max());
+            same((lo, hi), point.output_tokens?)?
+        }
+        _ => return None,
+    };
+    Some(vec![fixed; count])
 }

@@ -3,6 +3,7 @@
 
 mod launch;
 mod measure;
+mod preflight;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,8 +15,10 @@ use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{Spec, SpecFile, Variant};
 
 use super::progress::Progress;
-use super::workload::{PromptSource, api_kind, tokenizer};
+use super::workload::{PromptSource, api_kind};
 use super::{RunError, RunOptions};
+use crate::dataset::TokenizerSpec;
+use crate::engine::BlockPlan;
 use crate::loadgen::Target;
 use crate::server::{self, RunningServer};
 use servebench_result::now_rfc3339;
@@ -36,6 +39,11 @@ pub(super) struct BlockContext<'a> {
     /// The longest request the open block's server takes, when it says
     /// (`server::context_limit`): trials whose prompts exceed it are refused unsent.
     limit: Option<crate::server::ContextLimit>,
+    /// What the open block's requests carry and where its prompts are counted, by its
+    /// engine's profile (`preflight`).
+    block_plan: Option<BlockPlan>,
+    /// Lines said once per run (the engine, what it cannot do).
+    said: BTreeSet<String>,
 }
 
 impl<'a> BlockContext<'a> {
@@ -75,6 +83,8 @@ impl<'a> BlockContext<'a> {
             headers,
             refused: BTreeMap::new(),
             limit: None,
+            block_plan: None,
+            said: BTreeSet::new(),
         })
     }
 
@@ -96,6 +106,24 @@ impl<'a> BlockContext<'a> {
 
     pub(super) fn spec_dir(&self) -> &Path {
         &self.spec_dir
+    }
+
+    /// Where the open block's prompts are counted (set by [`BlockContext::open`]).
+    pub(super) fn tokenizer_spec(&self) -> TokenizerSpec {
+        self.block_plan
+            .as_ref()
+            .map_or(TokenizerSpec::None, |p| p.tokenizer.clone())
+    }
+
+    /// The open block's request fields (set by [`BlockContext::open`]).
+    pub(super) fn body_plan(&self) -> servebench_spec::engine::BodyPlan {
+        self.block_plan.as_ref().map_or_else(
+            || {
+                let w = &self.spec.spec.workload;
+                servebench_spec::engine::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens)
+            },
+            |p| p.body.clone(),
+        )
     }
 
     pub(super) fn cancelled(&self) -> bool {
@@ -131,7 +159,7 @@ impl<'a> BlockContext<'a> {
         };
         let cooldown = self.spec.spec.trials.cooldown.get();
         sleep_unless_cancelled(cooldown, self).await;
-        let tok = tokenizer(self.spec, &target, &self.spec_dir);
+        let tok = self.tokenizer_spec();
         let mut source = PromptSource::new(self.spec, &self.plan.points, &tok, &self.spec_dir);
         let mut server_gone: Option<String> = None;
         for (i, t) in todo.iter().enumerate() {
@@ -142,7 +170,9 @@ impl<'a> BlockContext<'a> {
                 sleep_unless_cancelled(cooldown, self).await;
             }
             if let Some(reason) = &server_gone {
-                self.record(result, failed(t, block, reason), &[])?;
+                if let Err(e) = self.record(result, failed(t, block, reason), &[]) {
+                    return Err(self.stop_after_error(running, block, result, ui, e).await);
+                }
                 continue;
             }
             ui.trial_start(t, &self.plan.points[t.point].to_string());
@@ -181,13 +211,48 @@ impl<'a> BlockContext<'a> {
                 trial.status = TrialStatus::Failed;
                 trial.failure = Some(reason);
                 ui.trial_end(&trial);
-                self.record(result, trial, &lines)?;
+                if let Err(e) = self.record(result, trial, &lines) {
+                    return Err(self.stop_after_error(running, block, result, ui, e).await);
+                }
                 continue;
             }
             ui.trial_end(&trial);
-            self.record(result, trial, &lines)?;
+            if let Err(e) = self.record(result, trial, &lines) {
+                return Err(self.stop_after_error(running, block, result, ui, e).await);
+            }
         }
         self.close(running, block, result, ui).await
+    }
+
+    /// The result could not be written (`error`, which names where the measured data went):
+    /// stop the block's server by its stop policy before the run ends, so that nothing is
+    /// left running, and record the stop where the result can still be written.
+    pub(super) async fn stop_after_error(
+        &self,
+        running: Option<RunningServer>,
+        block: &Block,
+        result: &mut RunResult,
+        ui: &mut Progress,
+        error: RunError,
+    ) -> RunError {
+        if let Some(s) = running {
+            ui.line(&format!(
+                "block {}: the result could not be written: stopping the server",
+                block.index + 1
+            ));
+            let report = server::stop(s).await;
+            if let Some(rec) = result
+                .servers
+                .iter_mut()
+                .rev()
+                .find(|r| r.block == block.index)
+            {
+                rec.stop = Some(report);
+            }
+            // Best effort: the error already says where every trial is.
+            let _ = self.store.save(result);
+        }
+        error
     }
 
     /// Stop the block's server, if it started one, and record how it stopped.
@@ -225,6 +290,7 @@ impl<'a> BlockContext<'a> {
         ui: &mut Progress,
     ) -> Result<(Option<RunningServer>, Target), Opening> {
         let mut running: Option<RunningServer> = None;
+        let mut resolved = None;
         let base_url = if let Some(server_spec) = &self.spec.spec.server {
             ui.line(&format!(
                 "block {}: starting server for `{}`",
@@ -232,10 +298,11 @@ impl<'a> BlockContext<'a> {
                 variant.name
             ));
             match self.start_server(block, variant, server_spec, result).await {
-                Ok(s) => {
+                Ok((s, r)) => {
                     // `target.base_url` resolved for this start, or http://127.0.0.1:${port}.
                     let url = s.base_url();
                     running = Some(s);
+                    resolved = Some(r);
                     url
                 }
                 Err(reason) => {
@@ -281,14 +348,20 @@ impl<'a> BlockContext<'a> {
             headers: self.headers.clone(),
             ca_file: self.ca_file(),
         };
-        self.limit = crate::server::context_limit(
-            &target.base_url,
-            target.ca_file.as_deref(),
-            &target.model,
-            target.api_key.as_deref(),
-            &target.headers,
-        )
-        .await;
+        self.block_plan = None;
+        self.limit = None;
+        if let Err(reason) = self
+            .preflight(block, variant, &target, resolved, result, ui)
+            .await
+        {
+            ui.line(&format!("block {}: {reason}", block.index + 1));
+            if running.is_some() {
+                self.close(running, block, result, ui)
+                    .await
+                    .map_err(|e| Opening::Failed(format!("{reason} ({e})")))?;
+            }
+            return Err(Opening::Failed(reason));
+        }
         Ok((running, target))
     }
 

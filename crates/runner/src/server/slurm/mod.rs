@@ -321,8 +321,10 @@ impl Step {
         let mut out = verify_rules(&head, at, rules, LOG_GRACE).await;
         let log_rules: Vec<VerifyRule> = rules
             .iter()
+            // `json` and `server_arg` rules are the head's (the ranks serve no HTTP).
             .map(|r| VerifyRule {
                 json: None,
+                server_arg: None,
                 ..r.clone()
             })
             .collect();

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: a plain reqwest client and an SSE reader.
 #![allow(dead_code)]
 
+pub(crate) mod engines;
+
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;

@@ -9,12 +9,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use servebench_result::{VerifyRecord, describe_rule};
+use servebench_spec::engine::Profile;
 use servebench_spec::{JsonCheck, VerifyRule};
 use tokio::time::Instant;
 
 use super::RunningServer;
 use super::http::{self, GetJsonError};
 use super::log::{ServerLog, is_timeline_line};
+
+mod server_arg;
+
+use server_arg::check_server_arg;
 
 /// How long a `log_contains` rule keeps re-reading the log (servers flush their logs late).
 pub const LOG_GRACE: Duration = Duration::from_secs(2);
@@ -84,7 +89,27 @@ pub enum RuleProblem {
         /// What the server said.
         found: Value,
     },
-    /// The rule sets neither `log_contains` nor `json`.
+    /// The server argument is reported nowhere the engine's profile says it would be.
+    ServerArgNotFound {
+        /// The argument.
+        name: String,
+        /// The engine whose profile was used.
+        engine: &'static str,
+        /// What each place said, e.g. "GET …/server_info: HTTP 404".
+        tried: Vec<String>,
+    },
+    /// The server argument has another value.
+    ServerArgMismatch {
+        /// The argument.
+        name: String,
+        /// Where it was read, e.g. "GET …/server_info" or the log line.
+        source: String,
+        /// What the rule expects.
+        expected: Value,
+        /// What the server reported.
+        found: Value,
+    },
+    /// The rule sets neither `log_contains` nor `json` nor `server_arg`.
     Empty,
 }
 
@@ -123,7 +148,38 @@ impl fmt::Display for RuleFailure {
                 f,
                 "rule {n} (json, GET {url}): {pointer} is {found}, expected {expected}"
             ),
-            RuleProblem::Empty => write!(f, "rule {n} sets neither `log_contains` nor `json`"),
+            RuleProblem::ServerArgNotFound {
+                name,
+                engine,
+                tried,
+            } => {
+                write!(
+                    f,
+                    "rule {n} (server_arg {name}): {engine} reports no `{name}`"
+                )?;
+                if tried.is_empty() {
+                    write!(
+                        f,
+                        " ({engine} does not report its server arguments: prove the variant \
+                         with `log_contains` or `json`)"
+                    )
+                } else {
+                    write!(f, " ({})", tried.join("; "))
+                }
+            }
+            RuleProblem::ServerArgMismatch {
+                name,
+                source,
+                expected,
+                found,
+            } => write!(
+                f,
+                "rule {n} (server_arg {name}): {name} is {found}, expected {expected} ({source})"
+            ),
+            RuleProblem::Empty => write!(
+                f,
+                "rule {n} sets neither `log_contains` nor `json` nor `server_arg`"
+            ),
         }
     }
 }
@@ -144,18 +200,41 @@ pub struct VerifyError {
 
 /// Checks every rule against `server` (all of them, so one message lists every failure).
 /// `log_contains` rules re-read the log for up to [`LOG_GRACE`] in all.
+/// `server_arg` rules are read where `profile` says the engine reports its arguments.
 pub async fn verify(
     server: &RunningServer,
     rules: &[VerifyRule],
+    profile: &Profile,
 ) -> Result<Vec<VerifyOutcome>, VerifyError> {
     let at = Reach {
         base: &server.base_url,
         ca_file: server.ca_file.as_deref(),
+        profile,
     };
     if let Some(step) = &server.slurm {
         return step.verify(at, rules).await;
     }
     verify_rules(&server.log, at, rules, LOG_GRACE).await
+}
+
+/// Checks `rules` against a server that servebench did not start (`servebench probe`), at
+/// `base_url`, with `log` its log file where one is given: `log_contains` rules fail without
+/// it, and a `server_arg` rule reads only the endpoints then.
+pub async fn verify_running(
+    base_url: &str,
+    ca_file: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+    rules: &[VerifyRule],
+    profile: &Profile,
+) -> Result<Vec<VerifyOutcome>, VerifyError> {
+    let at = Reach {
+        base: base_url,
+        ca_file,
+        profile,
+    };
+    let missing = std::path::PathBuf::from("(no server log: give --log FILE)");
+    let log = ServerLog::whole(log.unwrap_or(&missing));
+    verify_rules(&log, at, rules, Duration::ZERO).await
 }
 
 /// Where `json` rules reach the server.
@@ -165,6 +244,8 @@ pub(crate) struct Reach<'a> {
     pub(crate) base: &'a str,
     /// A CA to trust besides the system's roots.
     pub(crate) ca_file: Option<&'a std::path::Path>,
+    /// The engine's profile: where `server_arg` rules are read.
+    pub(crate) profile: &'a Profile,
 }
 
 pub(crate) async fn verify_rules(
@@ -181,8 +262,14 @@ pub(crate) async fn verify_rules(
         let number = i + 1;
         let mut evidence = Vec::new();
         let mut problem = None;
-        if rule.log_contains.is_none() && rule.json.is_none() {
+        if rule.log_contains.is_none() && rule.json.is_none() && rule.server_arg.is_none() {
             problem = Some(RuleProblem::Empty);
+        }
+        if let (Some(check), None) = (&rule.server_arg, &problem) {
+            match check_server_arg(&client, log, at, check, deadline).await {
+                Ok(v) => evidence.push(v),
+                Err(p) => problem = Some(p),
+            }
         }
         if let Some(text) = &rule.log_contains {
             match check_log(log, text, deadline, grace).await {

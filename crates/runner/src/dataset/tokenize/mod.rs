@@ -1,10 +1,12 @@
 //! Counting tokens the way the server does, before a trial.
 //!
-//! - [`ServerTokenizer`]: the server's own `/tokenize` endpoint. vLLM and SGLang take
-//!   `{"prompt": text}` and answer `{"tokens": [...], "count": n}`; llama.cpp takes
-//!   `{"content": text}` and answers `{"tokens": [...]}`. Both request and response shapes
-//!   are handled; with [`TokenizeStyle::Auto`] the first request tries `prompt` and falls
-//!   back to `content` on a 4xx, then keeps what worked.
+//! - [`ServerTokenizer`]: the server's own tokenize endpoint, where and in the shape its
+//!   engine profile says (servebench_spec::engine): SGLang, vLLM and TensorRT-LLM
+//!   (`/_internal/tokenize`) take `{"prompt": text}` and answer `{"count": n, "tokens":
+//!   [...]}`; llama.cpp takes `{"content": text}` and answers `{"tokens": [...]}`; TGI takes
+//!   `{"inputs": text}` and answers a JSON array of tokens. Every answer shape is read
+//!   whatever the request; with [`TokenizeStyle::Auto`] the first request tries `prompt` and
+//!   falls back to `content` on a 4xx or an empty answer, then keeps what worked.
 //! - [`LocalTokenizer`]: a Hugging Face `tokenizer.json` read with the `tokenizers` crate,
 //!   counting with special tokens added (the BOS a server adds to a completion prompt), for
 //!   servers without `/tokenize`.
@@ -13,12 +15,12 @@
 use std::future::Future;
 use std::path::PathBuf;
 
-use reqwest::header::{AUTHORIZATION, HeaderValue};
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-
 use super::DatasetError;
 use super::prompt::ChatMessage;
+
+mod server;
+
+pub use server::{ServerTokenizer, TokenizeStyle};
 
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send {
@@ -61,6 +63,11 @@ pub enum TokenizerSpec {
         base_url: String,
         /// The tokenize endpoint's path (`/tokenize`).
         path: String,
+        /// Its request body.
+        style: TokenizeStyle,
+        /// The endpoint that counts `{"messages": [...]}` as the chat template renders them,
+        /// where the engine has one.
+        chat_path: Option<String>,
         /// The `model` field sent, where the server wants one.
         model: Option<String>,
         /// Bearer token, if the server needs one.
@@ -77,217 +84,6 @@ pub enum TokenizerSpec {
     },
     /// No tokenizer: approximate lengths (whitespace words), flagged as approximate.
     None,
-}
-
-/// The request shape of a `/tokenize` endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenizeStyle {
-    /// Try `prompt`, fall back to `content` once on a 4xx.
-    Auto,
-    /// `{"prompt": text}` (vLLM, SGLang, the servebench simulator).
-    Prompt,
-    /// `{"content": text}` (llama.cpp).
-    Content,
-}
-
-/// Token counts from the server's `/tokenize`.
-pub struct ServerTokenizer {
-    http: reqwest::Client,
-    url: reqwest::Url,
-    model: Option<String>,
-    auth: Option<HeaderValue>,
-    headers: reqwest::header::HeaderMap,
-    style: TokenizeStyle,
-    round_trips: u64,
-}
-
-impl std::fmt::Debug for ServerTokenizer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerTokenizer")
-            .field("url", &self.url.as_str())
-            .field("style", &self.style)
-            .field("round_trips", &self.round_trips)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The client of `/tokenize` requests; nothing hangs: a tokenizer that does not answer fails
-/// the dataset, with its URL.
-fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, DatasetError> {
-    crate::tls::reqwest_builder(ca_file)
-        .map_err(|e| DatasetError::Tokenize(e.to_string()))?
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .timeout(std::time::Duration::from_secs(60))
-        .build()
-        .map_err(|e| DatasetError::Tokenize(format!("building HTTP client: {e}")))
-}
-
-#[derive(Deserialize)]
-struct TokenizeResponse {
-    #[serde(default)]
-    count: Option<u32>,
-    #[serde(default)]
-    tokens: Option<Vec<IgnoredAny>>,
-}
-
-impl ServerTokenizer {
-    /// Extra headers sent with every request (`target.headers`); values are kept sensitive.
-    pub fn set_headers(&mut self, headers: &[(String, String)]) -> Result<(), DatasetError> {
-        for (k, v) in headers {
-            let bad = || {
-                DatasetError::Tokenize(format!(
-                    "the header `{k}` of target.headers is not a valid HTTP header"
-                ))
-            };
-            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| bad())?;
-            let mut value = HeaderValue::from_str(v).map_err(|_| bad())?;
-            value.set_sensitive(true);
-            self.headers.append(name, value);
-        }
-        Ok(())
-    }
-
-    /// Trusts `ca_file`'s PEM certificates besides the system's roots (an `https://` server
-    /// whose certificate a private CA signed).
-    pub fn set_ca_file(&mut self, ca_file: Option<&std::path::Path>) -> Result<(), DatasetError> {
-        self.http = http_client(ca_file)?;
-        Ok(())
-    }
-
-    /// `base_url` + `path` (normally `/tokenize`).
-    pub fn new(
-        base_url: &str,
-        path: &str,
-        model: Option<String>,
-        api_key: Option<&str>,
-        style: TokenizeStyle,
-    ) -> Result<Self, DatasetError> {
-        let joined = format!(
-            "{}/{}",
-            base_url.trim_end_matches('/'),
-            path.trim_start_matches('/')
-        );
-        let url = reqwest::Url::parse(&joined)
-            .map_err(|e| DatasetError::Tokenize(format!("invalid URL `{joined}`: {e}")))?;
-        let auth = match api_key {
-            Some(k) => {
-                let mut v = HeaderValue::from_str(&format!("Bearer {k}"))
-                    .map_err(|_| DatasetError::Tokenize("API key is not a valid header".into()))?;
-                v.set_sensitive(true);
-                Some(v)
-            }
-            None => None,
-        };
-        // Nothing hangs: a tokenizer that does not answer fails the dataset, with its URL.
-        let http = http_client(None)?;
-        Ok(ServerTokenizer {
-            http,
-            url,
-            model,
-            auth,
-            headers: reqwest::header::HeaderMap::new(),
-            style,
-            round_trips: 0,
-        })
-    }
-
-    async fn request(
-        &mut self,
-        key: &str,
-        value: serde_json::Value,
-    ) -> Result<Result<u32, u16>, DatasetError> {
-        let mut body = serde_json::Map::new();
-        body.insert(key.to_owned(), value);
-        if key == "content" {
-            // llama.cpp counts BOS in `usage.prompt_tokens`; ask /tokenize to count it too,
-            // so the fitted length is the length the server reports.
-            body.insert("add_special".to_owned(), true.into());
-        }
-        if let Some(m) = &self.model {
-            body.insert("model".to_owned(), m.as_str().into());
-        }
-        let mut req = self.http.post(self.url.clone()).json(&body);
-        if let Some(a) = &self.auth {
-            req = req.header(AUTHORIZATION, a.clone());
-        }
-        for (k, v) in &self.headers {
-            req = req.header(k, v.clone());
-        }
-        self.round_trips += 1;
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| DatasetError::Tokenize(format!("POST {}: {e}", self.url)))?;
-        let status = resp.status();
-        if status.is_client_error() {
-            return Ok(Err(status.as_u16()));
-        }
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| DatasetError::Tokenize(format!("reading /tokenize response: {e}")))?;
-        if !status.is_success() {
-            return Err(DatasetError::Tokenize(format!(
-                "POST {} answered {status}: {}",
-                self.url,
-                String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
-            )));
-        }
-        let r: TokenizeResponse = serde_json::from_slice(&bytes)
-            .map_err(|e| DatasetError::Tokenize(format!("unexpected /tokenize response: {e}")))?;
-        match (r.count, r.tokens) {
-            (Some(c), _) => Ok(Ok(c)),
-            (None, Some(t)) => Ok(Ok(u32::try_from(t.len()).unwrap_or(u32::MAX))),
-            (None, None) => Err(DatasetError::Tokenize(
-                "/tokenize response has neither `count` nor `tokens`".into(),
-            )),
-        }
-    }
-}
-
-impl TokenCounter for ServerTokenizer {
-    async fn count(&mut self, text: &str) -> Result<u32, DatasetError> {
-        let keys: &[(&str, TokenizeStyle)] = match self.style {
-            TokenizeStyle::Prompt => &[("prompt", TokenizeStyle::Prompt)],
-            TokenizeStyle::Content => &[("content", TokenizeStyle::Content)],
-            TokenizeStyle::Auto => &[
-                ("prompt", TokenizeStyle::Prompt),
-                ("content", TokenizeStyle::Content),
-            ],
-        };
-        let mut last = 0;
-        for &(key, style) in keys {
-            match self.request(key, text.into()).await? {
-                // llama.cpp answers `{"prompt": …}` with 200 and no tokens: the wrong key.
-                Ok(0) if !text.trim().is_empty() && self.style == TokenizeStyle::Auto => last = 200,
-                Ok(n) => {
-                    self.style = style;
-                    return Ok(n);
-                }
-                Err(status) => last = status,
-            }
-        }
-        Err(DatasetError::Tokenize(format!(
-            "POST {} answered HTTP {last}",
-            self.url
-        )))
-    }
-
-    /// `{"messages": [...]}` (vLLM, the simulator); a 4xx (llama.cpp has no chat
-    /// tokenization) gives `None`.
-    async fn count_chat(&mut self, messages: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {
-        let v = serde_json::to_value(messages)
-            .map_err(|e| DatasetError::Tokenize(format!("serialising messages: {e}")))?;
-        Ok(self.request("messages", v).await?.ok())
-    }
-
-    fn is_exact(&self) -> bool {
-        true
-    }
-
-    fn round_trips(&self) -> u64 {
-        self.round_trips
-    }
 }
 
 /// Approximate counts without a tokenizer: whitespace-separated words.
@@ -417,6 +213,8 @@ impl AnyCounter {
             TokenizerSpec::Server {
                 base_url,
                 path,
+                style,
+                chat_path,
                 model,
                 api_key,
                 headers,
@@ -427,8 +225,9 @@ impl AnyCounter {
                     path,
                     model.clone(),
                     api_key.as_deref(),
-                    TokenizeStyle::Auto,
+                    *style,
                 )?;
+                t.set_chat_path(base_url, chat_path.as_deref())?;
                 t.set_headers(headers)?;
                 if ca_file.is_some() {
                     t.set_ca_file(ca_file.as_deref())?;

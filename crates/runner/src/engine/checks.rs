@@ -1,0 +1,363 @@
+//! The checks of a block's start that send no generation request: the engine, the model
+//! among `/v1/models`, the tokenize endpoint, the context limit, the metrics endpoint, and
+//! whether the request fields the engine takes can fix output lengths.
+
+use std::path::Path;
+
+use serde_json::Value;
+use servebench_result::checks::{CheckOutcome, CheckRecord, Guarantee};
+use servebench_spec::engine::{BodyPlan, Profile};
+use servebench_spec::{SpecFile, TokenizerSource};
+
+use super::Endpoint;
+use super::detect::Resolved;
+use crate::dataset::{AnyCounter, TokenCounter, TokenizeStyle, TokenizerSpec};
+use crate::loadgen::Target;
+use crate::server::ContextLimit;
+
+/// What a block sends, decided by the engine's profile from the spec.
+#[derive(Debug, Clone)]
+pub struct BlockPlan {
+    /// The request fields.
+    pub body: BodyPlan,
+    /// Where prompts are counted.
+    pub tokenizer: TokenizerSpec,
+}
+
+impl BlockPlan {
+    /// What requests to `target` carry and where their prompts are counted, by the engine's
+    /// `profile`, for what the spec asks (`workload.ignore_eos`, `send_min_tokens`,
+    /// `target.tokenizer`; a local `tokenizer_path` is read from `spec_dir`).
+    pub fn new(spec: &SpecFile, target: &Target, spec_dir: &Path, profile: &Profile) -> Self {
+        let w = &spec.spec.workload;
+        BlockPlan {
+            body: profile.body_plan(w.ignore_eos, w.send_min_tokens),
+            tokenizer: tokenizer(spec, target, spec_dir, profile),
+        }
+    }
+}
+
+/// The tokenizer the spec asks for, pointed at `target`: the server's where its engine
+/// `profile` says it tokenizes.
+fn tokenizer(
+    spec: &SpecFile,
+    target: &Target,
+    spec_dir: &Path,
+    profile: &Profile,
+) -> TokenizerSpec {
+    // An engine without one (transformers serve) is refused by the block's checks; the
+    // generic endpoint is named so the message says where it was looked for.
+    let t = profile
+        .tokenize
+        .or(servebench_spec::engine::GENERIC.tokenize);
+    match spec.spec.target.tokenizer {
+        TokenizerSource::Server => TokenizerSpec::Server {
+            base_url: target.base_url.clone(),
+            path: t.map_or("/tokenize", |t| t.path).into(),
+            style: t.map_or(TokenizeStyle::Auto, |t| t.body.into()),
+            chat_path: t.and_then(|t| t.chat_path).map(str::to_owned),
+            model: Some(target.model.clone()),
+            api_key: target.api_key.clone(),
+            headers: target.headers.clone(),
+            ca_file: target.ca_file.clone(),
+        },
+        TokenizerSource::Local => TokenizerSpec::Local {
+            path: spec_dir.join(spec.spec.target.tokenizer_path.clone().unwrap_or_default()),
+        },
+        TokenizerSource::None => TokenizerSpec::None,
+    }
+}
+
+/// Whether `model` is among a `/v1/models` answer (`models`), needed where the engine
+/// refuses a request for a model it does not serve (`profile.request.checks_model`); the
+/// others answer any name with their one model.
+pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> CheckRecord {
+    let Some(ids) = models
+        .and_then(|d| d.get("data"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+        })
+    else {
+        return CheckRecord::new(
+            Guarantee::ModelServed,
+            CheckOutcome::NotAvailable,
+            "GET /v1/models gave no model list",
+        );
+    };
+    if ids.contains(&model) {
+        return CheckRecord::new(
+            Guarantee::ModelServed,
+            CheckOutcome::Holds,
+            format!("`{model}` is among /v1/models"),
+        )
+        .needed(true);
+    }
+    let served = ids
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !profile.request.checks_model {
+        return CheckRecord::new(
+            Guarantee::ModelServed,
+            CheckOutcome::Holds,
+            format!(
+                "`{model}` is not among /v1/models ({served}), but {} does not check the \
+                 requested name: its one model answers",
+                profile.name
+            ),
+        );
+    }
+    let mut c = CheckRecord::new(
+        Guarantee::ModelServed,
+        CheckOutcome::Fails,
+        format!("the server serves {served}, not `{model}`: every request would be refused"),
+    )
+    .needed(true);
+    if let [only] = ids.as_slice() {
+        c = c.set(format!("target.model: {only} (--set target.model={only})"));
+    }
+    c
+}
+
+/// The output-length plan as a check: fixed by a field the engine honours, or not.
+fn length_check(profile: &Profile, body: &BodyPlan, asked: bool) -> CheckRecord {
+    let g = Guarantee::OutputLength;
+    if !asked {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::NotAvailable,
+            "not asked (`workload.ignore_eos: false`): outputs end at the model's end of sequence",
+        );
+    }
+    let how = if body.ignore_eos {
+        format!("`ignore_eos: true` ({} honours it)", profile.name)
+    } else if body.generation_config {
+        "`generation_config` with min_new_tokens = max_new_tokens".to_owned()
+    } else {
+        String::new()
+    };
+    if body.lengths_fixed {
+        CheckRecord::new(
+            g,
+            CheckOutcome::Holds,
+            format!("fixed by {how}; each request's N_out is checked against its max_tokens"),
+        )
+    } else {
+        CheckRecord::new(
+            g,
+            CheckOutcome::NotAvailable,
+            body.warnings.first().cloned().unwrap_or_default(),
+        )
+        .set("workload.ignore_eos: false (lengths then vary, and are measured)")
+    }
+}
+
+/// Every check of a block's start, and the context limit read. `tokenizer`: the spec's, when
+/// it is the server's (`None` for a local tokenizer or none).
+pub async fn block_checks(
+    ep: &Endpoint,
+    resolved: &Resolved,
+    model: &str,
+    plan: &BlockPlan,
+    ignore_eos: bool,
+) -> (Vec<CheckRecord>, Option<ContextLimit>) {
+    let p = resolved.profile;
+    let mut out = vec![
+        CheckRecord::new(
+            Guarantee::Engine,
+            CheckOutcome::Holds,
+            resolved.record.describe(),
+        ),
+        model_check(resolved.models.as_ref(), model, p),
+        length_check(p, &plan.body, ignore_eos),
+    ];
+    out.push(tokenize_check(p, &plan.tokenizer).await);
+    let limit = crate::server::context_limit(ep.reach(), p, model).await;
+    out.push(match &limit {
+        Some(l) => CheckRecord::new(
+            Guarantee::ContextLimit,
+            CheckOutcome::Holds,
+            format!("{} tokens ({})", l.tokens, l.source),
+        ),
+        None => CheckRecord::new(
+            Guarantee::ContextLimit,
+            CheckOutcome::NotAvailable,
+            format!(
+                "{} says no limit servebench can read: a request longer than it takes fails on \
+                 its own, not before the trial",
+                p.name
+            ),
+        ),
+    });
+    out.push(metrics_check(ep, p).await);
+    (out, limit)
+}
+
+/// One count through the tokenizer a block uses.
+async fn tokenize_check(p: &Profile, tokenizer: &TokenizerSpec) -> CheckRecord {
+    let g = Guarantee::Tokenize;
+    let TokenizerSpec::Server { path, .. } = tokenizer else {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::NotAvailable,
+            "not used (`target.tokenizer` is not `server`)",
+        );
+    };
+    if !p.can_tokenize() {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::Fails,
+            format!(
+                "{} has no tokenize endpoint, so no prompt can be counted",
+                p.name
+            ),
+        )
+        .set("target.tokenizer: local with target.tokenizer_path: the model's tokenizer.json")
+        .needed(true);
+    }
+    let text = "The quick brown fox jumps over the lazy dog";
+    let counted = match AnyCounter::from_spec(tokenizer) {
+        Ok(mut c) => c.count(text).await,
+        Err(e) => Err(e),
+    };
+    match counted {
+        Ok(n) => CheckRecord::new(
+            g,
+            CheckOutcome::Holds,
+            format!("POST {path} answers ({n} tokens for a 9-word text)"),
+        )
+        .needed(true),
+        Err(e) => CheckRecord::new(g, CheckOutcome::Fails, e.to_string())
+            .set("target.tokenizer: local with the model's tokenizer.json")
+            .needed(true),
+    }
+}
+
+/// Whether the engine's Prometheus endpoint answers, with its running/waiting series.
+pub(crate) async fn metrics_check(ep: &Endpoint, p: &Profile) -> CheckRecord {
+    let g = Guarantee::Metrics;
+    let Some(m) = p.metrics else {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::NotAvailable,
+            format!(
+                "{} serves no Prometheus metrics servebench knows of",
+                p.name
+            ),
+        );
+    };
+    let client = match crate::server::probe_client(ep.ca_file.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return CheckRecord::new(g, CheckOutcome::Fails, e),
+    };
+    let enable = m.enable.map(|f| format!("start the server with {f}"));
+    match get_text(&client, ep, m.path).await {
+        Ok((s, body)) if (200..300).contains(&s) => {
+            let missing: Vec<&str> = [m.running, m.waiting]
+                .into_iter()
+                .filter(|n| !body.contains(n))
+                .collect();
+            if missing.is_empty() {
+                CheckRecord::new(
+                    g,
+                    CheckOutcome::Holds,
+                    format!(
+                        "GET {} answers with {} and {}",
+                        m.path, m.running, m.waiting
+                    ),
+                )
+            } else {
+                CheckRecord::new(
+                    g,
+                    CheckOutcome::Fails,
+                    format!("GET {} answers without {}", m.path, missing.join(", ")),
+                )
+            }
+        }
+        Ok((s, _)) => {
+            let c = CheckRecord::new(
+                g,
+                CheckOutcome::NotAvailable,
+                format!("GET {} answered HTTP {s}", m.path),
+            );
+            match enable {
+                Some(e) => c.set(e),
+                None => c,
+            }
+        }
+        Err(e) => CheckRecord::new(g, CheckOutcome::Fails, e),
+    }
+}
+
+/// One GET of `path` as text.
+async fn get_text(
+    client: &reqwest::Client,
+    ep: &Endpoint,
+    path: &str,
+) -> Result<(u16, String), String> {
+    let url = crate::server::probe_url(&ep.base_url, path);
+    let mut req = client.get(&url).timeout(std::time::Duration::from_secs(5));
+    if let Some(k) = &ep.api_key {
+        req = req.bearer_auth(k);
+    }
+    for (k, v) in &ep.headers {
+        req = req.header(k, v);
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("GET {url}: {}", crate::net::describe(&e)))?;
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    Ok((status, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_model_not_served_is_named_with_what_is() {
+        // The simulator's answer (crates/sim/src/server/endpoints.rs) to a spec asking for
+        // `default` while it serves `sim-model`.
+        let models = json!({"object": "list", "data": [{"id": "sim-model", "object": "model", "owned_by": "servebench-sim"}]});
+        let sim = servebench_spec::engine::GENERIC;
+        let c = model_check(Some(&models), "default", &sim);
+        assert_eq!(c.outcome, CheckOutcome::Fails);
+        assert!(c.is_blocking());
+        assert!(
+            c.detail.contains("`sim-model`, not `default`"),
+            "{}",
+            c.detail
+        );
+        assert_eq!(
+            c.set.as_deref(),
+            Some("target.model: sim-model (--set target.model=sim-model)")
+        );
+        assert_eq!(
+            model_check(Some(&models), "sim-model", &sim).outcome,
+            CheckOutcome::Holds
+        );
+        assert_eq!(
+            model_check(None, "m", &sim).outcome,
+            CheckOutcome::NotAvailable
+        );
+        // llama.cpp (llama-cpp-python 0.3.36, tools/server/server-common.cpp:1487) lists the
+        // model's path and echoes whatever name a request sends: not a failure.
+        let llama =
+            servebench_spec::engine::profile(servebench_spec::Engine::Llamacpp).expect("profile");
+        let models = json!({"object": "list", "data": [{"id": "/models/gemma.gguf", "object": "model", "owned_by": "llamacpp"}]});
+        let c = model_check(Some(&models), "gemma", llama);
+        assert_eq!(c.outcome, CheckOutcome::Holds);
+        assert!(
+            !c.is_blocking() && c.detail.contains("does not check"),
+            "{}",
+            c.detail
+        );
+    }
+}

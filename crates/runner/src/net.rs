@@ -1,0 +1,78 @@
+//! What a failed HTTP request or an error reply says, in words a person can act on: shared
+//! by the probes of a server, the tokenizer and the engine checks.
+
+use std::error::Error as _;
+
+/// A reqwest error with its causes, the innermost said plainly: "connection refused
+/// (nothing listens there)", "timed out", "dns error: …".
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return "timed out".to_owned();
+    }
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    if parts
+        .iter()
+        .any(|p| p.to_ascii_lowercase().contains("connection refused"))
+    {
+        return "connection refused (nothing listens there)".to_owned();
+    }
+    // The innermost cause is what a person needs.
+    parts.pop().unwrap_or_default()
+}
+
+/// The start of an error reply's body, as text on one line (at most 300 characters), or
+/// "an empty body".
+pub(crate) fn body_excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
+        return "an empty body".to_owned();
+    }
+    let mut out: String = one_line.chars().take(300).collect();
+    if out.len() < one_line.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_is_one_bounded_line() {
+        assert_eq!(body_excerpt(b""), "an empty body");
+        assert_eq!(
+            body_excerpt(b"{\"error\":\n  \"The model `default` does not exist\"}"),
+            "{\"error\": \"The model `default` does not exist\"}"
+        );
+        let long = vec![b'x'; 1000];
+        assert_eq!(body_excerpt(&long).chars().count(), 301);
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_said_as_connection_refused() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let client = crate::tls::reqwest_builder(None)
+            .expect("TLS config")
+            .build()
+            .expect("client");
+        let e = client
+            .get(format!("http://127.0.0.1:{port}/v1/models"))
+            .send()
+            .await
+            .expect_err("nothing listens");
+        assert_eq!(describe(&e), "connection refused (nothing listens there)");
+    }
+}

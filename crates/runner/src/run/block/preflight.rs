@@ -1,0 +1,75 @@
+//! A block's checks before its trials: the engine behind the target (named, or detected
+//! from what it answers), what its requests carry by that engine's profile, and the
+//! guarantees that cost no generation request, recorded in `result.preflight`.
+
+use servebench_result::RunResult;
+use servebench_result::checks::BlockChecks;
+use servebench_spec::Variant;
+use servebench_spec::plan::Block;
+
+use super::super::progress::Progress;
+use super::BlockContext;
+use crate::engine::{self, BlockPlan, Endpoint, Resolved};
+use crate::loadgen::Target;
+
+impl BlockContext<'_> {
+    /// The engine of `target` (`resolved` already for a launched server), the block's plan,
+    /// its checks. A needed check that fails (the model not served, no tokenize endpoint for
+    /// `tokenizer: server`) refuses the block: its reason is returned.
+    pub(super) async fn preflight(
+        &mut self,
+        block: &Block,
+        variant: &Variant,
+        target: &Target,
+        resolved: Option<Resolved>,
+        result: &mut RunResult,
+        ui: &mut Progress,
+    ) -> Result<(), String> {
+        let ep = Endpoint::of(target);
+        let resolved = match resolved {
+            Some(r) => r,
+            None => engine::resolve(&ep, self.spec.spec.target.engine)
+                .await
+                .map_err(|e| format!("the target does not answer: {e}"))?,
+        };
+        let w = &self.spec.spec.workload;
+        let plan = BlockPlan::new(self.spec, target, &self.spec_dir, resolved.profile);
+        let (checks, limit) =
+            engine::block_checks(&ep, &resolved, &target.model, &plan, w.ignore_eos).await;
+        self.limit = limit;
+        let engine = resolved.record.describe();
+        if self.said.insert(engine.clone()) {
+            ui.line(&format!("block {}: engine {engine}", block.index + 1));
+        }
+        for warning in &plan.body.warnings {
+            if self.said.insert(warning.clone()) {
+                ui.line(&format!("warning: {warning}"));
+            }
+        }
+        let blocking: Vec<String> = checks
+            .iter()
+            .filter(|c| c.is_blocking())
+            .map(|c| {
+                let set = c
+                    .set
+                    .as_deref()
+                    .map_or_else(String::new, |s| format!("; set {s}"));
+                format!("{}: {}{set}", c.guarantee.label(), c.detail)
+            })
+            .collect();
+        result.preflight.push(BlockChecks {
+            block: block.index,
+            variant: variant.name.clone(),
+            engine: Some(resolved.record.clone()),
+            checks,
+            warnings: plan.body.warnings.clone(),
+        });
+        let _ = self.store.save(result);
+        self.block_plan = Some(plan);
+        if blocking.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("not measured: {}", blocking.join("; ")))
+        }
+    }
+}

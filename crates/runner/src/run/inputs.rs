@@ -1,0 +1,279 @@
+//! A run's input files, read and checked before anything starts — by `servebench validate`,
+//! where no server is needed, and by `servebench run` before the first server is launched:
+//! a prompt file's or a trace's every line (at the file's own line numbers, with what to
+//! write instead), a trace's window and its size, the prompts a trial needs against those the
+//! file holds, a `messages` entry meant for the chat API, a local tokenizer file and
+//! `target.tls.ca_file`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use servebench_spec::plan::plan;
+use servebench_spec::{ApiKind, DatasetKind, Severity, SpecFile, TokenizerSource};
+
+use super::workload::{default_trace, load_config, schedule_seed, trace_layout, trace_window};
+use crate::dataset::{
+    DatasetError, FileEntry, PromptBody, TraceBuilder, WordCount, load_jsonl, load_sharegpt,
+    load_trace,
+};
+
+/// One problem with a file the spec names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputProblem {
+    /// Error (the run cannot use the file) or warning.
+    pub severity: Severity,
+    /// The spec key that names the file, e.g. `workload.dataset.path`.
+    pub key: String,
+    /// The file, as resolved against the spec's folder.
+    pub file: PathBuf,
+    /// The file's own line (1-based), where the problem is on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl InputProblem {
+    fn error(key: &str, file: &Path, line: Option<usize>, message: impl Into<String>) -> Self {
+        InputProblem {
+            severity: Severity::Error,
+            key: key.to_owned(),
+            file: file.to_owned(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// A dataset error, located where it says.
+    fn dataset(key: &str, file: &Path, e: DatasetError) -> Self {
+        match e {
+            DatasetError::Parse {
+                path,
+                line,
+                message,
+            } => Self::error(key, &path, Some(line), message),
+            DatasetError::Io { path, error } => {
+                Self::error(key, &path, None, format!("cannot read it: {error}"))
+            }
+            DatasetError::Empty => Self::error(
+                key,
+                file,
+                None,
+                "the file has no usable entry (it is empty, or every line is blank)",
+            ),
+            e => Self::error(key, file, None, e.to_string()),
+        }
+    }
+
+    /// Whether the run cannot use the file.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// `file:line: error: message`, then the spec key that names the file.
+    pub fn render(&self) -> String {
+        let loc = match self.line {
+            Some(l) => format!("{}:{l}", self.file.display()),
+            None => self.file.display().to_string(),
+        };
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        format!("{loc}: {sev}: {}\n  read for: {}", self.message, self.key)
+    }
+}
+
+/// Every problem of the files `spec` names (relative paths against `spec_dir`), errors
+/// first. Reads each file once; needs no server.
+pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
+    let mut out = Vec::new();
+    let d = &spec.spec.workload.dataset;
+    match d.kind {
+        DatasetKind::Trace => trace(spec, spec_dir, &mut out),
+        DatasetKind::Jsonl | DatasetKind::Sharegpt => prompt_file(spec, spec_dir, &mut out),
+        DatasetKind::Random | DatasetKind::SharedPrefix | DatasetKind::MultiTurn => {}
+    }
+    let target = &spec.spec.target;
+    if target.tokenizer == TokenizerSource::Local
+        && let Some(p) = &target.tokenizer_path
+    {
+        let path = spec_dir.join(p);
+        if let Err(e) = std::fs::File::open(&path) {
+            out.push(InputProblem::error(
+                "target.tokenizer_path",
+                &path,
+                None,
+                format!("cannot read it: {e} (a tokenizer.json, relative to the spec file)"),
+            ));
+        }
+    }
+    if let Some(ca) = target.tls.as_ref().and_then(|t| t.ca_file.as_ref()) {
+        let path = spec_dir.join(ca);
+        if let Err(e) = crate::tls::client_config(Some(&path)) {
+            let mut message = e.to_string();
+            if let Some(source) = std::error::Error::source(&e) {
+                message.push_str(&format!(": {source}"));
+            }
+            out.push(InputProblem::error(
+                "target.tls.ca_file",
+                &path,
+                None,
+                message,
+            ));
+        }
+    }
+    out.sort_by_key(|p| p.severity);
+    out
+}
+
+const PATH_KEY: &str = "workload.dataset.path";
+
+/// The workload's own files, as the spec names them (relative to its folder): the prompt
+/// file or trace, and a local tokenizer. Their hashes are recorded when a run begins.
+pub(super) fn input_files(spec: &SpecFile) -> Vec<String> {
+    let d = &spec.spec.workload.dataset;
+    let t = &spec.spec.target;
+    let mut out = Vec::new();
+    if matches!(
+        d.kind,
+        DatasetKind::Jsonl | DatasetKind::Sharegpt | DatasetKind::Trace
+    ) && let Some(p) = &d.path
+    {
+        out.push(p.clone());
+    }
+    if t.tokenizer == TokenizerSource::Local
+        && let Some(p) = &t.tokenizer_path
+    {
+        out.push(p.clone());
+    }
+    out
+}
+
+fn dataset_path(spec: &SpecFile, spec_dir: &Path) -> PathBuf {
+    spec_dir.join(spec.spec.workload.dataset.path.clone().unwrap_or_default())
+}
+
+/// A trace: every line, then the window and the size of a trial's prompts.
+fn trace(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
+    let d = &spec.spec.workload.dataset;
+    let path = dataset_path(spec, spec_dir);
+    let t = d.trace.clone().unwrap_or_else(default_trace);
+    let (layout, unit) = trace_layout(&t);
+    let entries = match load_trace(&path, layout, unit) {
+        Ok(e) => e,
+        Err(e) => return out.push(InputProblem::dataset(PATH_KEY, &path, e)),
+    };
+    if let Err(e) = TraceBuilder::new(&entries, trace_window(&t), layout, false, WordCount) {
+        out.push(InputProblem::dataset("workload.dataset.trace", &path, e));
+    }
+}
+
+/// A JSONL or ShareGPT prompt file: every entry, what it needs of the spec, and whether it
+/// holds the prompts a trial takes.
+fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
+    let d = &spec.spec.workload.dataset;
+    let path = dataset_path(spec, spec_dir);
+    let loaded = if d.kind == DatasetKind::Jsonl {
+        load_jsonl(&path).map(|e| (e, 0))
+    } else {
+        load_sharegpt(&path)
+    };
+    let (entries, skipped) = match loaded {
+        Ok(l) => l,
+        Err(e) => return out.push(InputProblem::dataset(PATH_KEY, &path, e)),
+    };
+    if skipped > 0 {
+        out.push(InputProblem {
+            severity: Severity::Warning,
+            ..InputProblem::error(
+                PATH_KEY,
+                &path,
+                None,
+                format!(
+                    "{skipped} of {} entries are skipped: they have no human turn followed by \
+                     an answer, or an empty prompt",
+                    entries.len() + skipped
+                ),
+            )
+        })
+    }
+    if entries.is_empty() {
+        return out.push(InputProblem::error(
+            PATH_KEY,
+            &path,
+            None,
+            "the file has no usable entry: a ShareGPT entry needs a human turn with text \
+             followed by a gpt turn",
+        ));
+    }
+    let completions = spec.spec.target.api == ApiKind::OpenaiCompletions;
+    // A prompt file's fixed output length is the dataset's (`PromptSource` reads only it).
+    let fixed_output = d.output_tokens.is_some();
+    if completions && let Some(e) = entries.iter().find(|e| is_chat(e)) {
+        out.push(InputProblem::error(
+            PATH_KEY,
+            &path,
+            Some(e.line),
+            "a `messages` entry is a chat conversation, but the spec sends to the completions \
+             API (`target.api: openai-completions`): set `target.api: openai-chat`, or write \
+             the entry as {\"prompt\": \"…\"}",
+        ));
+    }
+    if !fixed_output
+        && let Some(e) = entries
+            .iter()
+            .find(|e| e.output_tokens.is_none() && e.reference_output.is_none())
+    {
+        out.push(InputProblem::error(
+            PATH_KEY,
+            &path,
+            Some(e.line),
+            "the entry gives no output length, and the spec fixes none: add \"max_tokens\": 128 \
+             to it, or set `workload.dataset.output_tokens`",
+        ));
+    }
+    if let Some((needed, point)) = largest_trial(spec)
+        && needed > entries.len()
+    {
+        out.push(InputProblem::error(
+            PATH_KEY,
+            &path,
+            None,
+            format!(
+                "the file has {} usable prompt(s), but a trial at {point} sends {needed}, each \
+                 a prompt of its own: add prompts, or lower `workload.requests` (or the \
+                 point's `requests`, or `workload.duration`)",
+                entries.len()
+            ),
+        ));
+    }
+}
+
+fn is_chat(e: &FileEntry) -> bool {
+    matches!(e.body, PromptBody::Messages(_))
+}
+
+/// The most measured requests one trial of the plan sends, with its point's label. A trial by
+/// `duration` counts the arrivals its schedule has before the duration ends, as the run does.
+fn largest_trial(spec: &SpecFile) -> Option<(usize, String)> {
+    if spec.spec.search.is_some() {
+        let n = spec.spec.workload.requests?;
+        return Some((n as usize, "every load of the search".into()));
+    }
+    let plan = plan(spec);
+    // Only the request count is read: the request fields do not change it.
+    let w = &spec.spec.workload;
+    let body = servebench_spec::engine::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens);
+    let mut best: Option<(usize, String)> = None;
+    for t in plan.blocks.iter().flat_map(|b| &b.trials) {
+        let Some(point) = plan.points.get(t.point) else {
+            continue;
+        };
+        let n = load_config(spec, point, schedule_seed(t.prompt_seed), &body).requests;
+        if best.as_ref().is_none_or(|(m, _)| n > *m) {
+            best = Some((n, format!("point {point}")));
+        }
+    }
+    best
+}

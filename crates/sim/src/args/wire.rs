@@ -1,0 +1,85 @@
+//! Flags of the engine personality (`--engine` and what only an engine's dialect uses).
+
+use crate::config::{Personality, SglangLogForm, WireParams};
+
+/// Which engine's wire format to speak, and its own settings.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Engine personality")]
+pub struct WireArgs {
+    /// Speak this engine's wire format: chunk shapes, request validation, tokenize, info and
+    /// version endpoints, readiness, start-up log lines, metrics (docs/simulator.md,
+    /// "Personalities"). `generic` is the simulator's own dialect.
+    #[arg(long, value_enum, default_value_t = Personality::Generic)]
+    pub engine: Personality,
+    /// The version the engine's version endpoints report (default: the version its
+    /// personality was read from).
+    #[arg(long, value_name = "VERSION")]
+    pub engine_version: Option<String>,
+    /// SGLang's start-up log form: `dict` (0.5.19 and later) or `dataclass` (0.5.18 and
+    /// earlier).
+    #[arg(long, value_enum, default_value_t = SglangLogForm::Dict)]
+    pub sglang_log_form: SglangLogForm,
+    /// MoE backend to echo in the start-up log and the info endpoints (SGLang
+    /// `--moe-runner-backend`, vLLM `--moe-backend`); it changes no timing.
+    #[arg(long, value_name = "NAME", alias = "moe-backend")]
+    pub moe_runner_backend: Option<String>,
+    /// Model path to echo where the engine reports it (default: the served model name).
+    #[arg(long, value_name = "PATH")]
+    pub model_path: Option<String>,
+    /// Tensor-parallel size to echo in the server arguments; it changes no timing.
+    #[arg(long = "tp", value_name = "N", default_value_t = 1,
+          aliases = ["tp-size", "tensor-parallel-size"])]
+    pub tp_size: u32,
+    /// Serve Prometheus metrics where the engine needs a switch for them (SGLang
+    /// `--enable-metrics`, llama.cpp `--metrics`, TensorRT-LLM `return_perf_metrics`).
+    #[arg(long, alias = "metrics")]
+    pub enable_metrics: bool,
+    /// Report cached prompt tokens (`usage.prompt_tokens_details.cached_tokens`) where the
+    /// engine needs a switch for it (SGLang `--enable-cache-report`, vLLM
+    /// `--enable-prompt-tokens-details`).
+    #[arg(long, alias = "enable-prompt-tokens-details")]
+    pub enable_cache_report: bool,
+    /// Share of streams whose text is held back: no content chunk at all, only the finish
+    /// and usage, although usage counts every token (as seen from `transformers serve`).
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub held_back_rate: f64,
+    /// Send an SSE comment `:` after this many ms without an event (default: the engine's,
+    /// llama.cpp 30 000, TGI 15 000, the others never).
+    #[arg(long, value_name = "MS")]
+    pub sse_ping_ms: Option<u64>,
+}
+
+impl Default for WireArgs {
+    fn default() -> Self {
+        let d = WireParams::default();
+        WireArgs {
+            engine: d.engine,
+            engine_version: d.engine_version,
+            sglang_log_form: d.sglang_log_form,
+            moe_runner_backend: d.moe_backend,
+            model_path: d.model_path,
+            tp_size: d.tp_size,
+            enable_metrics: d.enable_metrics,
+            enable_cache_report: d.cache_report,
+            held_back_rate: d.held_back_rate,
+            sse_ping_ms: d.sse_ping_ms,
+        }
+    }
+}
+
+impl WireArgs {
+    pub(crate) fn to_params(&self) -> WireParams {
+        WireParams {
+            engine: self.engine,
+            engine_version: self.engine_version.clone(),
+            sglang_log_form: self.sglang_log_form,
+            moe_backend: self.moe_runner_backend.clone(),
+            model_path: self.model_path.clone(),
+            tp_size: self.tp_size,
+            enable_metrics: self.enable_metrics,
+            cache_report: self.enable_cache_report,
+            held_back_rate: self.held_back_rate,
+            sse_ping_ms: self.sse_ping_ms,
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36
+//! (`vendor/llama.cpp/tools/server/`). JSON objects are nlohmann `ordered_json` (insertion
+//! order, common/json.cpp):
+//! * requests: fields are read with defaults, unknown ones ignored; `max_tokens` and
+//!   `max_completion_tokens` are aliases of `n_predict`, `ignore_eos` exists
+//!   (server-schema.cpp:44-47,475); there is no `min_tokens`; the model name is not
+//!   checked; a prompt of at least the slot's context is refused 400
+//!   `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`, a longer request is
+//!   cut at the context (server-context.cpp:3175-3192, 1860-1868: `truncated`, "length");
+//! * completion chunks: one per token (`text`, `finish_reason: null`), then a final chunk
+//!   with empty text, the finish, `usage` (always, with `prompt_tokens_details.
+//!   cached_tokens`) and `timings` (server-task.cpp:320-412, 1073-1109;
+//!   server-context.cpp:2083-2090: a stream's final result carries no text);
+//! * chat chunks: the first token's partial adds a `{"role":"assistant","content":null}`
+//!   chunk, deltas carry `content` or `reasoning_content` (server-chat.cpp:621-649), the
+//!   final chunk an empty delta and the finish, then with `include_usage` a `choices: []`
+//!   chunk with `usage`; `timings` ride on the last chunk (server-task.cpp:462-526,
+//!   1111-1163); `system_fingerprint` is the build info `b<number>-<commit>`;
+//! * the stream ends with `data: [DONE]`; an error mid-stream is `data: {"error": …}` and no
+//!   `[DONE]`; after `sse_ping_interval` (30 s) of silence a `:` comment
+//!   (server-context.cpp:4395-4490);
+//! * `/health` `{"status":"ok"}`; `/props` with `default_generation_settings.n_ctx`
+//!   (the slot's context), `total_slots`, `build_info` (server-context.cpp:4580-4625);
+//!   `/v1/models` (`owned_by: "llamacpp"`, `meta.n_ctx`, with an Ollama-style `models`
+//!   list, :4523-4578); `/tokenize` `{content}` → `{tokens}`, `{tokens: []}` for a body
+//!   without `content`, `with_pieces` → `[{id, piece}]` (:5065-5103); `/detokenize` →
+//!   `{content}`;
+//! * errors `{"error": {code, message, type}}` (server-common.cpp:30-78,
+//!   server-context.cpp:4224-4227); while loading, every route 503 `Loading model`
+//!   (server-http.cpp:307-326);
+//! * log lines `srv %12.*s: …` (server-common.h:35): `initializing, n_slots = …,
+//!   n_ctx_slot = …` (server-context.cpp:1231), `model loaded`, `listening on …`
+//!   (server.cpp:485,513).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::json::{Obj, arr};
+use super::{json_response, ok_json};
+use crate::config::SimConfig;
+use crate::engine::{Finish, Timings};
+use crate::server::AppState;
+use crate::server::api_error::{ApiError, ErrorNote};
+use crate::server::endpoints;
+use crate::server::wire::{Api, ContextRule, Rules};
+
+mod chunks;
+
+pub(crate) use chunks::Shape;
+
+/// llama.cpp's rules: no `min_tokens`, no model check, a request cut at the context.
+pub(super) fn check(
+    _api: Api,
+    _obj: &Map<String, Value>,
+    _config: &SimConfig,
+) -> Result<Rules, ApiError> {
+    Ok(Rules {
+        check_model: false,
+        stream_options_need_stream: false,
+        min_tokens: false,
+        context: ContextRule::PromptOnly,
+        ..Rules::generic()
+    })
+}
+
+/// The build info, `system_fingerprint` and `/props` `build_info`.
+fn build_info(config: &SimConfig) -> String {
+    config.wire.version().to_owned()
+}
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/v1/health", get(health))
+        .route("/props", get(props))
+        .route("/models", get(models))
+        .route("/v1/models", get(models))
+        .route("/tokenize", post(tokenize))
+        .route("/detokenize", post(detokenize))
+}
+
+async fn health() -> Response {
+    ok_json(r#"{"status":"ok"}"#.into())
+}
+
+async fn props(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    let settings = Obj::new()
+        .r(
+            "params",
+            Obj::new().f("n_predict", &-1).f("seed", &c.seed).done(),
+        )
+        .f("n_ctx", &c.engine.max_model_len)
+        .done();
+    ok_json(
+        Obj::new()
+            .r("default_generation_settings", settings)
+            .f("total_slots", &c.engine.max_num_seqs)
+            .f("model_alias", &c.model)
+            .f("model_ftype", "F16")
+            .f(
+                "model_path",
+                c.wire.model_path.as_deref().unwrap_or(&c.model),
+            )
+            .r(
+                "modalities",
+                r#"{"vision":false,"video":false,"audio":false}"#,
+            )
+            .f("endpoint_slots", &true)
+            .f("endpoint_props", &false)
+            .f("endpoint_metrics", &c.wire.enable_metrics)
+            .f("chat_template", "")
+            .f("bos_token", "")
+            .f("eos_token", "")
+            .f("build_info", &build_info(c))
+            .f("is_sleeping", &false)
+            .done(),
+    )
+}
+
+async fn models(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let ollama = Obj::new()
+        .f("name", &c.model)
+        .f("model", &c.model)
+        .f("modified_at", "")
+        .f("size", "")
+        .f("digest", "")
+        .f("type", "model")
+        .f("description", "")
+        .r("tags", r#"[""]"#)
+        .r("capabilities", r#"["completion"]"#)
+        .f("parameters", "")
+        .r(
+            "details",
+            r#"{"parent_model":"","format":"gguf","family":"","families":[""],"parameter_size":"","quantization_level":""}"#,
+        )
+        .done();
+    let meta = Obj::new()
+        .f("vocab_type", &2)
+        .f("n_vocab", &crate::tokenizer::VOCAB_SIZE)
+        .f("n_ctx", &c.engine.max_model_len)
+        .f("n_ctx_train", &c.engine.max_model_len)
+        .f("n_embd", &4096)
+        .f("n_params", &0)
+        .f("size", &0)
+        .f("ftype", "F16")
+        .done();
+    let info = Obj::new()
+        .f("id", &c.model)
+        .r("aliases", "[]")
+        .r("tags", "[]")
+        .f("object", "model")
+        .f("created", &created)
+        .f("owned_by", "llamacpp")
+        .r("meta", meta)
+        .done();
+    ok_json(
+        Obj::new()
+            .r("models", arr([ollama]))
+            .f("object", "list")
+            .r("data", arr([info]))
+            .done(),
+    )
+}
+
+async fn tokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let raw = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+        let with_pieces = serde_json::from_slice::<Value>(&raw)
+            .ok()
+            .and_then(|v| v.get("with_pieces").and_then(Value::as_bool))
+            .unwrap_or(false);
+        let b = endpoints::tokenize_body(&st, Ok(raw))?;
+        let ids = match b.content {
+            // A body without `content` gets an empty list, whatever else it holds
+            // (`{"messages": …}` too).
+            None => Vec::new(),
+            Some(p) => endpoints::prompt_ids(p)?,
+        };
+        let tokens = if with_pieces {
+            arr(ids.iter().map(|&id| {
+                let mut piece = String::new();
+                if let Ok(id32) = u32::try_from(id) {
+                    crate::tokenizer::push_word(id32, &mut piece);
+                }
+                Obj::new().f("id", &id).f("piece", &piece).done()
+            }))
+        } else {
+            serde_json::to_string(&ids).unwrap_or_default()
+        };
+        Ok(ok_json(Obj::new().r("tokens", tokens).done()))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn detokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match endpoints::detokenize_body(&st, body) {
+        Ok((_, text)) => ok_json(Obj::new().f("content", &text).done()),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// 503 `Loading model` on every route while the model loads.
+pub(super) fn loading() -> Response {
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        r#"{"error":{"message":"Loading model","type":"unavailable_error","code":503}}"#.into(),
+    )
+}
+
+/// `{"error": {code, message, type}}`, with `n_prompt_tokens` and `n_ctx` for a prompt too
+/// long for the context.
+pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    if let Some((prompt, _, ctx)) = note.context {
+        let error = Obj::new()
+            .f("code", &400)
+            .f(
+                "message",
+                &format!(
+                    "request ({prompt} tokens) exceeds the available context size ({ctx} \
+                     tokens), try increasing it"
+                ),
+            )
+            .f("type", "exceed_context_size_error")
+            .f("n_prompt_tokens", &prompt)
+            .f("n_ctx", &ctx)
+            .done();
+        return (StatusCode::BAD_REQUEST, Obj::new().r("error", error).done());
+    }
+    let kind = match note.status {
+        StatusCode::BAD_REQUEST => "invalid_request_error",
+        StatusCode::UNAUTHORIZED => "authentication_error",
+        StatusCode::NOT_FOUND => "not_found_error",
+        StatusCode::FORBIDDEN => "permission_error",
+        StatusCode::NOT_IMPLEMENTED => "not_supported_error",
+        StatusCode::SERVICE_UNAVAILABLE => "unavailable_error",
+        _ => "server_error",
+    };
+    let error = Obj::new()
+        .f("code", &note.status.as_u16())
+        .f("message", &note.message)
+        .f("type", kind)
+        .done();
+    (note.status, Obj::new().r("error", error).done())
+}
+
+fn srv(func: &str, message: &str) -> String {
+    format!("srv  {func:>12.12}: {message}")
+}
+
+/// The model-loading lines.
+pub(super) fn start_lines(config: &SimConfig) -> Vec<String> {
+    vec![
+        srv("main", "initializing ..."),
+        srv(
+            "load_model",
+            &format!(
+                "initializing, n_slots = {}, n_ctx_slot = {}, kv_unified = 'true'",
+                config.engine.max_num_seqs, config.engine.max_model_len
+            ),
+        ),
+    ]
+}
+
+/// `model loaded`, `listening on …`.
+pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
+    vec![
+        srv("llama_server", "model loaded"),
+        srv("llama_server", &format!("listening on {base_url}")),
+    ]
+}

@@ -1,0 +1,467 @@
+//! Prometheus metrics in each engine's names, at each engine's path, with values from the
+//! engine model: running sequences, waiting requests, KV cache use (reserved / capacity:
+//! the model reserves `prompt + max_tokens` at admission), preemptions, token counters.
+//!
+//! Preemptions are always 0: a sequence's KV is reserved whole at admission, so the model
+//! never runs out of KV mid-generation, where vLLM (which allocates blocks as tokens come)
+//! would preempt and recompute, or SGLang would retract.
+//!
+//! * vLLM 0.33.0, `v1/metrics/loggers.py:499-812`: labels `model_name`, `engine`; gauges
+//!   `vllm:num_requests_running`, `vllm:num_requests_waiting`,
+//!   `vllm:num_requests_waiting_by_reason{reason=capacity|deferred}`,
+//!   `vllm:kv_cache_usage_perc` (0–1); counters `vllm:num_preemptions`,
+//!   `vllm:prompt_tokens`, `vllm:generation_tokens` (exposed with `_total`); always at
+//!   `/metrics`; `vllm serve` uses prometheus_client's multiprocess collector
+//!   (entrypoints/cli/serve.py:283, v1/metrics/prometheus.py), which sorts label names and
+//!   writes no `_created` samples;
+//! * SGLang 0.5.23, `observability/metrics_collector.py:334-570, 1375-1395`: only with
+//!   `--enable-metrics`; labels `model_name`, `engine_type` (`unified`), `tp_rank`,
+//!   `pp_rank`, `moe_ep_rank`; gauges `sglang:num_running_reqs`, `sglang:num_queue_reqs`,
+//!   `sglang:token_usage` (0–1), `sglang:num_used_tokens`, `sglang:num_retracted_reqs`;
+//!   counter `sglang:num_retracted_requests_total`;
+//! * llama.cpp (llama-cpp-python 0.3.36), `tools/server/server-task.cpp:1523-1610`: only
+//!   with `--metrics` (else 501 `not_supported_error`, server-context.cpp:4655-4660); no
+//!   labels; counters `llamacpp:prompt_tokens_total`, `llamacpp:tokens_predicted_total`,
+//!   `llamacpp:n_decode_total`; gauges `llamacpp:requests_processing`,
+//!   `llamacpp:requests_deferred`; numbers written by a C++ stream (`3`, `0.5`);
+//! * TGI db931fcf, `router/src/server.rs:1974-2070`, `backends/v3/src/backend.rs`,
+//!   `queue.rs`: always at `/metrics`, no labels: `tgi_batch_current_size`,
+//!   `tgi_queue_size`, `tgi_batch_current_max_tokens`;
+//! * TensorRT-LLM, `tensorrt_llm/metrics/collector.py`: at `/prometheus/metrics`, only with
+//!   `return_perf_metrics` (`/metrics` is JSON); labels `model_name`, `engine_type`
+//!   (`pytorch`, the backend); gauges `trtllm_num_requests_running`,
+//!   `trtllm_num_requests_waiting`, `trtllm_kv_cache_utilization`,
+//!   `trtllm_num_paused_requests`; counters `trtllm_prompt_tokens_total`,
+//!   `trtllm_generation_tokens_total`;
+//! * transformers serve: no metrics endpoint;
+//! * the generic dialect: `servebench_sim_*` at `/metrics`.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::super::AppState;
+use super::super::api_error::ApiError;
+use crate::config::Personality;
+
+/// What the engine model says now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Snapshot {
+    pub(crate) running: u64,
+    pub(crate) waiting: u64,
+    pub(crate) decoding: u64,
+    /// KV reserved / capacity, 0–1.
+    pub(crate) kv_usage: f64,
+    pub(crate) kv_used_tokens: u64,
+    pub(crate) preemptions: u64,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) generation_tokens: u64,
+    pub(crate) steps: u64,
+    pub(crate) requests: u64,
+}
+
+fn snapshot(st: &AppState) -> Snapshot {
+    let g = &st.engine.gauges;
+    let (running, waiting, kv) = g.load();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let cap = st.config.engine.kv_capacity_tokens.max(1);
+    Snapshot {
+        running,
+        waiting,
+        decoding: load(&g.decoding),
+        kv_usage: kv as f64 / cap as f64,
+        kv_used_tokens: kv,
+        preemptions: 0,
+        prompt_tokens: load(&g.prompt_tokens),
+        generation_tokens: load(&g.tokens),
+        steps: load(&g.steps),
+        requests: st.stats.snapshot().requests_received,
+    }
+}
+
+/// The metrics route of a personality (none for transformers serve).
+pub(super) fn routes(p: Personality) -> Router<Arc<AppState>> {
+    match p {
+        Personality::Transformers => Router::new(),
+        Personality::Trtllm => Router::new().route("/prometheus/metrics", get(metrics)),
+        _ => Router::new().route("/metrics", get(metrics)),
+    }
+}
+
+async fn metrics(State(st): State<Arc<AppState>>) -> Response {
+    let p = st.config.wire.engine;
+    let switched_on = st.config.wire.enable_metrics;
+    match p {
+        Personality::Llamacpp if !switched_on => {
+            return ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "This server does not support metrics endpoint. Start it with `--metrics`",
+            )
+            .into_response();
+        }
+        Personality::Sglang | Personality::Trtllm if !switched_on => {
+            // The route is not mounted without the switch.
+            return ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response();
+        }
+        _ => {}
+    }
+    let s = snapshot(&st);
+    let body = render(p, &st.config.model, &s);
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, content_type(p))],
+        Body::from(body),
+    )
+        .into_response()
+}
+
+fn content_type(p: Personality) -> &'static str {
+    match p {
+        // prometheus_client's CONTENT_TYPE_LATEST.
+        Personality::Vllm | Personality::Sglang | Personality::Trtllm => {
+            "text/plain; version=0.0.4; charset=utf-8"
+        }
+        Personality::Llamacpp => "text/plain; version=0.0.4",
+        _ => "text/plain; charset=utf-8",
+    }
+}
+
+/// One metric family in the text format.
+struct Family<'a> {
+    out: &'a mut String,
+}
+
+impl Family<'_> {
+    fn head(&mut self, name: &str, help: &str, kind: &str) {
+        let _ = writeln!(self.out, "# HELP {name} {help}");
+        let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &str, value: &str) {
+        if labels.is_empty() {
+            let _ = writeln!(self.out, "{name} {value}");
+        } else {
+            let _ = writeln!(self.out, "{name}{{{labels}}} {value}");
+        }
+    }
+}
+
+/// prometheus_client's `floatToGoString`: `3.0`, `0.25`.
+fn py_float(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// A C++ `ostream << double` (6 significant digits, `%g`).
+fn cpp_double(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e6 {
+        return format!("{x}");
+    }
+    let digits = 6;
+    let exp = if x == 0.0 {
+        0
+    } else {
+        x.abs().log10().floor() as i32
+    };
+    if !(-5..digits).contains(&exp) {
+        let m = x / 10f64.powi(exp);
+        let mut s = format!("{m:.5}");
+        while s.contains('.') && (s.ends_with('0') || s.ends_with('.')) {
+            s.pop();
+        }
+        return format!("{s}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+    let decimals = usize::try_from(digits - 1 - exp).unwrap_or(0);
+    let mut s = format!("{x:.decimals$}");
+    while s.contains('.') && (s.ends_with('0') || s.ends_with('.')) {
+        s.pop();
+    }
+    s
+}
+
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The metrics text of one personality.
+pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
+    let mut out = String::new();
+    let mut f = Family { out: &mut out };
+    let m = escape(model);
+    let n = |v: u64| py_float(v as f64);
+    match p {
+        Personality::Vllm => {
+            let l = format!("engine=\"0\",model_name=\"{m}\"");
+            let gauges = [
+                (
+                    "vllm:num_requests_running",
+                    "Number of requests in model execution batches.",
+                    n(s.running),
+                ),
+                (
+                    "vllm:num_requests_waiting",
+                    "Number of requests waiting to be processed.",
+                    n(s.waiting),
+                ),
+            ];
+            for (name, help, v) in gauges {
+                f.head(name, help, "gauge");
+                f.sample(name, &l, &v);
+            }
+            let name = "vllm:num_requests_waiting_by_reason";
+            f.head(
+                name,
+                "Number of waiting requests by reason. Reason labels: 'capacity' = waiting \
+                 for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA \
+                 budget, KV transfer, blocked status). Sum of all reasons equals \
+                 vllm:num_requests_waiting.",
+                "gauge",
+            );
+            f.sample(name, &format!("{l},reason=\"capacity\""), &n(s.waiting));
+            f.sample(name, &format!("{l},reason=\"deferred\""), &n(0));
+            f.head(
+                "vllm:kv_cache_usage_perc",
+                "KV-cache usage. 1 means 100 percent usage.",
+                "gauge",
+            );
+            f.sample("vllm:kv_cache_usage_perc", &l, &py_float(s.kv_usage));
+            let counters = [
+                (
+                    "vllm:num_preemptions",
+                    "Cumulative number of preemption from the engine.",
+                    s.preemptions,
+                ),
+                (
+                    "vllm:prompt_tokens",
+                    "Number of prefill tokens processed.",
+                    s.prompt_tokens,
+                ),
+                (
+                    "vllm:generation_tokens",
+                    "Number of generation tokens processed.",
+                    s.generation_tokens,
+                ),
+            ];
+            for (name, help, v) in counters {
+                f.head(name, help, "counter");
+                f.sample(&format!("{name}_total"), &l, &n(v));
+            }
+        }
+        Personality::Sglang => {
+            let l = format!(
+                "engine_type=\"unified\",model_name=\"{m}\",moe_ep_rank=\"0\",pp_rank=\"0\",\
+                 tp_rank=\"0\""
+            );
+            let gauges = [
+                (
+                    "sglang:num_running_reqs",
+                    "The number of running requests.",
+                    n(s.running),
+                ),
+                (
+                    "sglang:num_queue_reqs",
+                    "The number of requests in the waiting queue.",
+                    n(s.waiting),
+                ),
+                (
+                    "sglang:token_usage",
+                    "The token usage.",
+                    py_float(s.kv_usage),
+                ),
+                (
+                    "sglang:num_used_tokens",
+                    "The number of used tokens.",
+                    n(s.kv_used_tokens),
+                ),
+                (
+                    "sglang:num_retracted_reqs",
+                    "The number of retracted requests.",
+                    n(s.preemptions),
+                ),
+            ];
+            for (name, help, v) in gauges {
+                f.head(name, help, "gauge");
+                f.sample(name, &l, &v);
+            }
+            f.head(
+                "sglang:num_retracted_requests",
+                "Total number of retracted requests.",
+                "counter",
+            );
+            f.sample("sglang:num_retracted_requests_total", &l, &n(s.preemptions));
+        }
+        Personality::Llamacpp => {
+            let c = |v: u64| cpp_double(v as f64);
+            let counters = [
+                (
+                    "prompt_tokens_total",
+                    "Number of prompt tokens processed, excluding cached tokens",
+                    c(s.prompt_tokens),
+                ),
+                (
+                    "tokens_predicted_total",
+                    "Number of generation tokens processed",
+                    c(s.generation_tokens),
+                ),
+                (
+                    "n_decode_total",
+                    "Total number of llama_decode() calls, excluding speculative decoding and \
+                     multimodal decoding",
+                    c(s.steps),
+                ),
+            ];
+            for (name, help, v) in counters {
+                let name = format!("llamacpp:{name}");
+                f.head(&name, help, "counter");
+                f.sample(&name, "", &v);
+            }
+            let gauges = [
+                (
+                    "requests_processing",
+                    "Number of requests processing",
+                    c(s.running),
+                ),
+                (
+                    "requests_deferred",
+                    "Number of requests deferred",
+                    c(s.waiting),
+                ),
+            ];
+            for (name, help, v) in gauges {
+                let name = format!("llamacpp:{name}");
+                f.head(&name, help, "gauge");
+                f.sample(&name, "", &v);
+            }
+        }
+        Personality::Tgi => {
+            let gauges = [
+                ("tgi_batch_current_size", "Current batch size", s.running),
+                ("tgi_queue_size", "Current queue size", s.waiting),
+                (
+                    "tgi_batch_current_max_tokens",
+                    "Maximum tokens for the current batch",
+                    s.kv_used_tokens,
+                ),
+            ];
+            for (name, help, v) in gauges {
+                f.head(name, help, "gauge");
+                f.sample(name, "", &v.to_string());
+            }
+        }
+        Personality::Trtllm => {
+            let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
+            let gauges = [
+                (
+                    "trtllm_num_requests_running",
+                    "Number of active requests",
+                    n(s.running),
+                ),
+                (
+                    "trtllm_num_requests_waiting",
+                    "Number of queued requests",
+                    n(s.waiting),
+                ),
+                (
+                    "trtllm_kv_cache_utilization",
+                    "KV cache utilization",
+                    py_float(s.kv_usage),
+                ),
+                (
+                    "trtllm_num_paused_requests",
+                    "Number of paused requests",
+                    n(s.preemptions),
+                ),
+            ];
+            for (name, help, v) in gauges {
+                f.head(name, help, "gauge");
+                f.sample(name, &l, &v);
+            }
+            let counters = [
+                (
+                    "trtllm_prompt_tokens",
+                    "Cumulative number of prompt (input) tokens processed.",
+                    s.prompt_tokens,
+                ),
+                (
+                    "trtllm_generation_tokens",
+                    "Cumulative number of generation (output) tokens produced.",
+                    s.generation_tokens,
+                ),
+            ];
+            for (name, help, v) in counters {
+                f.head(name, help, "counter");
+                f.sample(&format!("{name}_total"), &l, &n(v));
+            }
+        }
+        Personality::Generic | Personality::Transformers => {
+            let gauges = [
+                (
+                    "servebench_sim_requests_running",
+                    "Sequences admitted and not finished.",
+                    n(s.running),
+                ),
+                (
+                    "servebench_sim_requests_waiting",
+                    "Requests waiting for admission.",
+                    n(s.waiting),
+                ),
+                (
+                    "servebench_sim_kv_cache_usage_ratio",
+                    "KV tokens reserved / KV capacity (0-1).",
+                    py_float(s.kv_usage),
+                ),
+            ];
+            for (name, help, v) in gauges {
+                f.head(name, help, "gauge");
+                f.sample(name, "", &v);
+            }
+            let counters = [
+                (
+                    "servebench_sim_preemptions_total",
+                    "Preemptions (always 0: KV is reserved at admission).",
+                    s.preemptions,
+                ),
+                (
+                    "servebench_sim_requests_received_total",
+                    "Generation requests received.",
+                    s.requests,
+                ),
+                (
+                    "servebench_sim_prompt_tokens_total",
+                    "Prompt tokens prefilled.",
+                    s.prompt_tokens,
+                ),
+                (
+                    "servebench_sim_generation_tokens_total",
+                    "Tokens generated.",
+                    s.generation_tokens,
+                ),
+            ];
+            for (name, help, v) in counters {
+                f.head(name, help, "counter");
+                f.sample(name, "", &n(v));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_written_as_each_runtime_writes_them() {
+        assert_eq!(py_float(3.0), "3.0");
+        assert_eq!(py_float(0.25), "0.25");
+        assert_eq!(cpp_double(3.0), "3");
+        assert_eq!(cpp_double(0.5), "0.5");
+        assert_eq!(cpp_double(1234567.0), "1.23457e+06");
+        assert_eq!(cpp_double(2.0 / 3.0), "0.666667");
+    }
+}

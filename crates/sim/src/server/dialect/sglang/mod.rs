@@ -1,0 +1,367 @@
+//! SGLang 0.5.23 (`python -m sglang.launch_server`), read in the PyPI wheel. Paths are
+//! relative to `sglang/srt/`:
+//! * requests: pydantic models with the default `extra="ignore"` (entrypoints/openai/
+//!   protocol.py:365-446): unknown fields are dropped; `ignore_eos`, `min_tokens` exist
+//!   (:399,407); the model name is not checked, chunks echo `request.model` (default
+//!   `"default"`);
+//! * completion chunks: `model_dump_json()` of `CompletionStreamResponse` (protocol.py:
+//!   546-581: `usage: null` on every chunk, `matched_stop`), the finish on the last token's
+//!   chunk, the usage chunk with `exclude_none=True` only with `include_usage`
+//!   (entrypoints/openai/serving_completions.py:225-500); usage has a top-level
+//!   `reasoning_tokens` (protocol.py:221-229);
+//! * chat chunks: msgspec `StreamDelta` always writes `reasoning_content` (null or text)
+//!   and drops unset fields (entrypoints/openai/sse_utils.py:13-50); a first chunk
+//!   `{"role":"assistant","content":""}`, content chunks, a separate finish chunk with an
+//!   empty delta, then, with `include_usage`, `choices: []` and the full usage
+//!   (serving_chat.py:2441-2805);
+//! * `prompt_tokens_details.cached_tokens` only with `--enable-cache-report`
+//!   (entrypoints/openai/usage_processor.py);
+//! * `/health`, `/health_generate`: 503 while starting, else 200 after a 1-token generation
+//!   it waits for in 1 s steps (http_server.py:721-798); `/ready` 503/200; `/v1/models`
+//!   200 at once, `owned_by: "sglang"`, `max_model_len` = context length (:1993-2047);
+//!   `/server_info` (and the deprecated `/get_server_info`, which logs a warning) the flat
+//!   resolved server arguments plus scheduler info, `version`, `frontend` (:853-893,
+//!   utils/common.py:3584-3592); `/model_info`; `/tokenize` and `/v1/tokenize` `{prompt |
+//!   messages}` → `{tokens, count, max_model_len}`, `/detokenize` → `{"text"}`
+//!   (entrypoints/openai/serving_tokenize.py, protocol.py:1744-1815); no `/version`;
+//! * errors: a flat `{"object":"error", message, type, param, code}` (protocol.py:106-111,
+//!   serving_base.py:205-221); schema errors 400 `type: "Bad Request"` (http_server.py:
+//!   635-690);
+//! * start-up log: `[%(asctime)s] %(message)s`, date `%Y-%m-%d %H:%M:%S`
+//!   (utils/common.py:2618-2638); `server_args={…}` (≥ 0.5.19, entrypoints/engine.py:
+//!   173,311,1185) or `server_args=ServerArgs(…)` (≤ 0.5.18: `logger.info(f"{server_args=}")`
+//!   at entrypoints/engine.py:253,1095 of the 0.5.18 wheel, `ServerArgs` a dataclass at
+//!   server_args.py:447); `The server is fired up and ready to roll!` (http_server.py:2600).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::json::{Obj, arr};
+use super::pyrepr::{self, Py};
+use super::{json_response, ok_json};
+use crate::config::{SglangLogForm, SimConfig};
+use crate::engine::Finish;
+use crate::server::AppState;
+use crate::server::api_error::{ApiError, ErrorNote};
+use crate::server::endpoints;
+use crate::server::wire::{Api, PromptInput, Rules};
+
+mod chunks;
+
+pub(crate) use chunks::Shape;
+
+/// SGLang's rules: every shared field acted on, the model not checked, `stream_options`
+/// not tied to `stream`.
+pub(super) fn check(
+    _api: Api,
+    _obj: &Map<String, Value>,
+    _config: &SimConfig,
+) -> Result<Rules, ApiError> {
+    Ok(Rules {
+        check_model: false,
+        stream_options_need_stream: false,
+        ..Rules::generic()
+    })
+}
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/health_generate", get(health))
+        .route("/ready", get(ready))
+        .route("/v1/models", get(models))
+        .route("/v1/models/{*model}", get(model))
+        .route("/server_info", get(server_info))
+        .route("/get_server_info", get(get_server_info))
+        .route("/model_info", get(model_info))
+        .route("/get_model_info", get(get_model_info))
+        .route("/tokenize", post(tokenize))
+        .route("/v1/tokenize", post(tokenize))
+        .route("/detokenize", post(detokenize))
+        .route("/v1/detokenize", post(detokenize))
+}
+
+/// 503 while starting; else 200 once the 1-token health generation answered, which SGLang
+/// looks for after each 1 s sleep (http_server.py:777-786).
+async fn health(State(st): State<Arc<AppState>>) -> Response {
+    if !st.ready() {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    StatusCode::OK.into_response()
+}
+
+async fn ready(State(st): State<Arc<AppState>>) -> Response {
+    if st.ready() {
+        StatusCode::OK.into_response()
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE.into_response()
+    }
+}
+
+fn card(c: &SimConfig, created: u64) -> String {
+    Obj::new()
+        .f("id", &c.model)
+        .f("object", "model")
+        .f("created", &created)
+        .f("owned_by", "sglang")
+        .f("root", &c.model)
+        .null("parent")
+        .f("max_model_len", &c.engine.max_model_len)
+        .done()
+}
+
+async fn models(State(st): State<Arc<AppState>>) -> Response {
+    let data = arr([card(&st.config, st.created_unix)]);
+    ok_json(Obj::new().f("object", "list").r("data", data).done())
+}
+
+async fn model(State(st): State<Arc<AppState>>, Path(model): Path<String>) -> Response {
+    if model == st.config.model {
+        return ok_json(card(&st.config, st.created_unix));
+    }
+    let error = Obj::new()
+        .f("message", &format!("The model '{model}' does not exist"))
+        .f("type", "invalid_request_error")
+        .f("param", "model")
+        .f("code", "model_not_found")
+        .done();
+    json_response(StatusCode::NOT_FOUND, Obj::new().r("error", error).done())
+}
+
+/// The resolved server arguments, in SGLang's field order (arg_groups/field_order.py),
+/// the part of them the simulator has values for.
+pub(crate) fn server_args(c: &SimConfig) -> Vec<(String, Py)> {
+    let model_path = c.wire.model_path.as_deref().unwrap_or(&c.model);
+    let e = &c.engine;
+    let int = |v: u64| Py::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    vec![
+        ("model_path", Py::str(model_path)),
+        ("tokenizer_path", Py::str(model_path)),
+        ("context_length", int(u64::from(e.max_model_len))),
+        ("dtype", Py::str("auto")),
+        ("quantization", Py::None),
+        ("mem_fraction_static", Py::Float(0.88)),
+        ("max_running_requests", int(u64::from(e.max_num_seqs))),
+        ("max_total_tokens", int(e.kv_capacity_tokens)),
+        ("chunked_prefill_size", int(u64::from(e.max_batched_tokens))),
+        ("disable_radix_cache", Py::Bool(c.prefix_cache.is_none())),
+        ("tp_size", int(u64::from(c.wire.tp_size))),
+        ("dp_size", Py::Int(1)),
+        ("enable_dp_attention", Py::Bool(false)),
+        ("device", Py::str("cuda")),
+        ("random_seed", int(c.seed)),
+        ("host", Py::str(&c.host.to_string())),
+        ("port", int(u64::from(c.port))),
+        ("skip_server_warmup", Py::Bool(false)),
+        // SGLang logs the key itself; the simulator never prints one.
+        (
+            "api_key",
+            c.api_key.as_ref().map_or(Py::None, |_| Py::str("***")),
+        ),
+        ("served_model_name", Py::str(&c.model)),
+        ("enable_cache_report", Py::Bool(c.wire.cache_report)),
+        ("log_level", Py::str("info")),
+        ("enable_metrics", Py::Bool(c.wire.enable_metrics)),
+        ("attention_backend", Py::None),
+        ("ep_size", Py::Int(1)),
+        (
+            "moe_runner_backend",
+            Py::str(c.wire.moe_backend.as_deref().unwrap_or("auto")),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// A Python value as JSON, the way FastAPI encodes the args dict.
+fn py_json(v: &Py) -> String {
+    match v {
+        Py::Str(s) => super::json::quoted(s),
+        Py::Int(n) => n.to_string(),
+        Py::Float(x) => serde_json::Value::from(*x).to_string(),
+        Py::Bool(b) => b.to_string(),
+        Py::None => "null".into(),
+        Py::List(items) => arr(items.iter().map(py_json)),
+        Py::Dict(items) | Py::Dataclass(_, items) => items
+            .iter()
+            .fold(Obj::new(), |o, (k, v)| o.r(k, py_json(v)))
+            .done(),
+    }
+}
+
+async fn server_info(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    let mut o = server_args(c)
+        .iter()
+        .fold(Obj::new(), |o, (k, v)| o.r(k, py_json(v)));
+    let argv: Vec<String> = std::env::args().collect();
+    o = o
+        .f("launch_command", &argv.join(" "))
+        .f("max_total_num_tokens", &c.engine.kv_capacity_tokens)
+        .f(
+            "max_req_input_len",
+            &c.engine.max_model_len.saturating_sub(1),
+        )
+        .null("kv_events")
+        .f("startup_time", &st.created_unix)
+        .r(
+            "internal_states",
+            arr([Obj::new().f("last_gen_throughput", &0.0).done()]),
+        )
+        .f("version", c.wire.version())
+        .f("frontend", "python");
+    ok_json(o.done())
+}
+
+async fn get_server_info(st: State<Arc<AppState>>) -> Response {
+    eprintln!(
+        "{} Endpoint '/get_server_info' is deprecated and will be removed in a future version. \
+         Please use '/server_info' instead.",
+        stamp()
+    );
+    server_info(st).await
+}
+
+async fn model_info(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    let path = c.wire.model_path.as_deref().unwrap_or(&c.model);
+    ok_json(
+        Obj::new()
+            .f("model_path", path)
+            .f("served_model_name", &c.model)
+            .f("tokenizer_path", path)
+            .f("is_generation", &true)
+            .null("preferred_sampling_params")
+            .f("weight_version", "default")
+            .f("load_format", "auto")
+            .null("reasoning_parser")
+            .null("tool_call_parser")
+            .f("disaggregation_mode", "null")
+            .f("has_image_understanding", &false)
+            .f("has_audio_understanding", &false)
+            .null("model_type")
+            .null("architectures")
+            .done(),
+    )
+}
+
+async fn get_model_info(st: State<Arc<AppState>>) -> Response {
+    eprintln!(
+        "{} Endpoint '/get_model_info' is deprecated and will be removed in a future version. \
+         Please use '/model_info' instead.",
+        stamp()
+    );
+    model_info(st).await
+}
+
+async fn tokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let b = endpoints::tokenize_body(&st, body)?;
+        let max = st.config.engine.max_model_len;
+        let (tokens, count) = match (b.prompt, b.messages) {
+            (Some(PromptInput::Texts(v)), None) => {
+                let lists: Vec<Vec<u64>> = v.iter().map(|t| endpoints::ids(t)).collect();
+                let counts: Vec<usize> = lists.iter().map(Vec::len).collect();
+                (
+                    serde_json::to_string(&lists).unwrap_or_default(),
+                    serde_json::to_string(&counts).unwrap_or_default(),
+                )
+            }
+            (Some(p @ PromptInput::Text(_)), None) => {
+                let ids = endpoints::prompt_ids(p)?;
+                (
+                    serde_json::to_string(&ids).unwrap_or_default(),
+                    ids.len().to_string(),
+                )
+            }
+            (None, Some(m)) => {
+                let ids = endpoints::message_ids(&m);
+                (
+                    serde_json::to_string(&ids).unwrap_or_default(),
+                    ids.len().to_string(),
+                )
+            }
+            _ => {
+                return Err(ApiError::invalid(
+                    "1 validation error for TokenizeRequest\n  Value error, Exactly one of \
+                     'prompt' or 'messages' must be provided.",
+                ));
+            }
+        };
+        Ok(ok_json(
+            Obj::new()
+                .r("tokens", tokens)
+                .r("count", count)
+                .f("max_model_len", &max)
+                .done(),
+        ))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn detokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match endpoints::detokenize_body(&st, body) {
+        Ok((_, text)) => ok_json(Obj::new().f("text", &text).done()),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `{"object": "error", message, type, param, code}`.
+pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    let kind = match (note.validation, note.status) {
+        (true, _) => "Bad Request",
+        (_, StatusCode::NOT_FOUND) => "NotFoundError",
+        (_, StatusCode::BAD_REQUEST) => "BadRequestError",
+        (_, StatusCode::SERVICE_UNAVAILABLE) => "ServiceUnavailable",
+        (_, StatusCode::TOO_MANY_REQUESTS) => "TooManyRequests",
+        (_, StatusCode::UNAUTHORIZED) => "Unauthorized",
+        _ => "InternalServerError",
+    };
+    let body = Obj::new()
+        .f("object", "error")
+        .f("message", &note.message)
+        .f("type", kind)
+        .null("param")
+        .f("code", &note.status.as_u16())
+        .done();
+    (note.status, body)
+}
+
+fn stamp() -> String {
+    format!("[{}]", pyrepr::now("%Y-%m-%d %H:%M:%S"))
+}
+
+/// `[date] server_args={…}` (dict form) or `[date] server_args=ServerArgs(…)`.
+pub(super) fn start_lines(config: &SimConfig, _addr: std::net::SocketAddr) -> Vec<String> {
+    let args = server_args(config);
+    let value = match config.wire.sglang_log_form {
+        SglangLogForm::Dict => Py::Dict(args),
+        SglangLogForm::Dataclass => Py::Dataclass("ServerArgs", args),
+    };
+    vec![format!("{} server_args={}", stamp(), value.repr())]
+}
+
+/// `The server is fired up and ready to roll!` once warm-up is over.
+pub(super) fn ready_lines() -> Vec<String> {
+    vec![format!(
+        "{} The server is fired up and ready to roll!",
+        stamp()
+    )]
+}

@@ -1,0 +1,345 @@
+//! Text Generation Inference at git `db931fcf` (2026-01-08, version 3.3.6-dev0), read
+//! through the public mirror. Paths are relative to `router/src/`:
+//! * requests: serde structs without `deny_unknown_fields`: unknown fields are dropped;
+//!   there is no `ignore_eos` (validation.rs:430 sets `ignore_eos_token: false`) and no
+//!   `min_tokens`, so outputs end at the model's EOS (the simulator's `--eos-mean-tokens`);
+//!   the model name picks a LoRA adapter unless it is `tgi` (server.rs `completions`,
+//!   `chat_completions`); axum's `Json` extractor answers malformed bodies itself;
+//!   `inputs` tokens + `max_new_tokens` over `max_total_tokens` is a 422 validation error
+//!   (validation.rs:170-180, 999);
+//! * completion chunks: every non-final chunk has **`"finish_reason": ""`**
+//!   (server.rs:857-875: `finish_reason: String::new()`), the final one the finish
+//!   (`length`, `eos_token`, `stop_sequence`) and `usage`; `id` is empty; the enum is
+//!   tagged by `object`, which comes first (lib.rs:547-581);
+//! * chat chunks: every delta is `{"role":"assistant","content":…}`, the last carries the
+//!   finish (`stop` for EOS, lib.rs:1432-1437), then with `include_usage` a `choices: []`
+//!   chunk (chat.rs:67-299, lib.rs:758-791); `usage: null` on the others;
+//! * `data: [DONE]` ends both (server.rs:981,1244); the stream is an axum `Sse` with
+//!   `KeepAlive::default()` (a `:` comment after 15 s of silence);
+//! * `system_fingerprint` `<version>-<docker label or "native">`;
+//! * `/health` 200 empty (503 `{"error":"unhealthy","error_type":"healthcheck"}`), `/info`
+//!   (lib.rs:261-299), `/v1/models` (`owned_by` = the model id, `created: 0`,
+//!   server.rs:176-186), `/tokenize` `{"inputs"}` → a JSON array of `{id, text, start,
+//!   stop}` with byte offsets (server.rs:71-95,1304-1324);
+//! * errors `{"error", "error_type"}` (lib.rs:1516-1519).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::chunk::{ChunkShape, Ctx, Tok, counts, done, sse};
+use super::json::{Obj, arr};
+use super::ok_json;
+use crate::config::SimConfig;
+use crate::engine::{Finish, FinishReason};
+use crate::server::AppState;
+use crate::server::api_error::{ApiError, ErrorNote};
+use crate::server::endpoints;
+use crate::server::wire::{Api, Rules};
+
+/// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
+pub(super) fn check(
+    _api: Api,
+    _obj: &Map<String, Value>,
+    _config: &SimConfig,
+) -> Result<Rules, ApiError> {
+    Ok(Rules {
+        check_model: false,
+        stream_options_need_stream: false,
+        ignore_eos: false,
+        min_tokens: false,
+        ..Rules::generic()
+    })
+}
+
+fn fingerprint(config: &SimConfig) -> String {
+    format!("{}-native", config.wire.version())
+}
+
+/// The chunks of one TGI response.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    ctx: Ctx,
+    fingerprint: String,
+}
+
+impl Shape {
+    pub(crate) fn new(ctx: Ctx, config: &SimConfig) -> Self {
+        Shape {
+            ctx,
+            fingerprint: fingerprint(config),
+        }
+    }
+
+    fn usage(f: &Finish) -> String {
+        let (p, c, t) = counts(f);
+        Obj::new()
+            .f("prompt_tokens", &p)
+            .f("completion_tokens", &c)
+            .f("total_tokens", &t)
+            .done()
+    }
+
+    /// The completions finish reason: `FinishReason`'s Display (lib.rs:1422-1430).
+    fn completion_reason(f: &Finish) -> &'static str {
+        match f.reason {
+            FinishReason::Length => "length",
+            FinishReason::Stop => "eos_token",
+        }
+    }
+
+    fn completion_choice(text: &str, finish: &str) -> String {
+        arr([Obj::new()
+            .f("index", &0)
+            .f("text", text)
+            .null("logprobs")
+            .f("finish_reason", finish)
+            .done()])
+    }
+
+    fn chat_chunk(&self, content: &str, finish: Option<&Finish>) -> String {
+        let choice = Obj::new()
+            .f("index", &0)
+            .r(
+                "delta",
+                Obj::new()
+                    .f("role", "assistant")
+                    .f("content", content)
+                    .done(),
+            )
+            .null("logprobs")
+            .f("finish_reason", &finish.map(|f| f.reason.as_str()))
+            .done();
+        self.chat_head()
+            .r("choices", arr([choice]))
+            .null("usage")
+            .done()
+    }
+
+    fn chat_head(&self) -> Obj {
+        Obj::new()
+            .f("object", "chat.completion.chunk")
+            .f("id", "")
+            .f("created", &self.ctx.created)
+            .f("model", &self.ctx.model)
+            .f("system_fingerprint", &self.fingerprint)
+    }
+}
+
+impl ChunkShape for Shape {
+    fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
+        match self.ctx.api {
+            Api::Completions => out.push(sse(&Obj::new()
+                .f("object", "text_completion")
+                .f("id", "")
+                .f("created", &self.ctx.created)
+                .r("choices", Self::completion_choice(t.text, ""))
+                .f("model", &self.ctx.model)
+                .f("system_fingerprint", &self.fingerprint)
+                .done())),
+            Api::Chat => out.push(sse(&self.chat_chunk(t.text, None))),
+        }
+    }
+
+    fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>) {
+        let text = t.map_or("", |t| t.text);
+        match self.ctx.api {
+            Api::Completions => out.push(sse(&Obj::new()
+                .f("object", "text_completion")
+                .f("id", "")
+                .f("created", &self.ctx.created)
+                .f("model", &self.ctx.model)
+                .f("system_fingerprint", &self.fingerprint)
+                .r(
+                    "choices",
+                    Self::completion_choice(text, Self::completion_reason(f)),
+                )
+                .r("usage", Self::usage(f))
+                .done())),
+            Api::Chat => {
+                out.push(sse(&self.chat_chunk(text, Some(f))));
+                if self.ctx.include_usage {
+                    out.push(sse(&self
+                        .chat_head()
+                        .r("choices", "[]")
+                        .r("usage", Self::usage(f))
+                        .done()));
+                }
+            }
+        }
+        out.push(done());
+    }
+
+    fn whole(&self, text: &str, f: &Finish) -> String {
+        let (object, choice) = match self.ctx.api {
+            Api::Completions => (
+                "text_completion",
+                Obj::new()
+                    .f("index", &0)
+                    .f("text", text)
+                    .null("logprobs")
+                    .f("finish_reason", Self::completion_reason(f))
+                    .done(),
+            ),
+            Api::Chat => (
+                "chat.completion",
+                Obj::new()
+                    .f("index", &0)
+                    .r(
+                        "message",
+                        Obj::new().f("role", "assistant").f("content", text).done(),
+                    )
+                    .null("logprobs")
+                    .f("finish_reason", f.reason.as_str())
+                    .done(),
+            ),
+        };
+        Obj::new()
+            .f("object", object)
+            .f("id", "")
+            .f("created", &self.ctx.created)
+            .f("model", &self.ctx.model)
+            .f("system_fingerprint", &self.fingerprint)
+            .r("choices", arr([choice]))
+            .r("usage", Self::usage(f))
+            .done()
+    }
+}
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(health))
+        .route("/health", get(health))
+        .route("/ping", get(health))
+        .route("/info", get(info))
+        .route("/v1/models", get(models))
+        .route("/tokenize", post(tokenize))
+}
+
+async fn health(State(st): State<Arc<AppState>>) -> Response {
+    if st.ready() {
+        StatusCode::OK.into_response()
+    } else {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unhealthy").into_response()
+    }
+}
+
+async fn info(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    ok_json(
+        Obj::new()
+            .f("model_id", &c.model)
+            .null("model_sha")
+            .f("model_pipeline_tag", "text-generation")
+            .f("max_concurrent_requests", &128)
+            .f("max_best_of", &2)
+            .f("max_stop_sequences", &4)
+            .f(
+                "max_input_tokens",
+                &c.engine.max_model_len.saturating_sub(1),
+            )
+            .f("max_total_tokens", &c.engine.max_model_len)
+            .f("validation_workers", &2)
+            .f("max_client_batch_size", &4)
+            .f("router", "text-generation-router")
+            .f("version", c.wire.version())
+            .null("sha")
+            .null("docker_label")
+            .done(),
+    )
+}
+
+async fn models(State(st): State<Arc<AppState>>) -> Response {
+    let card = Obj::new()
+        .f("id", &st.config.model)
+        .f("object", "model")
+        .f("created", &0)
+        .f("owned_by", &st.config.model)
+        .done();
+    ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
+}
+
+async fn tokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let b = endpoints::tokenize_body(&st, body)?;
+        let Some(input) = b.inputs else {
+            return Err(ApiError::invalid("missing field `inputs`"));
+        };
+        let tokens = arr(words(&input).map(|(start, word)| {
+            let id = crate::tokenizer::encode(word).first().copied().unwrap_or(0);
+            Obj::new()
+                .f("id", &id)
+                .f("text", word)
+                .f("start", &start)
+                .f("stop", &(start + word.len()))
+                .done()
+        }));
+        Ok(ok_json(tokens))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The whitespace-separated words of `s` with their byte offsets.
+fn words(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let base = s.as_ptr() as usize;
+    s.split_whitespace()
+        .map(move |w| (w.as_ptr() as usize - base, w))
+}
+
+/// `{"error", "error_type"}`; a body axum could not read gets axum's plain-text rejection
+/// (422, `Failed to deserialize the JSON body into the target type: …`).
+pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    if let Some((prompt, max, limit)) = note.context {
+        let body = Obj::new()
+            .f(
+                "error",
+                &format!(
+                    "`inputs` tokens + `max_new_tokens` must be <= {limit}. Given: {prompt} \
+                     `inputs` tokens and {max} `max_new_tokens`"
+                ),
+            )
+            .f("error_type", "validation")
+            .done();
+        return (StatusCode::UNPROCESSABLE_ENTITY, body);
+    }
+    let (status, kind) = match (note.validation, note.status) {
+        (true, _) | (_, StatusCode::BAD_REQUEST) => {
+            (StatusCode::UNPROCESSABLE_ENTITY, "validation")
+        }
+        (_, StatusCode::TOO_MANY_REQUESTS) => (note.status, "overloaded"),
+        (_, StatusCode::SERVICE_UNAVAILABLE) => (note.status, "healthcheck"),
+        (_, StatusCode::NOT_FOUND) => (note.status, "not_found"),
+        _ => (note.status, "generation"),
+    };
+    let body = Obj::new()
+        .f("error", &note.message)
+        .f("error_type", kind)
+        .done();
+    (status, body)
+}
+
+/// axum's plain-text rejection of a body that is no JSON request TGI can read.
+pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
+    note.validation.then(|| {
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            Body::from(format!(
+                "Failed to deserialize the JSON body into the target type: {}",
+                note.message
+            )),
+        )
+            .into_response()
+    })
+}

@@ -1,0 +1,333 @@
+//! vLLM 0.33.0 (`vllm serve`), read in the PyPI wheel. Paths are relative to
+//! `vllm/entrypoints/`:
+//! * requests: `OpenAIBaseModel` has `extra="allow"` (serve/engine/protocol.py:37-76):
+//!   unknown fields are logged and ignored; `ignore_eos`, `min_tokens` are sampling fields
+//!   (openai/completion/protocol.py:85-86); another model name gets 404 `The model `x` does
+//!   not exist. Valid aliases: m.` with `param: "model"` (serve/engine/serving.py:75-84);
+//!   `stream_options` without `stream` is refused (completion/protocol.py:606);
+//! * completion chunks: `model_dump_json(exclude_unset=True)` of a chunk built with every
+//!   choice field given (openai/completion/serving.py:437-486); the usage chunk with
+//!   `exclude_none=True` (:532-546), only with `stream_options.include_usage`;
+//! * chat chunks (openai/chat_completion/serving.py:480-930): a first chunk `{"role":
+//!   "assistant","content":""}` with `prompt_token_ids` and `prompt_text`, token chunks
+//!   `{"content"}`, the finish on the last token's chunk with `stop_reason`, the system
+//!   fingerprint on the last chunk (serve/utils/fingerprint.py: `vllm-<version>[-tpN]-
+//!   <hash8>`), the usage chunk after; the reasoning field of a delta is `reasoning`
+//!   (generate/base/protocol.py:356-367);
+//! * `/version` `{"version"}` (serve/instrumentator/basic.py:53), `/v1/models` with
+//!   `owned_by: "vllm"`, `root`, `max_model_len`, `permission` (serve/engine/protocol.py:
+//!   90-118, openai/models/serving.py:64-77), `/tokenize` → `{count, max_model_len, tokens,
+//!   token_strs}` (serve/tokenize/protocol.py:182-186), `/detokenize` → `{"prompt"}`,
+//!   `/health` 200 with an empty body, `/load` `{"server_load"}`;
+//! * errors: `{"error": {message, type, param, code}}` (serve/engine/protocol.py:79-87);
+//!   schema errors 400 `type: "Bad Request"` (serve/exception_handling/handlers/
+//!   validation.py:149-190);
+//! * start-up log (stdout in vLLM; the simulator writes stderr): `vLLM server version %s,
+//!   serving model %s` and `non-default args: {…}` (common/startup.py:18,96), `Starting
+//!   vLLM server on %s` (launchers/api_server/entry.py:139); a worker logs `Using
+//!   'FLASHINFER_CUTEDSL' NvFp4 MoE backend out of potential backends: […]`
+//!   (model_executor/layers/fused_moe/oracle/nvfp4.py:239-243,270), a headless rank only
+//!   that. Format `(%(process_name)s pid=%(process)d) %(levelname)s %(asctime)s
+//!   [%(fileinfo)s:%(lineno)d] %(message)s`, date `%m-%d %H:%M:%S` (vllm/logger.py:28-33).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::json::{Obj, arr};
+use super::ok_json;
+use super::pyrepr::{self, Py};
+use crate::config::SimConfig;
+use crate::engine::Finish;
+use crate::rng::{mix3, splitmix64};
+use crate::server::AppState;
+use crate::server::api_error::{ApiError, ErrorNote};
+use crate::server::endpoints;
+use crate::server::wire::{Api, Rules};
+
+mod chunks;
+
+pub(crate) use chunks::Shape;
+
+/// vLLM's rules for the shared request fields; another model name is refused here with
+/// vLLM's own message.
+pub(super) fn check(
+    _api: Api,
+    obj: &Map<String, Value>,
+    config: &SimConfig,
+) -> Result<Rules, ApiError> {
+    check_model(obj.get("model").and_then(Value::as_str), &config.model)?;
+    Ok(Rules {
+        check_model: false,
+        ..Rules::generic()
+    })
+}
+
+/// vLLM's 404 for another model name.
+pub(super) fn check_model(requested: Option<&str>, served: &str) -> Result<(), ApiError> {
+    match requested {
+        Some(m) if !m.is_empty() && m != served => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("The model `{m}` does not exist. Valid aliases: {served}."),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `vllm-<version>[-tpN]-<hash8>`: the fingerprint of the server's configuration.
+pub(super) fn fingerprint(config: &SimConfig) -> String {
+    let mut parts = vec![format!("vllm-{}", config.wire.version())];
+    if config.wire.tp_size > 1 {
+        parts.push(format!("tp{}", config.wire.tp_size));
+    }
+    let h = mix3(
+        fnv(&config.model),
+        u64::from(config.engine.max_model_len),
+        u64::from(config.engine.max_num_seqs),
+    );
+    parts.push(format!("{:08x}", h >> 32));
+    parts.join("-")
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/version", get(version))
+        .route("/v1/models", get(models))
+        .route("/load", get(load))
+        .route("/tokenize", post(tokenize))
+        .route("/detokenize", post(detokenize))
+}
+
+async fn health(State(st): State<Arc<AppState>>) -> Response {
+    if st.ready() {
+        StatusCode::OK.into_response()
+    } else {
+        // EngineDeadError → 503 with an empty body (serve/instrumentator/health.py).
+        StatusCode::SERVICE_UNAVAILABLE.into_response()
+    }
+}
+
+async fn version(State(st): State<Arc<AppState>>) -> Response {
+    ok_json(Obj::new().f("version", st.config.wire.version()).done())
+}
+
+async fn load(State(st): State<Arc<AppState>>) -> Response {
+    ok_json(
+        Obj::new()
+            .f("server_load", &st.stats.snapshot().in_flight)
+            .done(),
+    )
+}
+
+async fn models(State(st): State<Arc<AppState>>) -> Response {
+    let c = &st.config;
+    let created = st.created_unix;
+    let perm_id = format!("modelperm-{:032x}", u128::from(splitmix64(created)) << 64);
+    let permission = Obj::new()
+        .f("id", &perm_id)
+        .f("object", "model_permission")
+        .f("created", &created)
+        .f("allow_create_engine", &false)
+        .f("allow_sampling", &true)
+        .f("allow_logprobs", &true)
+        .f("allow_search_indices", &false)
+        .f("allow_view", &true)
+        .f("allow_fine_tuning", &false)
+        .f("organization", "*")
+        .null("group")
+        .f("is_blocking", &false)
+        .done();
+    let card = Obj::new()
+        .f("id", &c.model)
+        .f("object", "model")
+        .f("created", &created)
+        .f("owned_by", "vllm")
+        .f("root", c.wire.model_path.as_deref().unwrap_or(&c.model))
+        .null("parent")
+        .f("max_model_len", &c.engine.max_model_len)
+        .r("permission", arr([permission]))
+        .done();
+    ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
+}
+
+async fn tokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let b = endpoints::tokenize_body(&st, body)?;
+        check_model(b.model.as_deref(), &st.config.model)?;
+        let tokens = match (b.prompt, b.messages) {
+            (Some(p), None) => endpoints::prompt_ids(p)?,
+            (None, Some(m)) => endpoints::message_ids(&m),
+            _ => {
+                return Err(ApiError::invalid(
+                    "1 validation error: give `prompt` (TokenizeCompletionRequest) or \
+                     `messages` (TokenizeChatRequest)",
+                ));
+            }
+        };
+        Ok(ok_json(
+            Obj::new()
+                .f("count", &tokens.len())
+                .f("max_model_len", &st.config.engine.max_model_len)
+                .f("tokens", &tokens)
+                .null("token_strs")
+                .done(),
+        ))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn detokenize(
+    State(st): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let (model, text) = endpoints::detokenize_body(&st, body)?;
+        check_model(model.as_deref(), &st.config.model)?;
+        Ok(ok_json(Obj::new().f("prompt", &text).done()))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `{"error": {message, type, param, code}}`.
+pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    let kind = match (note.validation, note.status) {
+        (true, _) => "Bad Request",
+        (_, StatusCode::NOT_FOUND) => "NotFoundError",
+        (_, StatusCode::BAD_REQUEST) => "BadRequestError",
+        (_, StatusCode::UNAUTHORIZED) => "Unauthorized",
+        (_, StatusCode::SERVICE_UNAVAILABLE) => "ServiceUnavailableError",
+        (_, StatusCode::TOO_MANY_REQUESTS) => "TooManyRequests",
+        _ => "InternalServerError",
+    };
+    let param =
+        (note.status == StatusCode::NOT_FOUND && note.message.contains("model")).then_some("model");
+    let error = Obj::new()
+        .f("message", &note.message)
+        .f("type", kind)
+        .f("param", &param)
+        .f("code", &note.status.as_u16())
+        .done();
+    (note.status, Obj::new().r("error", error).done())
+}
+
+/// `(APIServer pid=N) INFO 12-01 08:31:05 [file:line] message`.
+fn line(process: &str, file: &str, lineno: u32, message: &str) -> String {
+    format!(
+        "({process} pid={}) INFO {} [{file}:{lineno}] {message}",
+        std::process::id(),
+        pyrepr::now("%m-%d %H:%M:%S")
+    )
+}
+
+/// The API server's start-up lines, or a headless rank's (`worker`): only the worker's MoE
+/// backend line.
+pub(super) fn start_lines(config: &SimConfig, worker: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if !worker {
+        out.push(line(
+            "APIServer",
+            "startup.py",
+            38,
+            &format!(
+                "vLLM server version {}, serving model {}",
+                config.wire.version(),
+                config.wire.model_path.as_deref().unwrap_or(&config.model)
+            ),
+        ));
+        out.push(line(
+            "APIServer",
+            "startup.py",
+            96,
+            &format!("non-default args: {}", non_default_args(config).repr()),
+        ));
+    }
+    if let Some(backend) = &config.wire.moe_backend {
+        let process = if config.wire.tp_size > 1 {
+            "Worker_TP0".to_owned()
+        } else {
+            "Worker".to_owned()
+        };
+        out.push(line(
+            &process,
+            "nvfp4.py",
+            270,
+            &format!(
+                "Using '{}' NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', \
+                 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS', \
+                 'VLLM_CUTLASS', 'MARLIN', 'HUMMING', 'EMULATION'].",
+                backend.to_uppercase()
+            ),
+        ));
+    }
+    out
+}
+
+/// The arguments `vllm serve` would have been given that differ from its defaults, in
+/// argparse's order of the simulator's flags.
+fn non_default_args(config: &SimConfig) -> Py {
+    let model = config.wire.model_path.as_deref().unwrap_or(&config.model);
+    let mut d = vec![
+        ("model_tag", Py::str(model)),
+        ("host", Py::str(&config.host.to_string())),
+        ("port", Py::Int(i64::from(config.port))),
+        ("model", Py::str(model)),
+        (
+            "max_model_len",
+            Py::Int(i64::from(config.engine.max_model_len)),
+        ),
+    ];
+    if model != config.model {
+        d.push(("served_model_name", Py::List(vec![Py::str(&config.model)])));
+    }
+    if config.wire.tp_size > 1 {
+        d.push((
+            "tensor_parallel_size",
+            Py::Int(i64::from(config.wire.tp_size)),
+        ));
+    }
+    d.push((
+        "max_num_seqs",
+        Py::Int(i64::from(config.engine.max_num_seqs)),
+    ));
+    d.push((
+        "max_num_batched_tokens",
+        Py::Int(i64::from(config.engine.max_batched_tokens)),
+    ));
+    if config.prefix_cache.is_some() {
+        d.push(("enable_prefix_caching", Py::Bool(true)));
+    }
+    if config.wire.cache_report {
+        d.push(("enable_prompt_tokens_details", Py::Bool(true)));
+    }
+    if let Some(b) = &config.wire.moe_backend {
+        d.push(("moe_backend", Py::str(b)));
+    }
+    Py::Dict(d.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// `Starting vLLM server on http://HOST:PORT`, once it listens.
+pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
+    vec![line(
+        "APIServer",
+        "entry.py",
+        139,
+        &format!("Starting vLLM server on {base_url}"),
+    )]
+}

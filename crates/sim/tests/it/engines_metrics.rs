@@ -1,0 +1,190 @@
+//! `/metrics` in each engine's names, path and switch, with the engine model's values
+//! (names, label sets and types from each engine's source, listed in
+//! `crates/sim/src/server/dialect/metrics.rs`).
+
+use std::time::Duration;
+
+use crate::common;
+
+use common::engines::engine;
+use common::*;
+use serde_json::json;
+use servebench_sim::Personality;
+
+/// The value of the first sample of `name` (a name followed by `{` or a space).
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+async fn text(url: &str) -> (u16, String) {
+    let r = client()
+        .get(url)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = r.status().as_u16();
+    (status, r.text().await.unwrap_or_default())
+}
+
+// With 2 sequences at most (--max-num-seqs below the concurrency) and 4 requests in
+// flight, every engine reports 2 running and 2 waiting and KV in use; once they are done,
+// 0 and 0.
+#[tokio::test]
+async fn running_waiting_and_kv_use_in_each_engines_names() {
+    let cases = [
+        (
+            Personality::Generic,
+            "/metrics",
+            "servebench_sim_requests_running",
+            "servebench_sim_requests_waiting",
+            "servebench_sim_kv_cache_usage_ratio",
+        ),
+        (
+            Personality::Vllm,
+            "/metrics",
+            "vllm:num_requests_running",
+            "vllm:num_requests_waiting",
+            "vllm:kv_cache_usage_perc",
+        ),
+        (
+            Personality::Sglang,
+            "/metrics",
+            "sglang:num_running_reqs",
+            "sglang:num_queue_reqs",
+            "sglang:token_usage",
+        ),
+        (
+            Personality::Llamacpp,
+            "/metrics",
+            "llamacpp:requests_processing",
+            "llamacpp:requests_deferred",
+            "",
+        ),
+        (
+            Personality::Tgi,
+            "/metrics",
+            "tgi_batch_current_size",
+            "tgi_queue_size",
+            "",
+        ),
+        (
+            Personality::Trtllm,
+            "/prometheus/metrics",
+            "trtllm_num_requests_running",
+            "trtllm_num_requests_waiting",
+            "trtllm_kv_cache_utilization",
+        ),
+    ];
+    for (p, path, running, waiting, kv) in cases {
+        let mut c = engine(p);
+        c.engine.max_num_seqs = 2;
+        c.engine.max_batched_tokens = 512;
+        c.engine.decode_base_ms = 40.0;
+        c.wire.enable_metrics = true;
+        let h = start(c).await;
+        let url = format!("{}/v1/completions", h.base_url());
+        let streams: Vec<_> = (0..4)
+            .map(|_| {
+                let url = url.clone();
+                tokio::spawn(async move {
+                    stream(
+                        &client(),
+                        &url,
+                        &json!({"model": "sim-model", "prompt": "a b", "max_tokens": 8,
+                                "stream": true}),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let (s, t) = text(&format!("{}{path}", h.base_url())).await;
+        assert_eq!(s, 200, "{p:?}: {t}");
+        assert_eq!(sample(&t, running), Some(2.0), "{p:?}: {t}");
+        assert_eq!(sample(&t, waiting), Some(2.0), "{p:?}: {t}");
+        if !kv.is_empty() {
+            let used = sample(&t, kv).unwrap_or(0.0);
+            assert!(used > 0.0 && used < 1.0, "{p:?}: {t}");
+        }
+        for s in streams {
+            let s = s.await.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.token_events().len(), 8);
+        }
+        let (_, t) = text(&format!("{}{path}", h.base_url())).await;
+        assert_eq!(sample(&t, running), Some(0.0), "{p:?}: {t}");
+        assert_eq!(sample(&t, waiting), Some(0.0), "{p:?}: {t}");
+        h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+// The text of a family as the engine writes it: vLLM's multiprocess collector sorts label
+// names; llama.cpp writes plain numbers; counters end in `_total`.
+#[tokio::test]
+async fn families_are_written_as_the_engines_write_them() {
+    let mut c = engine(Personality::Vllm);
+    c.model = "m".into();
+    let h = start(c).await;
+    let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
+    assert!(
+        t.contains(
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.\n\
+             # TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 0.0\n"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("# TYPE vllm:num_preemptions counter\n"), "{t}");
+    assert!(
+        t.contains("vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 0.0\n"),
+        "{t}"
+    );
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut c = engine(Personality::Llamacpp);
+    c.wire.enable_metrics = true;
+    let h = start(c).await;
+    let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
+    assert!(
+        t.contains(
+            "# HELP llamacpp:requests_processing Number of requests processing\n\
+             # TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 0\n"
+        ),
+        "{t}"
+    );
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+// SGLang needs --enable-metrics, llama.cpp --metrics (501 otherwise), TensorRT-LLM
+// return_perf_metrics for /prometheus/metrics (its /metrics is JSON); transformers serve
+// has none; vLLM and TGI always serve theirs.
+#[tokio::test]
+async fn metrics_switches_per_engine() {
+    let cases = [
+        (Personality::Sglang, "/metrics", 404),
+        (Personality::Llamacpp, "/metrics", 501),
+        (Personality::Trtllm, "/prometheus/metrics", 404),
+        (Personality::Transformers, "/metrics", 404),
+        (Personality::Vllm, "/metrics", 200),
+        (Personality::Tgi, "/metrics", 200),
+    ];
+    for (p, path, want) in cases {
+        let h = start(engine(p)).await;
+        let (s, t) = text(&format!("{}{path}", h.base_url())).await;
+        assert_eq!(s, want, "{p:?}: {t}");
+        if p == Personality::Llamacpp {
+            assert!(t.contains("not_supported_error"), "{t}");
+            assert!(t.contains("Start it with `--metrics`"), "{t}");
+        }
+        h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let h = start(engine(Personality::Trtllm)).await;
+    let (s, v) = get_json(&client(), &format!("{}/metrics", h.base_url())).await;
+    assert_eq!((s, v), (200, json!([])));
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}

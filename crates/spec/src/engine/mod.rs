@@ -1,0 +1,250 @@
+//! Engine profiles: every engine-specific fact servebench relies on, in one place.
+//!
+//! Each engine servebench's users run (SGLang, vLLM, llama.cpp, TensorRT-LLM, TGI,
+//! transformers serve) speaks "the OpenAI API" a little differently: which request fields it
+//! accepts or refuses, where it tokenizes and in what shape, where it says its context limit,
+//! how a server argument is read back, where its Prometheus metrics are, and what its stream
+//! looks like. A [`Profile`] holds those facts for one engine, each read in that engine's
+//! source (the version and files are in [`Profile::checked`] and docs/engines.md); the rest
+//! of servebench asks the profile instead of testing an engine's name.
+//!
+//! Pure data and pure functions: the runner does the I/O (it fetches what [`detect`] reads,
+//! sends the bodies [`body`] plans, reads back what [`args`] parses).
+
+pub mod args;
+pub mod body;
+pub mod detect;
+mod profiles;
+
+pub use crate::types::Engine;
+pub use body::BodyPlan;
+pub use profiles::{GENERIC, profile};
+
+/// How an engine treats a request field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Accepted and acted on.
+    Honoured,
+    /// Accepted (or dropped silently) without effect.
+    Ignored,
+    /// Refused: the request fails with this HTTP status.
+    Refused(u16),
+}
+
+/// What an engine does with a request field it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownFields {
+    /// Dropped silently.
+    Dropped,
+    /// The request fails with this HTTP status (transformers 422, TensorRT-LLM 400).
+    Refused(u16),
+}
+
+/// The request fields that matter to a benchmark, beyond `model`, `prompt`/`messages`,
+/// `max_tokens`, `stream` and `temperature` (which every engine takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestFacts {
+    /// `ignore_eos: true`: generate exactly `max_tokens`.
+    pub ignore_eos: Field,
+    /// `min_tokens`: no end-of-sequence before this many tokens.
+    pub min_tokens: Field,
+    /// `stream_options: {include_usage: true}`.
+    pub stream_options: Field,
+    /// Fields outside the engine's request type.
+    pub unknown_fields: UnknownFields,
+    /// Refuses a request whose `model` it does not serve (vLLM's 404 "The model `x` does not
+    /// exist", transformers' 400 for a pinned server, the simulator's 404). The others serve
+    /// their one model whatever the request names.
+    pub checks_model: bool,
+    /// Takes `generation_config`, a JSON string turned into a transformers
+    /// `GenerationConfig`: `{"min_new_tokens": N, "max_new_tokens": N}` fixes the length where
+    /// `ignore_eos` cannot be sent.
+    pub generation_config: bool,
+}
+
+/// The body a tokenize endpoint takes for a completion prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenizeBody {
+    /// `{"prompt": text}` (SGLang, vLLM, TensorRT-LLM, the simulator).
+    Prompt,
+    /// `{"content": text, "add_special": true}` (llama.cpp: BOS counted, as its `usage` does).
+    Content,
+    /// `{"inputs": text}` (TGI).
+    Inputs,
+    /// Not known: `{"prompt"}` first, `{"content"}` on a 4xx or an empty answer.
+    Either,
+}
+
+/// Where and how an engine tokenizes. Answers are read in any of the shapes engines send:
+/// `{count, tokens}`, `{tokens}`, a bare array of tokens (TGI), `{tokenize_response: […]}`
+/// (TGI's `/chat_tokenize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenizeFacts {
+    /// The endpoint of completion prompts.
+    pub path: &'static str,
+    /// Its request body.
+    pub body: TokenizeBody,
+    /// The endpoint that takes `{"messages": [...]}` and counts the rendered chat template,
+    /// where there is one.
+    pub chat_path: Option<&'static str>,
+}
+
+/// Where an engine says the longest request (prompt + output) it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// `GET /v1/models`: `max_model_len` of the model.
+    ModelsMaxModelLen,
+    /// `GET /props`: `default_generation_settings.n_ctx`, the context of one slot.
+    PropsSlotContext,
+    /// `GET /info`: `max_total_tokens`.
+    InfoMaxTotalTokens,
+}
+
+/// Where an engine reports its version: `GET path`, the string at `pointer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionSource {
+    /// The endpoint.
+    pub path: &'static str,
+    /// JSON pointer of the version string.
+    pub pointer: &'static str,
+}
+
+/// Where a server argument is read back, tried in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgSource {
+    /// `GET path`: a flat JSON object of every argument by name (SGLang's `/server_info`).
+    Json {
+        /// The endpoint.
+        path: &'static str,
+    },
+    /// A start-up log line holding `marker` followed by a Python dict of arguments
+    /// (`server_args={'moe_runner_backend': 'flashinfer_cutedsl', …}`, vLLM's `non-default
+    /// args: {…}`).
+    LogDict {
+        /// The text before the dict.
+        marker: &'static str,
+    },
+    /// A start-up log line holding `marker` followed by a Python dataclass repr
+    /// (`server_args=ServerArgs(moe_runner_backend='flashinfer_cutedsl', …)`).
+    LogRepr {
+        /// The text before the repr's fields.
+        marker: &'static str,
+    },
+}
+
+/// An engine's Prometheus metrics: where, how they are turned on, and the names of the
+/// series a benchmark reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsFacts {
+    /// The scrape path.
+    pub path: &'static str,
+    /// The server flag that turns them on, where they are off by default.
+    pub enable: Option<&'static str>,
+    /// Requests running.
+    pub running: &'static str,
+    /// Requests waiting.
+    pub waiting: &'static str,
+    /// KV-cache use, where the engine reports it.
+    pub kv_usage: Option<&'static str>,
+    /// Preemptions, where the engine reports them.
+    pub preemptions: Option<&'static str>,
+}
+
+/// When an engine sends `usage` in a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamUsage {
+    /// Only when asked with `stream_options.include_usage`.
+    WhenAsked,
+    /// In the final chunk whether asked or not.
+    Always,
+    /// Completions always, chat only when asked (llama.cpp).
+    CompletionsAlwaysChatWhenAsked,
+}
+
+/// What an engine's stream looks like, beyond the OpenAI chunk shapes servebench reads for
+/// every engine (`choices[].text`, `delta.content`, `reasoning_content`/`reasoning`,
+/// `tool_calls`, `usage`, `{"error"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamFacts {
+    /// Ends with `data: [DONE]`. Where it does not, a stream that sent a `finish_reason` and
+    /// ended is a normal end.
+    pub sends_done: bool,
+    /// Sends `"finish_reason": ""` on every chunk but the last (TGI's completions), which is
+    /// not a finish: a stream cut after one is `stream_disconnected`.
+    pub empty_finish_reason: bool,
+    /// May end a stream with no content chunk although `usage` counts its tokens (a
+    /// streaming detokenizer holding back incomplete bytes): counted, flagged
+    /// `content_held_back` (docs/metrics.md).
+    pub may_hold_back_text: bool,
+    /// The chat delta field(s) of reasoning text.
+    pub reasoning_fields: &'static [&'static str],
+    /// When `usage` is sent.
+    pub usage: StreamUsage,
+}
+
+/// Everything servebench knows of one engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// The engine.
+    pub engine: Engine,
+    /// Its name for people.
+    pub name: &'static str,
+    /// The version and source files the facts were read in.
+    pub checked: &'static str,
+    /// Request fields.
+    pub request: RequestFacts,
+    /// Tokenize endpoint, where there is one.
+    pub tokenize: Option<TokenizeFacts>,
+    /// Where the context limit is read, in order.
+    pub context_limit: &'static [LimitSource],
+    /// The server flag that sets the context limit.
+    pub context_flag: Option<&'static str>,
+    /// The readiness probe that answers only once the engine can generate.
+    pub readiness: &'static str,
+    /// What the server says about itself, for the result file, richest first.
+    pub info: &'static [&'static str],
+    /// Where the version is reported.
+    pub version: &'static [VersionSource],
+    /// Where server arguments are read back for `verify: [{server_arg: …}]`.
+    pub server_args: &'static [ArgSource],
+    /// Prometheus metrics.
+    pub metrics: Option<MetricsFacts>,
+    /// The flag that makes `usage.prompt_tokens_details.cached_tokens` appear, where it is
+    /// off by default (`None`: always sent, or never).
+    pub cached_tokens_flag: Option<&'static str>,
+    /// Whether it reports cached prompt tokens at all.
+    pub reports_cached_tokens: bool,
+    /// Stream quirks.
+    pub stream: StreamFacts,
+}
+
+impl Profile {
+    /// Whether `tokenizer: server` can work: the engine has a tokenize endpoint.
+    pub fn can_tokenize(&self) -> bool {
+        self.tokenize.is_some()
+    }
+
+    /// Whether `verify: [{server_arg: …}]` can be read back.
+    pub fn reads_server_args(&self) -> bool {
+        !self.server_args.is_empty()
+    }
+
+    /// The request fields it refuses with an HTTP error, with the status.
+    pub fn refused_fields(&self) -> Vec<(&'static str, u16)> {
+        let r = &self.request;
+        [
+            ("ignore_eos", r.ignore_eos),
+            ("min_tokens", r.min_tokens),
+            ("stream_options", r.stream_options),
+        ]
+        .into_iter()
+        .filter_map(|(name, f)| match f {
+            Field::Refused(s) => Some((name, s)),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;
