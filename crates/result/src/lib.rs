@@ -25,9 +25,11 @@
 //! * [`table`]: the end-of-run table of means and 95% intervals.
 //! * [`import`]: SGLang and vLLM benchmark result files as a [`RunResult`].
 //! * [`estimate`]: how long a plan will take, from its workload and its last result.
+//! * [`export`]: trials and request records as CSV tables for dataframes.
 
 pub mod checks;
 pub mod estimate;
+pub mod export;
 pub mod import;
 mod looks;
 pub mod metrics;

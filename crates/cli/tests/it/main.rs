@@ -7,6 +7,7 @@ mod compare_across;
 mod compare_e2e;
 mod compare_faults;
 mod error_chains;
+mod export_cli;
 mod fault_host;
 mod fault_kill;
 mod fault_matrix;
