@@ -53,6 +53,10 @@ enum Command {
     Submit(cmd::submit::Args),
     /// Read an SGLang or vLLM benchmark result file as a servebench result (one trial).
     Import(cmd::import::Args),
+    /// Turn an SGLang or vLLM benchmark command line into a spec (on stdout).
+    From(cmd::from::Args),
+    /// Write a result's trials or request records as a table for dataframes (CSV).
+    Export(cmd::export::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -122,6 +126,8 @@ fn main() {
         Command::Rerun(a) => cmd::rerun::run_cmd(a),
         Command::Submit(a) => cmd::submit::run(a),
         Command::Import(a) => cmd::import::run(a),
+        Command::From(a) => cmd::from::run(a),
+        Command::Export(a) => cmd::export::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

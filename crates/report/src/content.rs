@@ -7,6 +7,7 @@ use super::describe;
 use super::doc::{Block, Document, Span, code, t};
 use super::model::{Arm, Report};
 use super::plots;
+use super::summary;
 use super::text::mean_ci;
 use super::verdicts;
 
@@ -325,6 +326,7 @@ pub fn document(report: &Report) -> Document {
     let first = &report.sources[0].result;
     let mut blocks = intro(report);
     blocks.extend(describe::blocks(report));
+    blocks.extend(summary::blocks(report));
     blocks.extend(verdicts::verdict_blocks(report));
     blocks.extend(super::equivalence::blocks(report));
     blocks.extend(figures(report));

@@ -33,6 +33,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod plots;
+pub mod summary;
 pub mod text;
 pub mod verdicts;
 

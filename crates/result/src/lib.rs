@@ -27,8 +27,12 @@
 //! * [`telemetry`]: what the GPUs and the server were doing during each trial (the
 //!   telemetry sidecar `<run id>.telemetry.jsonl.zst`), its summary per trial, and the
 //!   memory-bound decode ceiling.
+//! * [`estimate`]: how long a plan will take, from its workload and its last result.
+//! * [`export`]: trials and request records as CSV tables for dataframes.
 
 pub mod checks;
+pub mod estimate;
+pub mod export;
 pub mod import;
 mod looks;
 pub mod metrics;

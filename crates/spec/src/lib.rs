@@ -7,7 +7,8 @@
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
 //! [`metrics::catalogue`] lists every metric; [`engine::profile`] holds what servebench
-//! knows of each engine; [`search`] is the capacity search's procedure.
+//! knows of each engine; [`search`] is the capacity search's procedure; [`peer`] turns
+//! SGLang's and vLLM's benchmark command lines into specs.
 
 pub mod bounds;
 pub mod diagnostics;
@@ -18,6 +19,7 @@ pub mod load;
 pub mod metrics;
 pub mod model_facts;
 pub mod overrides;
+pub mod peer;
 pub mod plan;
 pub mod position;
 pub mod rate;

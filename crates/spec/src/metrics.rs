@@ -4,6 +4,9 @@
 //! per-request instants, the stats crate summarises them. Stats is told a metric's
 //! direction; it does not know this catalogue.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
 
 /// Which way is better.
@@ -50,6 +53,8 @@ pub struct Metric {
     /// Whether the value can be 0 (then means and t intervals are arithmetic, not
     /// geometric).
     pub can_be_zero: bool,
+    /// What it is, in one sentence (the schema's completion text, docs/spec.md's list).
+    pub description: String,
 }
 
 impl Metric {
@@ -73,13 +78,36 @@ pub fn min_requests_for_quantile(q: f64, c: f64) -> u64 {
     ((1.0 - c).ln() / q.ln()).ceil() as u64
 }
 
-const LATENCIES: [(&str, &str); 5] = [
+const LATENCIES: [(&str, &str); 6] = [
     ("ttft", "time to first token"),
     ("tpot", "time per output token"),
     ("itl", "inter-token latency (per chunk)"),
     ("itl_per_token", "inter-token latency per token"),
     ("e2e", "end-to-end latency"),
+    ("queue_time", "client queue time"),
 ];
+
+/// What each latency family measures, per request (docs/metrics.md, "Per request").
+fn family_definition(base: &str) -> &'static str {
+    match base {
+        "ttft" => "time from the send to the first token-bearing event",
+        "tpot" => "(E2E − TTFT) / (output tokens − 1), requests with 2 or more output tokens",
+        "itl" => "each gap between consecutive token-bearing events",
+        "itl_per_token" => "each gap between token events divided by the tokens of the later event",
+        "e2e" => "time from the send to the last token-bearing event",
+        _ => "time from the scheduled arrival to the send (the client's own wait)",
+    }
+}
+
+fn aggregate_words(a: Aggregate) -> String {
+    match a {
+        Aggregate::Trial => "over the trial".into(),
+        Aggregate::Mean => "mean".into(),
+        Aggregate::Quantile(q) => format!("{}th percentile", (q * 100.0).round()),
+        Aggregate::Min => "smallest".into(),
+        Aggregate::Max => "largest".into(),
+    }
+}
 
 const SUFFIXES: [(&str, Aggregate); 6] = [
     ("mean", Aggregate::Mean),
@@ -164,18 +192,26 @@ pub fn catalogue() -> Vec<Metric> {
             false,
         ),
     ];
-    for (base, what) in LATENCIES
-        .iter()
-        .chain([("queue_time", "client queue time")].iter())
-    {
+    for (base, what) in LATENCIES {
         for (suffix, agg) in SUFFIXES {
+            let over = if base == "queue_time" {
+                "a trial's requests"
+            } else {
+                "a trial's successful requests"
+            };
+            let description = format!(
+                "{} {what} over {over} (ms, lower is better): {}",
+                capitalize(&aggregate_words(agg)),
+                family_definition(base)
+            );
             out.push(Metric {
                 name: format!("{base}_{suffix}"),
                 unit: "ms",
                 direction: Direction::LowerIsBetter,
                 source: what,
                 aggregate: agg,
-                can_be_zero: *base == "queue_time",
+                can_be_zero: base == "queue_time",
+                description,
             });
         }
     }
@@ -189,6 +225,11 @@ fn trial(
     source: &'static str,
     can_be_zero: bool,
 ) -> Metric {
+    let description = format!(
+        "{} ({unit}, {}): {source}",
+        trial_words(name),
+        direction_words(direction)
+    );
     Metric {
         name: name.to_owned(),
         unit,
@@ -196,6 +237,37 @@ fn trial(
         source,
         aggregate: Aggregate::Trial,
         can_be_zero,
+        description,
+    }
+}
+
+fn trial_words(name: &str) -> &'static str {
+    match name {
+        "output_throughput" => "Output tokens per second",
+        "total_throughput" => "Input and output tokens per second",
+        "request_throughput" => "Successful requests per second",
+        "goodput" => "Requests per second that met every SLO of `spec.slo`",
+        "error_rate" => "Share of requests that failed",
+        "peak_concurrency" => "Most requests in flight at once",
+        "mean_concurrency" => "Mean requests in flight",
+        "cache_hit_ratio" => "Share of prompt tokens served from the prefix cache",
+        _ => "A trial quantity",
+    }
+}
+
+fn direction_words(d: Direction) -> &'static str {
+    match d {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+        Direction::Neutral => "descriptive",
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
     }
 }
 
@@ -207,6 +279,54 @@ pub fn metric(name: &str) -> Option<Metric> {
 /// Every metric name, in catalogue order.
 pub fn metric_names() -> Vec<String> {
     catalogue().into_iter().map(|m| m.name).collect()
+}
+
+/// A metric name as a spec writes it (`compare.metrics`, `trials.until_decided.metrics`): in
+/// the schema, the catalogue as an `enum`, each name with its description
+/// (`markdownEnumDescriptions`, which editors show beside the completion). The Rust field
+/// stays a `String`; an unknown name is refused by the schema check with a suggestion.
+#[derive(Debug)]
+pub struct MetricName;
+
+impl JsonSchema for MetricName {
+    fn schema_name() -> Cow<'static, str> {
+        "MetricName".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let all = catalogue();
+        let names: Vec<&str> = all.iter().map(|m| m.name.as_str()).collect();
+        let docs: Vec<&str> = all.iter().map(|m| m.description.as_str()).collect();
+        json_schema!({
+            "type": "string",
+            "description": "A metric of the catalogue (docs/metrics.md; docs/spec.md lists them with their units).",
+            "enum": names,
+            "markdownEnumDescriptions": docs
+        })
+    }
+}
+
+/// `compare.thresholds` in the schema: a map whose keys are catalogue metric names.
+#[derive(Debug)]
+pub struct MetricThresholds;
+
+impl JsonSchema for MetricThresholds {
+    fn schema_name() -> Cow<'static, str> {
+        "MetricThresholds".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let name = generator.subschema_for::<MetricName>();
+        json_schema!({
+            "type": "object",
+            "propertyNames": name,
+            "additionalProperties": {"type": "number"}
+        })
+    }
+}
+
+/// Whether `options` (an `enum` of the schema) is the metric catalogue.
+pub fn is_catalogue(options: &[String]) -> bool {
+    let names = metric_names();
+    options.len() == names.len() && options.iter().zip(&names).all(|(a, b)| a == b)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use crate::types::{ServerRestart, SpecFile, Spending, TrialOrder};
 mod points;
 
 pub use points::{
-    SweepPoint, include_point, kept_matrix_points, matrix_points, search_point, sweep_points,
-    trial_requests,
+    PointShape, SweepPoint, include_point, kept_matrix_points, matrix_points, search_point,
+    shape_of, sweep_points, trial_requests,
 };
 
 /// Seed of the prompts of trial `trial` (1-based) at sweep point `point` (0-based): the same

@@ -9,6 +9,32 @@ pub const BEGIN: &str =
 /// End marker.
 pub const END: &str = "<!-- END GENERATED FIELD REFERENCE -->";
 
+/// Marker lines around the generated metric list of `docs/spec.md`.
+pub const METRICS_BEGIN: &str =
+    "<!-- BEGIN GENERATED METRIC NAMES (cargo test -p servebench-spec --test it docs_drift) -->";
+/// End marker of the metric list.
+pub const METRICS_END: &str = "<!-- END GENERATED METRIC NAMES -->";
+
+/// One row per catalogue metric: name, unit, which way is better, what it is (the same text
+/// the schema's `markdownEnumDescriptions` carries).
+pub fn metric_names_markdown() -> String {
+    let mut s = String::from("| name | unit | better | what it is |\n|---|---|---|---|\n");
+    for m in crate::metrics::catalogue() {
+        let better = match m.direction {
+            crate::metrics::Direction::HigherIsBetter => "higher",
+            crate::metrics::Direction::LowerIsBetter => "lower",
+            crate::metrics::Direction::Neutral => "—",
+        };
+        s.push_str(&format!(
+            "| `{}` | {} | {better} | {} |\n",
+            m.name,
+            m.unit,
+            m.description.replace('|', "\\|")
+        ));
+    }
+    s
+}
+
 /// One row per field: key path, type, default, meaning.
 pub fn field_reference_markdown() -> String {
     let schema = crate::schema::spec_schema();
@@ -104,6 +130,9 @@ fn type_of(root: &Value, field: &Value) -> String {
         .and_then(Value::as_str)
         .and_then(|r| r.rsplit('/').next())
     {
+        if name == "MetricName" {
+            return "metric name (below)".into();
+        }
         if let Some(e) = t.get("enum").and_then(Value::as_array) {
             return e
                 .iter()
@@ -112,6 +141,7 @@ fn type_of(root: &Value, field: &Value) -> String {
                 .join(" \\| ");
         }
         return match name {
+            "MetricThresholds" => "map of metric name → number".into(),
             "Duration" => "duration (`10s`)".into(),
             "Rate" => "number > 0 \\| `inf`".into(),
             "TokenCount" => "integer \\| `{min, max}`".into(),

@@ -177,6 +177,9 @@ fn humanize(
                         .collect()
                 })
                 .unwrap_or_default();
+            if crate::metrics::is_catalogue(&opts) {
+                return vec![unknown_metric(path.clone(), got.trim_matches('`'), &opts)];
+            }
             let mut d = Diagnostic::error(
                 path.clone(),
                 format!("{here} is {got}, which is not one of: {}", opts.join(", ")),
@@ -185,6 +188,31 @@ fn humanize(
                 d = d.with_hint(format!("did you mean `{s}`?"));
             }
             vec![d]
+        }
+        // A map key that is not allowed (`compare.thresholds` keys are metric names): the
+        // inner error is about the key, located at the key itself.
+        K::PropertyNames { error } => {
+            let key = error.instance().as_str().unwrap_or("?").to_owned();
+            let opts = match error.kind() {
+                K::Enum { options } => options
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            if crate::metrics::is_catalogue(&opts) {
+                vec![unknown_metric(path.key(&key), &key, &opts)]
+            } else {
+                vec![Diagnostic::error(
+                    path.key(&key),
+                    format!("{here}: key `{key}`: {error}"),
+                )]
+            }
         }
         K::Constant { expected_value } => vec![
             Diagnostic::error(
@@ -246,6 +274,16 @@ fn humanize(
             vec![d]
         }
         _ => vec![Diagnostic::error(path.clone(), format!("{here}: {raw}"))],
+    }
+}
+
+/// A metric name the catalogue does not have, with the nearest name.
+fn unknown_metric(path: KeyPath, name: &str, names: &[String]) -> Diagnostic {
+    let d = Diagnostic::error(path, format!("unknown metric `{name}`"));
+    let list = "docs/spec.md (\"Metric names\") and docs/metrics.md list every metric";
+    match did_you_mean(name, names.iter().map(String::as_str)) {
+        Some(s) => d.with_hint(format!("did you mean `{s}`? {list}")),
+        None => d.with_hint(list),
     }
 }
 

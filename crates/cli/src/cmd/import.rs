@@ -26,14 +26,23 @@ pub(crate) enum Tool {
                   trial, whatever provenance the file carries, and notes where the tool's \
                   definitions differ from servebench's (docs/import.md). `compare` flags it: \
                   too-few-trials (one trial), stale-baseline and not-comparable against a \
-                  servebench run.\n\nExit codes: 0 imported; 2 unreadable file, not the \
+                  servebench run.\n\nWith --as-trials, every run of the FILEs (each line of \
+                  a JSON-lines file, each file) becomes one trial of one arm of one result \
+                  `imported-<tool>-<hash>-x<N>.json`: N repeated runs of the same workload \
+                  give an interval and a verdict. Runs that measured different workloads are \
+                  refused, naming the first difference.\n\nExit codes: 0 imported; 2 unreadable file, not the \
                   tool's format, or bad option.")]
 pub(crate) struct Args {
     /// The tool that wrote FILE.
     #[arg(value_enum)]
     tool: Tool,
-    /// The result file.
-    file: PathBuf,
+    /// The result file(s).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Pool every run of the files (in order) as the trials of one arm of one result,
+    /// instead of one single-trial result per run.
+    #[arg(long)]
+    as_trials: bool,
     /// Folder that receives `<name>/<run id>.json`.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
@@ -97,7 +106,13 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         output_tokens: args.output_tokens,
         line: args.line,
     };
-    let results = import_file(tool, &args.file, &opts)?;
+    let mut results = Vec::new();
+    for file in &args.files {
+        results.extend(import_file(tool, file, &opts)?);
+    }
+    if args.as_trials {
+        results = vec![servebench_result::import::pool_as_trials(results)?];
+    }
     for r in &results {
         if args.stdout {
             println!(

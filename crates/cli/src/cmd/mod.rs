@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub(crate) mod compare;
+pub(crate) mod export;
+pub(crate) mod from;
 pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod plan;
@@ -16,6 +18,7 @@ pub(crate) mod validate;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use servebench_spec::overrides::{self, Override, OverrideError};
 use servebench_spec::{LoadError, Spec};
 
 /// Load a spec; `Ok(None)` after printing its problems when it is invalid.
@@ -27,6 +30,74 @@ pub(crate) fn load_spec(path: &Path) -> Result<Option<Spec>> {
             Ok(None)
         }
         Err(e @ LoadError::Io { .. }) => Err(e.into()),
+    }
+}
+
+/// `--set KEY=VALUE` and its short forms, shared by `run`, `plan` and `validate`: what `run`
+/// would measure is what `plan` shows and `validate` checks.
+#[derive(Debug, Default, clap::Args)]
+pub(crate) struct SpecOverrides {
+    /// Override a spec field by its dotted path below `spec:`, KEY=VALUE, the value read
+    /// as YAML (repeatable, applied in order): `workload.requests=200`,
+    /// `sweep.max_concurrency=[64,256]`, `target.base_url=http://host:8000`. The resolved
+    /// spec is validated like the file.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Short for `--set workload.requests=N`.
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u32>,
+    /// Short for `--set sweep.max_concurrency=[N,…]` (comma-separated levels).
+    #[arg(long, short = 'c', value_name = "N,…", value_delimiter = ',')]
+    pub concurrency: Vec<u32>,
+    /// Short for `--set trials.count=N`.
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+}
+
+impl SpecOverrides {
+    /// `--set` and the short forms, in that order (a short form wins over a `--set` of the
+    /// same key).
+    pub(crate) fn list(&self) -> Result<Vec<Override>> {
+        let mut out = self
+            .set
+            .iter()
+            .map(|s| Override::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let short = |key: &str, value: String| Override {
+            key: key.to_owned(),
+            value,
+        };
+        if let Some(n) = self.requests {
+            out.push(short("workload.requests", n.to_string()));
+        }
+        if !self.concurrency.is_empty() {
+            let levels: Vec<String> = self.concurrency.iter().map(u32::to_string).collect();
+            out.push(short(
+                "sweep.max_concurrency",
+                format!("[{}]", levels.join(", ")),
+            ));
+        }
+        if let Some(n) = self.trials {
+            out.push(short("trials.count", n.to_string()));
+        }
+        Ok(out)
+    }
+}
+
+/// `spec` with `overrides` applied and checked like the file; `Ok(None)` after printing the
+/// problems when the result is invalid.
+pub(crate) fn apply_overrides(
+    spec: Spec,
+    overrides: &[Override],
+    file: &str,
+) -> Result<Option<Spec>> {
+    match overrides::apply(&spec, overrides, file) {
+        Ok(s) => Ok(Some(s)),
+        Err(OverrideError::Invalid(errors)) => {
+            eprintln!("{errors}");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

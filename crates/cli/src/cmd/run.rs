@@ -10,7 +10,7 @@ use servebench_result::SearchLook;
 use servebench_result::table;
 use servebench_result::{LookRecord, RunResult, ToolInfo, load_result};
 use servebench_runner::run::{ProgressMode, RunOptions, RunOutcome, SearchJudge, Sequencer, run};
-use servebench_spec::overrides::{self, Override, OverrideError};
+use servebench_spec::overrides::Override;
 
 use crate::exit::Exit;
 
@@ -25,21 +25,10 @@ pub(crate) struct Args {
     /// Folder that receives `<spec name>/<run id>.json`.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
-    /// Override a spec field by its dotted path below `spec:`, KEY=VALUE, the value read
-    /// as YAML (repeatable, applied in order): `workload.requests=200`,
-    /// `sweep.max_concurrency=[64,256]`, `target.base_url=http://host:8000`. The resolved
-    /// spec is validated like the file; the result stores it and the overrides.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// Short for `--set workload.requests=N`.
-    #[arg(long, value_name = "N")]
-    requests: Option<u32>,
-    /// Short for `--set sweep.max_concurrency=[N,…]` (comma-separated levels).
-    #[arg(long, short = 'c', value_name = "N,…", value_delimiter = ',')]
-    concurrency: Vec<u32>,
-    /// Short for `--set trials.count=N`.
-    #[arg(long, value_name = "N")]
-    trials: Option<u32>,
+    /// `--set KEY=VALUE`, `--requests`, `-c`, `--trials`: the result stores the overrides,
+    /// and `run --resume` applies them again.
+    #[command(flatten)]
+    overrides: super::SpecOverrides,
     /// Print nothing but errors and the final table.
     #[arg(long, short)]
     quiet: bool,
@@ -55,7 +44,7 @@ pub(crate) struct Args {
 
 /// Carry out the spec.
 pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
-    let overrides = args.overrides()?;
+    let overrides = args.overrides.list()?;
     let stored = match &args.resume {
         Some(r) => {
             if !overrides.is_empty() {
@@ -101,13 +90,8 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         None => overrides,
     };
     let file = spec_path.display().to_string();
-    let spec = match overrides::apply(&spec, &overrides, &file) {
-        Ok(s) => s,
-        Err(OverrideError::Invalid(errors)) => {
-            eprintln!("{errors}");
-            return Ok(Exit::Failed);
-        }
-        Err(e) => return Err(e.into()),
+    let Some(spec) = super::apply_overrides(spec, &overrides, &file)? else {
+        return Ok(Exit::Failed);
     };
     // The files the spec names, read before anything starts (as `validate` reads them).
     let dir = spec_path.parent().unwrap_or(Path::new("."));
@@ -225,36 +209,6 @@ fn gate_after_run(outcome: &RunOutcome, gate: &servebench_compare::GateSpec) -> 
     report.gate = Some(g);
     println!("\n{}", servebench_compare::render(&report));
     Ok(tripped)
-}
-
-impl Args {
-    /// `--set` and the short forms, in that order (a short form wins over a `--set` of the
-    /// same key).
-    fn overrides(&self) -> Result<Vec<Override>> {
-        let mut out = self
-            .set
-            .iter()
-            .map(|s| Override::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let short = |key: &str, value: String| Override {
-            key: key.to_owned(),
-            value,
-        };
-        if let Some(n) = self.requests {
-            out.push(short("workload.requests", n.to_string()));
-        }
-        if !self.concurrency.is_empty() {
-            let levels: Vec<String> = self.concurrency.iter().map(u32::to_string).collect();
-            out.push(short(
-                "sweep.max_concurrency",
-                format!("[{}]", levels.join(", ")),
-            ));
-        }
-        if let Some(n) = self.trials {
-            out.push(short("trials.count", n.to_string()));
-        }
-        Ok(out)
-    }
 }
 
 /// How `run` and `rerun` show progress.

@@ -20,6 +20,9 @@ enum Which {
     Result,
     /// One line of a result's requests sidecar (`schemas/requests.schema.json`).
     Requests,
+    /// The metric catalogue: every name a spec's `compare.metrics` may list, with its unit,
+    /// direction and description (JSON; the spec schema carries the same names as an enum).
+    Metrics,
 }
 
 /// Print the schema.
@@ -28,6 +31,10 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         Which::Spec => print!("{}", servebench_spec::schema::spec_schema_json()),
         Which::Result => print!("{}", servebench_result::result_schema_json()),
         Which::Requests => print!("{}", servebench_result::requests_schema_json()),
+        Which::Metrics => println!(
+            "{}",
+            serde_json::to_string_pretty(&servebench_spec::metrics::catalogue())?
+        ),
     }
     Ok(Exit::Ok)
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use servebench_runner::run::check_inputs;
 use servebench_spec::LoadError;
+use servebench_spec::overrides::{self, OverrideError};
 
 use crate::exit::Exit;
 
@@ -24,16 +25,31 @@ pub(crate) struct Args {
     /// Print diagnostics as JSON (one object per file) on stdout.
     #[arg(long)]
     json: bool,
+    /// The same overrides `run` takes, applied to every file: checks the spec `run --set …`
+    /// would measure.
+    #[command(flatten)]
+    overrides: super::SpecOverrides,
 }
 
 /// Check every file and the files it names (prompts, trace, tokenizer, CA); exit 1 when
 /// any is invalid, 2 when a spec cannot be read.
 pub(crate) fn run(args: Args) -> Result<Exit> {
+    let overrides = args.overrides.list()?;
     let mut worst = Exit::Ok;
     let mut reports = Vec::new();
     for path in &args.specs {
         let file = path.display().to_string();
-        match servebench_spec::load(path) {
+        let loaded = match servebench_spec::load(path) {
+            Ok(spec) => match overrides::apply(&spec, &overrides, &file) {
+                Ok(s) => Ok(s),
+                Err(OverrideError::Invalid(e)) => Err(LoadError::Invalid(e)),
+                // An unknown key or a value that is not YAML is the command line's error,
+                // the same for every file: a usage error.
+                Err(e) => return Err(e.into()),
+            },
+            Err(e) => Err(e),
+        };
+        match loaded {
             Ok(spec) => {
                 // The files the spec names, read as `run` reads them before anything starts.
                 let dir = path.parent().unwrap_or(Path::new("."));

@@ -94,6 +94,30 @@ fn schema_prints_the_committed_schema() {
 }
 
 #[test]
+fn schema_metrics_lists_the_catalogue_with_descriptions() {
+    let out = sb().args(["schema", "metrics"]).assert().code(0);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    let names: Vec<&str> = v
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert!(names.contains(&"ttft_p99") && names.contains(&"output_throughput"));
+    let ttft = v
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == "ttft_p99"))
+        .expect("ttft_p99");
+    assert_eq!(ttft["unit"], "ms");
+    assert_eq!(ttft["direction"], "lower_is_better");
+    assert!(
+        ttft["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("99th percentile"))
+    );
+}
+
+#[test]
 fn plan_of_the_seed_spec_lists_fifty_trials_in_ten_blocks() {
     let out = sb()
         .args([

@@ -14,6 +14,7 @@ pub mod detect;
 mod fields;
 pub mod lenient;
 pub mod sglang;
+pub mod trials;
 pub mod vllm;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use servebench_spec::{ApiKind, DatasetKind, Rate, TokenCount};
 use crate::RunResult;
 
 pub use build::build_result;
+pub use trials::pool_as_trials;
 
 /// The tools whose files are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,6 +26,59 @@ pub struct SweepPoint {
     /// Replay speed of a `trace` dataset (`None`: not a trace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_speed: Option<f64>,
+    /// What the dataset makes of a request, for the label (not a sweep key).
+    #[serde(skip)]
+    pub shape: PointShape,
+}
+
+/// The kind of request a point sends, as its label says it: the lengths of a `random` or
+/// file dataset, a shared prefix and a suffix, conversations, or a trace's own requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum PointShape {
+    /// `in=… out=…` (`in=file` for a prompt file).
+    #[default]
+    Lengths,
+    /// A shared prefix and each prompt's own suffix: `in=PREFIX+SUFFIX`.
+    SharedPrefix {
+        /// Tokens of each group's prefix.
+        prefix: TokenCount,
+        /// Tokens of each prompt's own part.
+        suffix: TokenCount,
+    },
+    /// Conversations: `turns=… user=…`.
+    MultiTurn {
+        /// Turns per conversation.
+        turns: TokenCount,
+        /// Tokens of each new user message.
+        user: TokenCount,
+    },
+    /// A replayed trace: its own clock and lengths (`rate=trace`).
+    Trace,
+}
+
+/// The shape of the spec's requests.
+pub fn shape_of(spec: &SpecFile) -> PointShape {
+    let d = &spec.spec.workload.dataset;
+    match d.kind {
+        DatasetKind::SharedPrefix => {
+            d.shared_prefix
+                .as_ref()
+                .map_or(PointShape::Lengths, |sp| PointShape::SharedPrefix {
+                    prefix: sp.prefix_tokens,
+                    suffix: sp.suffix_tokens,
+                })
+        }
+        DatasetKind::MultiTurn => {
+            d.multi_turn
+                .as_ref()
+                .map_or(PointShape::Lengths, |m| PointShape::MultiTurn {
+                    turns: m.turns,
+                    user: m.user_tokens,
+                })
+        }
+        DatasetKind::Trace => PointShape::Trace,
+        _ => PointShape::Lengths,
+    }
 }
 
 impl SweepPoint {
@@ -58,23 +111,54 @@ impl fmt::Display for SweepPoint {
             Some(c) => write!(f, "c={c}")?,
             None => write!(f, "c=unlimited")?,
         }
-        write!(f, " rate={}", self.request_rate)?;
         let tok = |t: Option<TokenCount>| match t {
-            Some(TokenCount::Fixed(n)) => n.to_string(),
-            Some(TokenCount::Range(r)) => format!("{}..{}", r.min, r.max),
+            Some(t) => count(t),
             None => "file".into(),
         };
-        write!(
-            f,
-            " in={} out={}",
-            tok(self.input_tokens),
-            tok(self.output_tokens)
-        )?;
+        match self.shape {
+            PointShape::Lengths => write!(
+                f,
+                " rate={} in={} out={}",
+                self.request_rate,
+                tok(self.input_tokens),
+                tok(self.output_tokens)
+            )?,
+            PointShape::SharedPrefix { prefix, suffix } => write!(
+                f,
+                " rate={} in={}+{} out={}",
+                self.request_rate,
+                count(prefix),
+                count(suffix),
+                tok(self.output_tokens)
+            )?,
+            PointShape::MultiTurn { turns, user } => write!(
+                f,
+                " rate={} turns={} user={} out={}",
+                self.request_rate,
+                count(turns),
+                count(user),
+                tok(self.output_tokens)
+            )?,
+            // A trace sends on its own clock with its own lengths (an output override shows).
+            PointShape::Trace => {
+                write!(f, " rate=trace")?;
+                if let Some(o) = self.output_tokens {
+                    write!(f, " out={}", count(o))?;
+                }
+            }
+        }
         // Only trace points name their speed: the labels of other points are unchanged.
         match self.trace_speed {
             Some(s) => write!(f, " speed={s}x"),
             None => Ok(()),
         }
+    }
+}
+
+fn count(t: TokenCount) -> String {
+    match t {
+        TokenCount::Fixed(n) => n.to_string(),
+        TokenCount::Range(r) => format!("{}..{}", r.min, r.max),
     }
 }
 
@@ -128,6 +212,7 @@ pub fn matrix_points(spec: &SpecFile) -> Vec<SweepPoint> {
                             output_tokens: *o,
                             requests,
                             trace_speed: *s,
+                            shape: shape_of(spec),
                         });
                     }
                 }
@@ -179,6 +264,7 @@ pub fn include_point(spec: &SpecFile, inc: &SweepPointSpec) -> SweepPoint {
         trace_speed: inc
             .trace_speed
             .or(w.dataset.trace.as_ref().map(|t| t.speed)),
+        shape: shape_of(spec),
     }
 }
 

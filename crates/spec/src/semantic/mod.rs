@@ -3,8 +3,8 @@
 mod bounds;
 mod datasets;
 mod engine;
-mod gate;
 mod equivalence;
+mod gate;
 mod launcher;
 pub(crate) mod refs;
 mod search;

@@ -140,6 +140,7 @@ pub struct UntilDecided {
     /// Metrics that must be decided (default: every metric of `compare.metrics`); each must
     /// be one `compare.metrics` lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<crate::metrics::MetricName>>")]
     pub metrics: Option<Vec<String>>,
     /// How the error rate α is spent over the looks: `obrien_fleming` (default: strict early,
     /// close to the fixed-sample interval at the end) or `pocock` (even: decides large
@@ -209,8 +210,10 @@ pub enum ServerRestart {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompareSettings {
-    /// Metric names from the catalogue (`servebench schema` lists them; docs/metrics.md).
+    /// Metric names from the catalogue (listed below and in docs/metrics.md; editors
+    /// complete them from the schema).
     #[serde(default = "default_metrics")]
+    #[schemars(with = "Vec<crate::metrics::MetricName>")]
     pub metrics: Vec<String>,
     /// Practical threshold θ: a relative change smaller than this does not matter.
     #[serde(default = "default_threshold")]
@@ -218,6 +221,7 @@ pub struct CompareSettings {
     pub threshold: f64,
     /// Per-metric thresholds overriding `threshold`, e.g. `{ttft_p99: 0.05}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(with = "crate::metrics::MetricThresholds")]
     pub thresholds: BTreeMap<String, f64>,
     /// Significance level α.
     #[serde(default = "default_alpha")]

@@ -6,6 +6,7 @@ mod hash;
 mod invalid_corpus;
 mod metrics_doc;
 mod overrides;
+mod peer;
 mod plan;
 mod schema_drift;
 mod specs_dir;

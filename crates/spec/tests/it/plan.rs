@@ -119,3 +119,39 @@ spec:
     let todo = vec![("a".to_owned(), vec![0, 1]), ("b".to_owned(), vec![0, 1])];
     assert_eq!(round_blocks(&spec.file, 6, &todo, 0, 0).len(), 4);
 }
+
+/// Point labels say what the point sends: a shared prefix and its suffix, conversations, a
+/// trace on its own clock (before, they read `in=file` for the first two and `rate=inf` for
+/// a trace). Random and file datasets keep their labels.
+#[test]
+fn point_labels_say_what_each_dataset_sends() {
+    let labels = |file: &str| -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cli/tests/specs")
+            .join(file);
+        let spec = servebench_spec::load(&path).expect("valid spec");
+        sweep_points(&spec.file)
+            .iter()
+            .map(|p| p.to_string())
+            .collect()
+    };
+    assert_eq!(
+        labels("shared-prefix-cache.yaml"),
+        ["c=2 rate=inf in=512+16 out=4"]
+    );
+    assert_eq!(
+        labels("multi-turn.yaml"),
+        ["c=2 rate=inf turns=3 user=16 out=8"]
+    );
+    assert_eq!(
+        labels("trace-plain.yaml"),
+        [
+            "c=unlimited rate=trace speed=1x",
+            "c=unlimited rate=trace speed=2x"
+        ]
+    );
+    assert_eq!(
+        labels("tiny-ab.yaml"),
+        ["c=1 rate=inf in=16 out=8", "c=4 rate=inf in=16 out=8"]
+    );
+}

@@ -22,3 +22,35 @@ fn committed_spec_schema_matches_generated() {
          (or `cargo run -p servebench -- schema > schemas/spec.schema.json`) and commit it."
     );
 }
+
+/// Editors complete metric names from the schema: `compare.metrics`, `compare.thresholds`
+/// keys and `trials.until_decided.metrics` are the catalogue as an `enum`, every name with
+/// its description. (Before, the schema said only `"type": "string"`.)
+#[test]
+fn metric_names_are_the_catalogue_in_the_schema() {
+    let schema = servebench_spec::schema::spec_schema();
+    let def = &schema["$defs"]["MetricName"];
+    let names: Vec<&str> = def["enum"]
+        .as_array()
+        .expect("MetricName is an enum")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(names, servebench_spec::metrics::metric_names());
+    let docs = def["markdownEnumDescriptions"]
+        .as_array()
+        .expect("with a description per name");
+    assert_eq!(docs.len(), names.len());
+    assert!(
+        docs.iter()
+            .all(|d| d.as_str().is_some_and(|s| s.len() > 20))
+    );
+    let compare = &schema["$defs"]["CompareSettings"]["properties"];
+    assert_eq!(compare["metrics"]["items"]["$ref"], "#/$defs/MetricName");
+    assert_eq!(
+        schema["$defs"]["MetricThresholds"]["propertyNames"]["$ref"],
+        "#/$defs/MetricName"
+    );
+    let until = &schema["$defs"]["UntilDecided"]["properties"]["metrics"];
+    assert_eq!(until["items"]["$ref"], "#/$defs/MetricName");
+}

@@ -1,6 +1,10 @@
 //! The end-of-run table: per variant and sweep point, the mean and 95% interval across
 //! trials of each compared metric (geometric for positive metrics, arithmetic for metrics
-//! that can be 0), from the stats crate.
+//! that can be 0), from the stats crate. A one-variant run gets the bench_serving-style
+//! summary of [`overview`] instead of the metric blocks; multi-turn points get their per-turn
+//! TTFT either way.
+
+pub mod overview;
 
 use std::fmt::Write;
 
@@ -12,6 +16,7 @@ use servebench_spec::TokenizerSource;
 use crate::metrics::InputMismatch;
 use crate::record::RequestFlag;
 use crate::{RunResult, TrialStatus};
+use overview::fmt_num;
 
 /// One cell of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,19 +72,6 @@ pub fn cell(result: &RunResult, variant: &str, point: usize, metric: &str) -> Op
             }
         }
     })
-}
-
-fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
 }
 
 /// For a sequential run: every cell's trials, why it stopped, and its verdicts there.
@@ -337,6 +329,20 @@ fn sequential_section(out: &mut String, result: &RunResult) {
     }
 }
 
+/// Per variant and multi-turn point, each turn's TTFT (nothing for other datasets).
+fn turns_section(out: &mut String, result: &RunResult, names: &[String]) {
+    for n in names {
+        for p in &result.points {
+            let rows = overview::turn_rows(result, n, p.index);
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "\n{n} at {}", p.label);
+            overview::render_turns(out, &rows, "  ");
+        }
+    }
+}
+
 /// The table as text, one block per metric.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
@@ -358,6 +364,14 @@ pub fn render(result: &RunResult) -> String {
             .any(|s| s.tokens.cache_hit_ratio().is_some())
     {
         shown.push(cache.to_owned());
+    }
+    if names.len() == 1 {
+        // One variant: bench_serving's summary (every throughput and latency), plus what
+        // else the spec compares.
+        out.push_str(&overview::render(result));
+        shown.retain(|m| !overview::covers(m));
+    } else {
+        turns_section(&mut out, result, &names);
     }
     for metric in &shown {
         let unit = metrics::metric(metric).map(|m| m.unit).unwrap_or("");

@@ -1,0 +1,252 @@
+//! A bench_serving-style summary of a variant: per sweep point the throughputs and the
+//! mean, p50 and p99 of TTFT, TPOT, ITL and E2E (each the mean over trials, with its 95%
+//! interval), and per turn of a multi-turn point its TTFT. The end-of-run table of a
+//! one-variant run is this (`table::render`), and so is the report's summary of one.
+
+use std::fmt::Write;
+
+use super::{CellStat, cell};
+use crate::{RunResult, TrialStatus};
+
+/// The throughput rows: metric, words, unit.
+pub const THROUGHPUTS: [(&str, &str, &str); 3] = [
+    ("request_throughput", "request throughput", "req/s"),
+    ("output_throughput", "output token throughput", "tok/s"),
+    ("total_throughput", "total token throughput", "tok/s"),
+];
+
+/// The latency rows (metric family, words) and columns (statistic).
+pub const LATENCIES: [(&str, &str); 4] = [
+    ("ttft", "TTFT"),
+    ("tpot", "TPOT"),
+    ("itl", "ITL"),
+    ("e2e", "E2E"),
+];
+
+/// The statistics of every latency row.
+pub const STATS: [&str; 3] = ["mean", "p50", "p99"];
+
+/// One sweep point of one variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSummary {
+    /// Index of the point.
+    pub point: usize,
+    /// Its label.
+    pub label: String,
+    /// Trials that measured.
+    pub trials: usize,
+    /// Requests over those trials.
+    pub requests: usize,
+    /// Of them, failed.
+    pub failed: usize,
+    /// Per [`THROUGHPUTS`] row.
+    pub throughput: Vec<Option<CellStat>>,
+    /// Per [`LATENCIES`] row, per [`STATS`] column.
+    pub latency: Vec<[Option<CellStat>; 3]>,
+    /// Per turn of a multi-turn point (empty otherwise).
+    pub turns: Vec<TurnRow>,
+}
+
+/// One turn of a multi-turn point, over the trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnRow {
+    /// The turn (0: every conversation's first).
+    pub turn: u32,
+    /// Requests of that turn over the trials.
+    pub requests: usize,
+    /// Mean over trials of the turn's mean TTFT, ms.
+    pub ttft_mean: Option<f64>,
+    /// Mean over trials of the turn's median TTFT, ms.
+    pub ttft_p50: Option<f64>,
+    /// Mean over trials of the prompt tokens the server counted for the turn.
+    pub prompt_tokens: Option<f64>,
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The turns of `variant` at `point`, over its ok trials.
+pub fn turn_rows(result: &RunResult, variant: &str, point: usize) -> Vec<TurnRow> {
+    /// Per turn: requests, and per trial its TTFT mean, TTFT p50 and mean prompt tokens.
+    type Acc = (usize, Vec<f64>, Vec<f64>, Vec<f64>);
+    let mut by: std::collections::BTreeMap<u32, Acc> = Default::default();
+    for t in result
+        .trials
+        .iter()
+        .filter(|t| t.variant == variant && t.point == point && t.status == TrialStatus::Ok)
+    {
+        for turn in t.summary.iter().flat_map(|s| &s.turns) {
+            let e = by.entry(turn.turn).or_default();
+            e.0 += turn.requests;
+            if let Some(l) = &turn.ttft {
+                e.1.push(l.mean);
+                e.2.push(l.p50);
+            }
+            e.3.extend(turn.mean_prompt_tokens);
+        }
+    }
+    by.into_iter()
+        .map(|(turn, (requests, m, p, tok))| TurnRow {
+            turn,
+            requests,
+            ttft_mean: mean(&m),
+            ttft_p50: mean(&p),
+            prompt_tokens: mean(&tok),
+        })
+        .collect()
+}
+
+/// Every point of `variant`, in sweep order.
+pub fn summarize(result: &RunResult, variant: &str) -> Vec<PointSummary> {
+    result
+        .points
+        .iter()
+        .map(|p| {
+            let ok: Vec<_> = result
+                .trials
+                .iter()
+                .filter(|t| {
+                    t.variant == variant && t.point == p.index && t.status == TrialStatus::Ok
+                })
+                .collect();
+            let (requests, failed) = ok
+                .iter()
+                .filter_map(|t| t.summary.as_ref())
+                .fold((0, 0), |(r, f), s| (r + s.all.requests, f + s.all.failed));
+            PointSummary {
+                point: p.index,
+                label: p.label.clone(),
+                trials: ok.len(),
+                requests,
+                failed,
+                throughput: THROUGHPUTS
+                    .iter()
+                    .map(|(m, _, _)| cell(result, variant, p.index, m))
+                    .collect(),
+                latency: LATENCIES
+                    .iter()
+                    .map(|(fam, _)| {
+                        STATS.map(|s| cell(result, variant, p.index, &format!("{fam}_{s}")))
+                    })
+                    .collect(),
+                turns: turn_rows(result, variant, p.index),
+            }
+        })
+        .collect()
+}
+
+/// Whether the summary shows `metric` already.
+pub fn covers(metric: &str) -> bool {
+    THROUGHPUTS.iter().any(|(m, _, _)| *m == metric)
+        || LATENCIES
+            .iter()
+            .any(|(fam, _)| STATS.iter().any(|s| format!("{fam}_{s}") == metric))
+}
+
+/// A number as the tables print it: 3 significant figures or so.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `mean [lo, hi]`, `mean` alone below 3 trials, `—` without a value.
+pub fn fmt_cell(c: Option<&CellStat>) -> String {
+    match c {
+        None => "—".to_owned(),
+        Some(CellStat {
+            mean,
+            ci: Some((lo, hi)),
+            ..
+        }) => format!("{} [{}, {}]", fmt_num(*mean), fmt_num(*lo), fmt_num(*hi)),
+        Some(CellStat { mean, .. }) => fmt_num(*mean),
+    }
+}
+
+/// The per-turn rows of one point as text lines (none for other datasets).
+pub fn render_turns(out: &mut String, turns: &[TurnRow], indent: &str) {
+    if turns.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{indent}per turn (mean over trials; later turns carry the history):"
+    );
+    let _ = writeln!(
+        out,
+        "{indent}  {:<6} {:>9} {:>15} {:>15} {:>15}",
+        "turn", "requests", "TTFT mean (ms)", "TTFT p50 (ms)", "prompt tokens"
+    );
+    for t in turns {
+        let f = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), fmt_num);
+        let _ = writeln!(
+            out,
+            "{indent}  {:<6} {:>9} {:>15} {:>15} {:>15}",
+            t.turn + 1,
+            t.requests,
+            f(t.ttft_mean),
+            f(t.ttft_p50),
+            f(t.prompt_tokens)
+        );
+    }
+}
+
+/// The summary of the run's one variant (its first, if it has several), as text.
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    let Some(v) = result.spec.spec.variants.first() else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "\n{} — per sweep point, the mean over trials [95% CI; none below 3 trials]",
+        v.name
+    );
+    for p in summarize(result, &v.name) {
+        let _ = writeln!(
+            out,
+            "\n  {} — {} trial(s), {} requests{}",
+            p.label,
+            p.trials,
+            p.requests,
+            if p.failed > 0 {
+                format!(", {} failed", p.failed)
+            } else {
+                String::new()
+            }
+        );
+        for ((_, words, unit), c) in THROUGHPUTS.iter().zip(&p.throughput) {
+            let _ = writeln!(
+                out,
+                "    {:<32} {}",
+                format!("{words} ({unit})"),
+                fmt_cell(c.as_ref())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    {:<12} {:>24} {:>24} {:>24}",
+            "", "mean", "p50", "p99"
+        );
+        for ((_, words), cells) in LATENCIES.iter().zip(&p.latency) {
+            let _ = writeln!(
+                out,
+                "    {:<12} {:>24} {:>24} {:>24}",
+                format!("{words} (ms)"),
+                fmt_cell(cells[0].as_ref()),
+                fmt_cell(cells[1].as_ref()),
+                fmt_cell(cells[2].as_ref())
+            );
+        }
+        render_turns(&mut out, &p.turns, "    ");
+    }
+    out
+}

@@ -1,0 +1,293 @@
+//! What both tools' translations share: the base URL, the model and tokenizer, the request
+//! rate, goodput SLOs, headers, names.
+
+use std::collections::BTreeMap;
+
+use super::draft::Draft;
+use super::table::Lines;
+use super::{Line, PeerError, Translation, Values, argv, py_float};
+use crate::rate::Rate;
+use crate::types::TokenCount;
+
+pub(crate) fn count_words(t: TokenCount) -> String {
+    match t {
+        TokenCount::Fixed(n) => n.to_string(),
+        TokenCount::Range(r) => format!("{{min: {}, max: {}}}", r.min, r.max),
+    }
+}
+
+/// `u32` of a flag's value, with the tool's default.
+pub(crate) fn u32_of(v: &Values<'_>, name: &str, default: u32) -> Result<u32, PeerError> {
+    match v.int(name)? {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= i64::from(u32::MAX) => Ok(n as u32),
+        Some(n) => Err(PeerError::BadValue {
+            flag: name.to_owned(),
+            value: n.to_string(),
+            why: "servebench needs a whole number of at least 1 here".into(),
+        }),
+    }
+}
+
+/// The base URL the tool sends to: `--base-url`, else `http://host:port`.
+pub(crate) fn base_url(
+    v: &Values<'_>,
+    default_host: &str,
+    port: u16,
+    lines: &mut Lines,
+    tool: &str,
+) -> Result<String, PeerError> {
+    if let Some(u) = v.str("--base-url") {
+        let u = u.trim_end_matches('/').to_owned();
+        lines.mapped("--base-url", v, format!("target.base_url: {u}"));
+        return Ok(u);
+    }
+    let host = v.str("--host").unwrap_or(default_host);
+    let port = match v.int("--port")? {
+        Some(p) if (1..=65535).contains(&p) => p as u16,
+        Some(p) => {
+            return Err(PeerError::BadValue {
+                flag: "--port".into(),
+                value: p.to_string(),
+                why: "not a port number".into(),
+            });
+        }
+        None => port,
+    };
+    let (shown_host, note) = match host {
+        "0.0.0.0" => (
+            "127.0.0.1".to_owned(),
+            " (0.0.0.0, every address, reaches this host; written as 127.0.0.1)",
+        ),
+        h if h.contains(':') && !h.starts_with('[') => (format!("[{h}]"), ""),
+        h => (h.to_owned(), ""),
+    };
+    let url = format!("http://{shown_host}:{port}");
+    let text = format!("target.base_url: {url}{note}");
+    if v.has("--host") {
+        lines.mapped("--host", v, text.clone());
+    } else {
+        lines.tool_default("--host", default_host, text.clone());
+    }
+    if v.has("--port") {
+        lines.mapped("--port", v, format!("the port of target.base_url ({port})"));
+    } else {
+        lines.tool_default(
+            "--port",
+            &port.to_string(),
+            format!("{tool}'s port for this backend"),
+        );
+    }
+    Ok(url)
+}
+
+/// The model and tokenizer lines shared by both tools; the model the requests carry is
+/// `served` (else `model`).
+pub(crate) fn model_and_tokenizer(
+    v: &Values<'_>,
+    served_flag: &'static str,
+    lines: &mut Lines,
+    needs: &mut Vec<String>,
+    ask: &str,
+) -> (Option<String>, Option<String>) {
+    let model = v.str(served_flag).or(v.str("--model")).map(str::to_owned);
+    if v.has("--model") {
+        lines.mapped(
+            "--model",
+            v,
+            if v.has(served_flag) {
+                format!("the tokenizer's default only: requests carry {served_flag}")
+            } else {
+                format!("target.model: {}", v.str("--model").unwrap_or(""))
+            },
+        );
+    }
+    if v.has(served_flag) {
+        lines.mapped(
+            served_flag,
+            v,
+            format!("target.model: {}", v.str(served_flag).unwrap_or("")),
+        );
+    }
+    if model.is_none() {
+        needs.push(format!(
+            "target.model — {ask}; servebench sends `target.model` in every request: write the \
+             served model's name (or `--set target.model=NAME` on the command line)"
+        ));
+    }
+    let tokenizer = match v.str("--tokenizer") {
+        Some(t) if t.ends_with(".json") => {
+            lines.mapped(
+                "--tokenizer",
+                v,
+                "target.tokenizer: local with this tokenizer_path (prompt lengths counted with \
+                 this file)",
+            );
+            Some(t.to_owned())
+        }
+        Some(_) => {
+            lines.mapped(
+                "--tokenizer",
+                v,
+                "target.tokenizer: server — a hub id or a model folder has no counterpart in a \
+                 spec (servebench reads a local tokenizer.json, or asks the server); the \
+                 server's /tokenize counts prompt lengths exactly as the served model does",
+            );
+            None
+        }
+        None => None,
+    };
+    (model, tokenizer)
+}
+
+/// `--request-rate`: a rate, `inf`, or a value that means "as fast as possible" to a person
+/// but not to the tool.
+pub(crate) fn request_rate(
+    v: &Values<'_>,
+    lines: &mut Lines,
+    why_not_negative: &str,
+) -> Result<Rate, PeerError> {
+    let Some(r) = v.float("--request-rate")? else {
+        lines.tool_default(
+            "--request-rate",
+            "inf",
+            "workload.request_rate: inf (every request due at once; the concurrency limit paces them)",
+        );
+        return Ok(Rate::Inf);
+    };
+    if r.is_infinite() && r > 0.0 {
+        lines.mapped("--request-rate", v, "workload.request_rate: inf");
+        Ok(Rate::Inf)
+    } else if r > 0.0 && r.is_finite() {
+        lines.mapped(
+            "--request-rate",
+            v,
+            format!("workload.request_rate: {r} (Poisson arrivals, as the tool's)"),
+        );
+        Ok(Rate::PerSecond(r))
+    } else {
+        lines.mapped(
+            "--request-rate",
+            v,
+            format!("workload.request_rate: inf, what {r} is meant to say — {why_not_negative}"),
+        );
+        Ok(Rate::Inf)
+    }
+}
+
+/// `--goodput KEY:VALUE…` (ms) as `slo`.
+pub(crate) fn goodput(
+    v: &Values<'_>,
+    lines: &mut Lines,
+    keys: [&str; 3],
+) -> Result<[Option<f64>; 3], PeerError> {
+    let mut slo = [None; 3];
+    if !v.has("--goodput") {
+        return Ok(slo);
+    }
+    for item in v.list("--goodput") {
+        let bad = || PeerError::BadValue {
+            flag: "--goodput".into(),
+            value: item.clone(),
+            why: format!("write KEY:VALUE in ms with KEY one of {}", keys.join(", ")),
+        };
+        let (k, val) = item.split_once(':').ok_or_else(bad)?;
+        let ms = py_float("--goodput", val).map_err(|_| bad())?;
+        let i = keys.iter().position(|x| *x == k).ok_or_else(bad)?;
+        slo[i] = Some(ms);
+    }
+    lines.mapped(
+        "--goodput",
+        v,
+        "slo (ttft, tpot, e2e in ms): goodput counts the requests meeting every one",
+    );
+    Ok(slo)
+}
+
+/// `--header KEY=VALUE…` as `target.headers`.
+pub(crate) fn headers(
+    v: &Values<'_>,
+    lines: &mut Lines,
+) -> Result<BTreeMap<String, String>, PeerError> {
+    let mut out = BTreeMap::new();
+    if !v.has("--header") {
+        return Ok(out);
+    }
+    for h in v.list("--header") {
+        let (k, val) = h.split_once('=').ok_or_else(|| PeerError::BadValue {
+            flag: "--header".into(),
+            value: h.clone(),
+            why: "write KEY=VALUE".into(),
+        })?;
+        out.insert(k.to_owned(), val.to_owned());
+    }
+    lines.mapped(
+        "--header",
+        v,
+        "target.headers (a header naming a secret must read it from ${env.NAME}: validate says \
+         which)",
+    );
+    Ok(out)
+}
+
+/// `metadata.name` from the tool and the model: lower case, `[a-z0-9._-]`.
+pub(crate) fn name_of(tool: &str, model: Option<&str>) -> String {
+    let model = model
+        .map(|m| m.rsplit('/').next().unwrap_or(m).to_lowercase())
+        .unwrap_or_else(|| "bench".into());
+    let raw = format!("{tool}-{model}");
+    let s: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(128)
+        .collect();
+    s.trim_start_matches(['.', '_', '-']).to_owned()
+}
+
+/// A variant name from the backend: `[A-Za-z0-9._-]`.
+pub(crate) fn variant_of(backend: &str) -> String {
+    let s: String = backend
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    let s = s.trim_start_matches(['.', '_', '-']).to_owned();
+    if s.is_empty() { "bench".into() } else { s }
+}
+
+/// The translation, with the parser's unknowns.
+pub(crate) fn finish(
+    tool: &'static str,
+    draft: Draft,
+    lines: Vec<Line>,
+    parsed: &argv::Parsed,
+    needs: Vec<String>,
+) -> Translation {
+    let notes = vec![format!(
+        "trials.count: {} — the tool measures once; servebench repeats the measurement {} \
+         times so every figure gets a 95% interval; `--set \
+         trials.count=1` measures once",
+        draft.trials, draft.trials
+    )];
+    Translation {
+        tool,
+        draft,
+        lines,
+        unknown: parsed.unknown.clone(),
+        stray: parsed.stray.clone(),
+        needs,
+        notes,
+    }
+}
