@@ -1,0 +1,88 @@
+//! The generic profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// A plain OpenAI-compatible server, and servebench's simulator in its default dialect:
+/// the spec's fields are sent as written; `/tokenize` is tried with `{prompt}` then
+/// `{content}`, the limit in `/v1/models` then `/props`, every info endpoint in turn.
+pub static GENERIC: Profile = Profile {
+    engine: Engine::Openai,
+    name: "OpenAI-compatible",
+    checked: "the OpenAI API; servebench's simulator (crates/sim)",
+    request: RequestFacts {
+        ignore_eos: Field::Honoured,
+        min_tokens: Field::Honoured,
+        stream_options: Field::Honoured,
+        unknown_fields: UnknownFields::Dropped,
+        checks_model: true,
+        generation_config: false,
+    },
+    tokenize: Some(TokenizeFacts {
+        path: "/tokenize",
+        body: TokenizeBody::Either,
+        chat_path: Some("/tokenize"),
+    }),
+    context_limit: &[
+        LimitSource::ModelsMaxModelLen,
+        LimitSource::PropsSlotContext,
+    ],
+    context_flag: Some(
+        "vLLM and the simulator --max-model-len, SGLang --context-length, llama.cpp --ctx-size",
+    ),
+    readiness: "/v1/models",
+    info: &[
+        "/server_info",
+        "/get_server_info",
+        "/props",
+        "/v1/sim/info",
+        "/version",
+        "/v1/models",
+    ],
+    version: &[
+        VersionSource {
+            path: "/v1/sim/info",
+            pointer: "/version",
+        },
+        VersionSource {
+            path: "/version",
+            pointer: "/version",
+        },
+    ],
+    server_args: &[ArgSource::Json {
+        path: "/server_info",
+    }],
+    // The simulator's own dialect (crates/sim/src/server/dialect/metrics.rs); a plain
+    // OpenAI-compatible server without `/metrics` answers 404, and telemetry stops asking.
+    metrics: Some(MetricsFacts {
+        path: "/metrics",
+        enable: None,
+        running: "servebench_sim_requests_running",
+        waiting: "servebench_sim_requests_waiting",
+        kv_usage: Some("servebench_sim_kv_cache_usage_ratio"),
+        preemptions: Some("servebench_sim_preemptions_total"),
+    }),
+    cached_tokens_flag: None,
+    reports_cached_tokens: true,
+    stream: StreamFacts {
+        sends_done: true,
+        empty_finish_reason: false,
+        may_hold_back_text: false,
+        reasoning_fields: &["reasoning_content", "reasoning"],
+        usage: StreamUsage::WhenAsked,
+    },
+    // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to
+    // 20, `seed`; no token ids. The simulator answers in the shapes of docs/simulator.md.
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 5,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: None,
+        },
+    },
+};

@@ -1,0 +1,75 @@
+//! The llamacpp profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// llama.cpp as vendored in llama-cpp-python 0.3.36 (vendor/llama.cpp/tools/server/):
+/// server-schema.cpp:44-47,475 (`max_tokens` an alias of `n_predict`, `ignore_eos`; unknown
+/// fields such as `min_tokens` ignored), server-context.cpp:5065-5103 (`/tokenize` takes
+/// `{content, add_special}` → `{tokens}`; a body without `content` answers 200
+/// `{"tokens":[]}`), :4533 (`owned_by: "llamacpp"`), :4585-4614 (`/props`:
+/// `default_generation_settings.n_ctx` per slot, `build_info`), server-task.cpp:365-372,461-522
+/// (completions' final chunk always carries `usage`, chat only with `include_usage`;
+/// `cached_tokens` always), server.cpp:251-277 (routes; `/metrics` needs `--metrics`),
+/// server-http.cpp:307-326 (503 `Loading model` on every route while loading).
+pub(super) static LLAMACPP: Profile = Profile {
+    engine: Engine::Llamacpp,
+    name: "llama.cpp",
+    checked: "llama-cpp-python 0.3.36's vendored llama.cpp: tools/server/server-context.cpp, server-schema.cpp, server-task.cpp, server.cpp, server-http.cpp",
+    request: RequestFacts {
+        ignore_eos: Field::Honoured,
+        min_tokens: Field::Ignored,
+        stream_options: Field::Honoured,
+        unknown_fields: UnknownFields::Dropped,
+        checks_model: false,
+        generation_config: false,
+    },
+    tokenize: Some(TokenizeFacts {
+        path: "/tokenize",
+        body: TokenizeBody::Content,
+        chat_path: None,
+    }),
+    context_limit: &[LimitSource::PropsSlotContext],
+    context_flag: Some("--ctx-size (which --parallel divides among its slots)"),
+    readiness: "/health",
+    info: &["/props", "/v1/models"],
+    version: &[VersionSource {
+        path: "/props",
+        pointer: "/build_info",
+    }],
+    server_args: &[],
+    metrics: Some(MetricsFacts {
+        path: "/metrics",
+        enable: Some("--metrics"),
+        running: "llamacpp:requests_processing",
+        waiting: "llamacpp:requests_deferred",
+        kv_usage: None,
+        preemptions: None,
+    }),
+    cached_tokens_flag: None,
+    reports_cached_tokens: true,
+    stream: StreamFacts {
+        sends_done: true,
+        empty_finish_reason: false,
+        may_hold_back_text: false,
+        reasoning_fields: &["reasoning_content"],
+        usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
+    },
+    // llama.cpp (llama-cpp-python 0.3.36): `logprobs` is an alias of `n_probs`
+    // (server-schema.cpp:179-180), chat `logprobs: true` + `top_logprobs` (default 20,
+    // server-common.cpp:1429-1438); both answer `choices[0].logprobs.content[{id, token,
+    // bytes, logprob, top_logprobs}]` (server-task.cpp:282-300, 376-381, 434-436): the ids come
+    // in the entries; `seed` (server-schema.cpp:176).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: None,
+        },
+    },
+};

@@ -1,0 +1,105 @@
+//! The sglang profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// SGLang 0.5.23: srt/entrypoints/openai/protocol.py (CompletionRequest, ChatCompletionRequest
+/// :365,909 — `min_tokens` :399, `ignore_eos` :407; unknown fields dropped by pydantic's
+/// default; TokenizeRequest :1744), srt/entrypoints/http_server.py (`/tokenize` and
+/// `/v1/tokenize` :1907-1912, `/server_info` :863 with `version`, deprecated
+/// `/get_server_info` :853, `/v1/models` `max_model_len = context_len` :2005, `/health` 503
+/// until warmed up :721), srt/utils/common.py:3584 (`build_server_info`: the flat
+/// `resolved_dict()` of server arguments), srt/entrypoints/engine.py (`server_args={…}` log
+/// line from 0.5.19, `server_args=ServerArgs(…)` up to 0.5.18), usage_processor.py:75-82
+/// (`cached_tokens` with `--enable-cache-report`).
+pub(super) static SGLANG: Profile = Profile {
+    engine: Engine::Sglang,
+    name: "SGLang",
+    checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py",
+    request: RequestFacts {
+        ignore_eos: Field::Honoured,
+        min_tokens: Field::Honoured,
+        stream_options: Field::Honoured,
+        unknown_fields: UnknownFields::Dropped,
+        checks_model: false,
+        generation_config: false,
+    },
+    tokenize: Some(TokenizeFacts {
+        path: "/tokenize",
+        body: TokenizeBody::Prompt,
+        chat_path: Some("/tokenize"),
+    }),
+    context_limit: &[LimitSource::ModelsMaxModelLen],
+    context_flag: Some("--context-length"),
+    readiness: "/health",
+    info: &[
+        "/server_info",
+        "/get_server_info",
+        "/model_info",
+        "/v1/models",
+    ],
+    version: &[
+        VersionSource {
+            path: "/server_info",
+            pointer: "/version",
+        },
+        VersionSource {
+            path: "/get_server_info",
+            pointer: "/version",
+        },
+    ],
+    server_args: &[
+        ArgSource::Json {
+            path: "/server_info",
+        },
+        ArgSource::Json {
+            path: "/get_server_info",
+        },
+        ArgSource::LogDict {
+            marker: "server_args=",
+        },
+        ArgSource::LogRepr {
+            marker: "server_args=ServerArgs(",
+        },
+    ],
+    metrics: Some(MetricsFacts {
+        path: "/metrics",
+        enable: Some("--enable-metrics"),
+        running: "sglang:num_running_reqs",
+        waiting: "sglang:num_queue_reqs",
+        kv_usage: Some("sglang:token_usage"),
+        preemptions: Some("sglang:num_retracted_reqs"),
+    }),
+    cached_tokens_flag: Some("--enable-cache-report"),
+    reports_cached_tokens: true,
+    stream: StreamFacts {
+        sends_done: true,
+        empty_finish_reason: false,
+        may_hold_back_text: false,
+        reasoning_fields: &["reasoning_content"],
+        usage: StreamUsage::WhenAsked,
+    },
+    // SGLang 0.5.23 entrypoints/openai/protocol.py: completions `logprobs: int` (:377),
+    // `return_token_ids` (:394) → `choices[].token_ids` (serving_completions.py:622); chat
+    // `logprobs: bool`, `top_logprobs` (:926-927), `return_token_ids` (:963) →
+    // `choices[].response_token_ids` (serving_chat.py:2981-3015, non-streamed only :1315);
+    // `seed` (:381, :941).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "response_token_ids",
+            }),
+        },
+    },
+};

@@ -1,0 +1,61 @@
+//! The transformers profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// transformers serve, 5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py
+/// (`_validate_request`: a field outside the request TypedDict is a 422 "Unexpected fields in
+/// the request" :1183-1187 in 5.24; `_build_generation_config`: `generation_config` is a JSON
+/// string made into a `GenerationConfig` :1246; `model_owner`, `force_model` 400 on another
+/// model; continuous batching applies only `max_new_tokens` and `eos_token_id` per request
+/// and drops `MinNewTokensLengthLogitsProcessor`, generation/logits_process.py
+/// `supports_continuous_batching = False`), cli/serving/chat_completion.py and completion.py
+/// (`stream_options`, `logprobs` accepted and ignored with a warning; usage in the final
+/// chunk; no `[DONE]`), cli/serving/server.py (routes: no tokenize, no version; `/health`;
+/// `/v1/models` entries carry a `status` object).
+pub(super) static TRANSFORMERS: Profile = Profile {
+    engine: Engine::Transformers,
+    name: "transformers serve",
+    checked: "5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py, chat_completion.py, completion.py, server.py, model_manager.py; generation/logits_process.py",
+    request: RequestFacts {
+        ignore_eos: Field::Refused(422),
+        min_tokens: Field::Refused(422),
+        stream_options: Field::Ignored,
+        unknown_fields: UnknownFields::Refused(422),
+        checks_model: true,
+        generation_config: true,
+    },
+    tokenize: None,
+    context_limit: &[],
+    context_flag: None,
+    readiness: "/health",
+    info: &["/v1/models"],
+    version: &[],
+    server_args: &[],
+    metrics: None,
+    cached_tokens_flag: None,
+    reports_cached_tokens: false,
+    stream: StreamFacts {
+        sends_done: false,
+        empty_finish_reason: false,
+        may_hold_back_text: true,
+        reasoning_fields: &["reasoning_content"],
+        usage: StreamUsage::Always,
+    },
+    // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,
+    // accepted and ignored (chat_completion.py:70-90, completion.py:53-61): outputs are
+    // compared as text; `seed` is a field of both request types (:65, :47) and seeds torch
+    // (utils.py:1259-1260).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+    },
+};

@@ -1,0 +1,74 @@
+//! The trtllm profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// TensorRT-LLM's `trtllm-serve`, read in NVIDIA/TensorRT-LLM: tensorrt_llm/serve/
+/// openai_protocol.py @0076e939 (OpenAIBaseModel `extra="forbid"`, so any unknown field is a
+/// 400 through openai_server.py's RequestValidationError handler; CompletionRequest has
+/// `ignore_eos`, `min_tokens`, `stream_options`; ModelCard `owned_by: "tensorrt_llm"`;
+/// TokenizeRequest/Response of `POST /_internal/tokenize`, `{prompt}` only → `{count,
+/// tokens}`; DeltaMessage has both `reasoning_content` and `reasoning`), openai_server.py
+/// @00057725 (`/version`, `/health`, `[DONE]` after the last chunk, Prometheus at
+/// `/prometheus/metrics` with `return_perf_metrics`, `/metrics` is JSON iteration stats),
+/// metrics/collector.py @050f80de (names).
+pub(super) static TRTLLM: Profile = Profile {
+    engine: Engine::Trtllm,
+    name: "TensorRT-LLM",
+    checked: "git (NVIDIA/TensorRT-LLM): tensorrt_llm/serve/openai_protocol.py @0076e939, openai_server.py @00057725, metrics/collector.py @050f80de",
+    request: RequestFacts {
+        ignore_eos: Field::Honoured,
+        min_tokens: Field::Honoured,
+        stream_options: Field::Honoured,
+        unknown_fields: UnknownFields::Refused(400),
+        checks_model: false,
+        generation_config: false,
+    },
+    tokenize: Some(TokenizeFacts {
+        path: "/_internal/tokenize",
+        body: TokenizeBody::Prompt,
+        chat_path: None,
+    }),
+    context_limit: &[],
+    context_flag: Some("--max_seq_len"),
+    readiness: "/health",
+    info: &["/version", "/v1/models"],
+    version: &[VersionSource {
+        path: "/version",
+        pointer: "/version",
+    }],
+    server_args: &[],
+    metrics: Some(MetricsFacts {
+        path: "/prometheus/metrics",
+        enable: Some("return_perf_metrics: true (in --extra_llm_api_options)"),
+        running: "trtllm_num_requests_running",
+        waiting: "trtllm_num_requests_waiting",
+        kv_usage: Some("trtllm_kv_cache_utilization"),
+        preemptions: None,
+    }),
+    cached_tokens_flag: None,
+    reports_cached_tokens: true,
+    stream: StreamFacts {
+        sends_done: true,
+        empty_finish_reason: false,
+        may_hold_back_text: false,
+        reasoning_fields: &["reasoning_content", "reasoning"],
+        usage: StreamUsage::WhenAsked,
+    },
+    // TensorRT-LLM openai_protocol.py @54cf7be: completions refuse `logprobs` ("logprobs is
+    // not supported", CompletionRequest.check_logprobs); chat takes `logprobs: true`, and
+    // `top_logprobs` only on the PyTorch backend or with `gather_generation_logits`
+    // (ChatCompletionRequest.to_sampling_params): the chosen token's only; `seed` on both.
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::None,
+            top_max: 0,
+            token_ids: None,
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 0,
+            token_ids: None,
+        },
+    },
+};

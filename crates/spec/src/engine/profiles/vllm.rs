@@ -1,0 +1,80 @@
+//! The vllm profile (see the module above for how profiles are read).
+
+use super::super::*;
+
+/// vLLM 0.33.0: entrypoints/openai/completion/protocol.py:85-86 (`ignore_eos`, `min_tokens`),
+/// entrypoints/serve/engine/protocol.py (OpenAIBaseModel `extra="allow"`: unknown fields
+/// accepted with a warning; ModelCard `owned_by: "vllm"`, `max_model_len` :109-112),
+/// entrypoints/serve/tokenize/ (`/tokenize` `{prompt|messages}` → `{count, max_model_len,
+/// tokens}`), entrypoints/serve/instrumentator/basic.py:53 (`/version`), common/startup.py:94-96
+/// (`non-default args: {…}`, printed by the head only), generate/base/protocol.py:359 (delta
+/// field `reasoning`), `--enable-prompt-tokens-details` for `cached_tokens`.
+pub(super) static VLLM: Profile = Profile {
+    engine: Engine::Vllm,
+    name: "vLLM",
+    checked: "0.33.0 (PyPI wheel): entrypoints/openai/completion/protocol.py, entrypoints/serve/engine/protocol.py, entrypoints/serve/tokenize/, entrypoints/serve/instrumentator/basic.py, common/startup.py",
+    request: RequestFacts {
+        ignore_eos: Field::Honoured,
+        min_tokens: Field::Honoured,
+        stream_options: Field::Honoured,
+        unknown_fields: UnknownFields::Dropped,
+        checks_model: true,
+        generation_config: false,
+    },
+    tokenize: Some(TokenizeFacts {
+        path: "/tokenize",
+        body: TokenizeBody::Prompt,
+        chat_path: Some("/tokenize"),
+    }),
+    context_limit: &[LimitSource::ModelsMaxModelLen],
+    context_flag: Some("--max-model-len"),
+    readiness: "/health",
+    info: &["/version", "/v1/models"],
+    version: &[VersionSource {
+        path: "/version",
+        pointer: "/version",
+    }],
+    server_args: &[ArgSource::LogDict {
+        marker: "non-default args:",
+    }],
+    metrics: Some(MetricsFacts {
+        path: "/metrics",
+        enable: None,
+        running: "vllm:num_requests_running",
+        waiting: "vllm:num_requests_waiting",
+        kv_usage: Some("vllm:kv_cache_usage_perc"),
+        preemptions: Some("vllm:num_preemptions_total"),
+    }),
+    cached_tokens_flag: Some("--enable-prompt-tokens-details"),
+    reports_cached_tokens: true,
+    stream: StreamFacts {
+        sends_done: true,
+        empty_finish_reason: false,
+        may_hold_back_text: false,
+        reasoning_fields: &["reasoning"],
+        usage: StreamUsage::WhenAsked,
+    },
+    // vLLM 0.33.0: completions `logprobs: int` (completion/protocol.py:63), chat `logprobs`,
+    // `top_logprobs` (chat_completion/protocol.py:242-243), at most `--max-logprobs` (20 by
+    // default, config/model.py:286); `return_token_ids` (completion/protocol.py:172,
+    // chat_completion/protocol.py:436) → `choices[].token_ids` (:686, :128); `seed` (:67, :253).
+    outputs: OutputFacts {
+        seed: true,
+        completions: OutputApi {
+            logprobs: LogprobsAsk::Count,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
+        chat: OutputApi {
+            logprobs: LogprobsAsk::Flag,
+            top_max: 20,
+            token_ids: Some(TokenIds {
+                request: "return_token_ids",
+                response: "token_ids",
+            }),
+        },
+    },
+};
