@@ -52,7 +52,7 @@ fn llamacpp_env() -> Option<BTreeMap<String, String>> {
 /// the other real-engine tests too).
 use common::REAL_ENGINE as SERIAL;
 
-fn require_llamacpp() -> Option<BTreeMap<String, String>> {
+pub(crate) fn require_llamacpp() -> Option<BTreeMap<String, String>> {
     match llamacpp_env() {
         Some(v) => Some(v),
         None if std::env::var_os("CI").is_some() => {

@@ -22,6 +22,7 @@ mod https_e2e;
 mod import_e2e;
 mod import_trials;
 mod llamacpp_e2e;
+mod llamacpp_equivalence;
 mod plan_estimate;
 mod probe_cli;
 mod published_results;
