@@ -39,6 +39,7 @@ pub(super) static TRANSFORMERS: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: true,
         reasoning_fields: &["reasoning_content"],
+        reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::Always,
     },
     // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,
