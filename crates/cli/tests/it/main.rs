@@ -25,6 +25,7 @@ mod llamacpp_e2e;
 mod plan_estimate;
 mod probe_cli;
 mod published_results;
+mod reasoning_e2e;
 mod report_cli;
 mod rerun_e2e;
 mod run_e2e;
