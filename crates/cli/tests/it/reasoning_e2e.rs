@@ -66,6 +66,21 @@ fn reasoning_streams_of_three_engines_give_ttfa_after_ttft_and_counts_that_add_u
         assert!(text.contains(want), "missing `{want}` in:\n{text}");
     }
     let result = result_file(dir.path());
+    // The report of several arms has a Reasoning section, a table per arm.
+    let report = dir.path().join("report");
+    sb(dir.path())
+        .arg("report")
+        .arg(&result)
+        .arg("-o")
+        .arg(&report)
+        .assert()
+        .code(0);
+    let md = std::fs::read_to_string(report.join("report.md")).expect("report.md");
+    assert!(md.contains("## Reasoning"), "{md}");
+    for arm in ["sglang at", "vllm at", "llamacpp at"] {
+        assert!(md.contains(arm), "no `{arm}` in:\n{md}");
+    }
+    assert_eq!(md.matches("| TTFA (ms) |").count(), 3, "{md}");
     let lines = servebench_result::read_requests(&servebench_result::sidecar_path(&result))
         .expect("the sidecar");
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
