@@ -40,7 +40,7 @@ spec:
     request_timeout: 20s
   trials: {{count: 1}}
   compare:
-    metrics: [ttft_p50]
+    metrics: [ttft_p50, ttfa_p50]
 "#
     )
 }
@@ -77,6 +77,14 @@ fn reasoning_streams_of_three_engines_give_ttfa_after_ttft_and_counts_that_add_u
         .code(0);
     let md = std::fs::read_to_string(report.join("report.md")).expect("report.md");
     assert!(md.contains("## Reasoning"), "{md}");
+    // TTFA is compared as a latency.
+    let cmp = sb(dir.path())
+        .arg("compare")
+        .arg(&result)
+        .output()
+        .expect("compare");
+    let cmp = String::from_utf8_lossy(&cmp.stdout).to_string();
+    assert!(cmp.contains("ttfa_p50 (ms, lower is better"), "{cmp}");
     for arm in ["sglang at", "vllm at", "llamacpp at"] {
         assert!(md.contains(arm), "no `{arm}` in:\n{md}");
     }
@@ -164,6 +172,8 @@ fn the_summary_and_report_show_reasoning_only_when_a_request_reasoned() {
                 "`{want}` in:\n{md}"
             );
         }
+        // Without reasoning rows, the TTFA the spec compares is shown in its own block.
+        assert_eq!(text.contains("ttfa_p50 (ms)"), !reasoning, "{text}");
         // TTFA is stored either way: TTFT for requests without reasoning.
         let v: serde_json::Value = common::read_json(&result);
         let all = &v["trials"][0]["summary"]["all"];

@@ -380,7 +380,8 @@ pub fn render(result: &RunResult) -> String {
     }
     // A run where a request reasoned gets its times to first reasoning and answer token
     // and its token split shown too (docs/metrics.md, "Reasoning and answer").
-    if overview::reasoned_at(result, None, None) {
+    let reasoned = overview::reasoned_at(result, None, None);
+    if reasoned {
         for m in REASONING_SHOWN {
             if !shown.iter().any(|s| s == m) {
                 shown.push(m.to_owned());
@@ -391,7 +392,7 @@ pub fn render(result: &RunResult) -> String {
         // One variant: bench_serving's summary (every throughput and latency), plus what
         // else the spec compares.
         out.push_str(&overview::render(result));
-        shown.retain(|m| !overview::covers(m));
+        shown.retain(|m| !overview::covers(m, reasoned));
     } else {
         turns_section(&mut out, result, &names);
     }

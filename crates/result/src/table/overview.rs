@@ -174,12 +174,14 @@ fn reasoned(result: &RunResult, variant: &str, point: usize) -> bool {
     reasoned_at(result, Some(variant), Some(point))
 }
 
-/// Whether the summary shows `metric` already.
-pub fn covers(metric: &str) -> bool {
+/// Whether the summary shows `metric` already; `reasoned`: it has the reasoning rows (a
+/// request of the run reasoned).
+pub fn covers(metric: &str, reasoned: bool) -> bool {
+    let reasoning: &[(&str, &str)] = if reasoned { &REASONING } else { &[] };
     THROUGHPUTS.iter().any(|(m, _, _)| *m == metric)
         || LATENCIES
             .iter()
-            .chain(&REASONING)
+            .chain(reasoning)
             .any(|(fam, _)| STATS.iter().any(|s| format!("{fam}_{s}") == metric))
 }
 
