@@ -13,7 +13,7 @@ use super::text::{num, pct, signed_pct};
 /// "faster"/"slower" for throughputs and latencies, "better"/"worse" otherwise.
 fn side_word(metric: &str, side: Side) -> &'static str {
     let speed = metric.contains("throughput")
-        || ["ttft", "tpot", "itl", "e2e", "queue_time"]
+        || ["ttft", "ttfr", "ttfa", "tpot", "itl", "e2e", "queue_time"]
             .iter()
             .any(|f| metric.starts_with(f));
     match (speed, side) {

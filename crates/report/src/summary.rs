@@ -1,11 +1,15 @@
 //! The report's summary of a one-variant run, as bench_serving prints one (throughputs and
 //! the mean, p50 and p99 of TTFT, TPOT, ITL and E2E per sweep point, each the mean over
-//! trials with its interval), and every arm's per-turn TTFT of multi-turn points. The same
+//! trials with its interval, and where a request reasoned its times to first reasoning and
+//! answer token and its reasoning and answer tokens), and every arm's per-turn TTFT of
+//! multi-turn points. The same
 //! figures as the end-of-run table (`servebench_result::table::overview`).
 
 use servebench_result::table::overview::{
-    self, LATENCIES, STATS, THROUGHPUTS, TurnRow, fmt_cell, fmt_num, summarize,
+    self, LATENCIES, REASONING, STATS, THROUGHPUTS, TurnRow, fmt_cell, fmt_num, summarize,
 };
+
+use servebench_result::table::CellStat;
 
 use super::doc::{Block, t};
 use super::model::Report;
@@ -68,21 +72,16 @@ pub fn blocks(report: &Report) -> Vec<Block> {
                     .collect::<Vec<_>>()
                     .join("; ")
             ))]));
-            let mut header = vec!["ms".to_owned()];
-            header.extend(STATS.iter().map(|s| (*s).to_owned()));
-            out.push(Block::Table {
-                header,
-                right: vec![false, true, true, true],
-                rows: LATENCIES
-                    .iter()
-                    .zip(&p.latency)
-                    .map(|((_, words), cells)| {
-                        let mut row = vec![vec![t(*words)]];
-                        row.extend(cells.iter().map(|c| vec![t(fmt_cell(c.as_ref()))]));
-                        row
-                    })
-                    .collect(),
-            });
+            let unit = if p.reasoning.is_empty() {
+                "ms"
+            } else {
+                "ms (tok where marked)"
+            };
+            let rows = LATENCIES
+                .iter()
+                .zip(&p.latency)
+                .chain(REASONING.iter().zip(&p.reasoning));
+            out.push(stat_table(unit, rows));
             if !p.turns.is_empty() {
                 out.push(Block::Para(vec![t(
                     "Per turn (mean over trials; later turns carry the conversation's history):",
@@ -92,6 +91,8 @@ pub fn blocks(report: &Report) -> Vec<Block> {
         }
         return out;
     }
+    reasoning_blocks(report, &mut out);
+    let mut turns_heading = false;
     for arm in &report.arms {
         let result = report.result(arm);
         for p in &result.points {
@@ -99,7 +100,8 @@ pub fn blocks(report: &Report) -> Vec<Block> {
             if rows.is_empty() {
                 continue;
             }
-            if out.is_empty() {
+            if !turns_heading {
+                turns_heading = true;
                 out.push(Block::Heading(2, "Per turn".into()));
             }
             out.push(Block::Para(vec![t(format!(
@@ -110,6 +112,53 @@ pub fn blocks(report: &Report) -> Vec<Block> {
         }
     }
     out
+}
+
+type StatRow<'a> = (&'a (&'a str, &'a str), &'a [Option<CellStat>; 3]);
+
+/// A table of mean, p50 and p99 rows, the first column headed `unit`.
+fn stat_table<'a>(unit: &str, rows: impl Iterator<Item = StatRow<'a>>) -> Block {
+    let mut header = vec![unit.to_owned()];
+    header.extend(STATS.iter().map(|s| (*s).to_owned()));
+    Block::Table {
+        header,
+        right: vec![false, true, true, true],
+        rows: rows
+            .map(|((_, words), cells)| {
+                let mut row = vec![vec![t(*words)]];
+                row.extend(cells.iter().map(|c| vec![t(fmt_cell(c.as_ref()))]));
+                row
+            })
+            .collect(),
+    }
+}
+
+/// Several arms: per arm and point where a request reasoned, its times to first reasoning
+/// and answer token and its token split (nothing for runs that never reasoned).
+fn reasoning_blocks(report: &Report, out: &mut Vec<Block>) {
+    let mut first = true;
+    for arm in &report.arms {
+        let result = report.result(arm);
+        for p in summarize(result, &arm.variant) {
+            if p.reasoning.is_empty() {
+                continue;
+            }
+            if first {
+                first = false;
+                out.push(Block::Heading(2, "Reasoning".into()));
+                out.push(Block::Para(vec![t(
+                    "Times to the first reasoning and the first answer token, and the output \
+                     split into reasoning and answer tokens (docs/metrics.md, \"Reasoning and \
+                     answer\"); each figure the mean over trials with its 95% interval.",
+                )]));
+            }
+            out.push(Block::Para(vec![t(format!(
+                "{} at {}:",
+                arm.label, p.label
+            ))]));
+            out.push(stat_table("", REASONING.iter().zip(&p.reasoning)));
+        }
+    }
 }
 
 fn capital(s: &str) -> String {

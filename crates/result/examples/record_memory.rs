@@ -61,6 +61,7 @@ fn record(i: u64, tokens: u32) -> RequestRecord {
         chunk_tokens_from_usage: false,
         finish_reason: Some("length".into()),
         content_held_back: false,
+        reasoning: None,
         error: None,
         error_detail: None,
         server_timings: Some(ServerTimings {

@@ -12,8 +12,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 mod events;
+mod reasoning;
 
 pub use events::EventTimes;
+pub use reasoning::{CompletionTokensDetails, ReasoningRecord};
 
 /// Why a request failed. Failures are data: they are counted by kind (`BTreeMap<ErrorKind,
 /// usize>`), never folded into a bool. Conditions that do not make a request fail are
@@ -114,7 +116,7 @@ impl<'de> Deserialize<'de> for ErrorKind {
 /// and its latencies are measured, but a number derived from it may not mean what it seems
 /// (request records from version 2 carry them, `RequestLine::flags`; trial summaries count
 /// them, `TrialSummary::flags`). Serialised as `no_usage`, `short_output`, `long_output`,
-/// `input_length_mismatch`, `content_held_back`.
+/// `input_length_mismatch`, `content_held_back`, `reasoning_count_mismatch`.
 #[derive(
     Debug,
     Clone,
@@ -144,16 +146,21 @@ pub enum RequestFlag {
     /// the request counts as completed, its tokens arrive with the final chunk; TTFT is that
     /// chunk's arrival, TPOT and ITL are not defined (docs/metrics.md).
     ContentHeldBack,
+    /// The server's count of reasoning tokens (`usage.completion_tokens_details.
+    /// reasoning_tokens`) and the stream's disagree: one says none and the other some, or
+    /// they differ by more than 10% and 2 tokens (docs/metrics.md, "Reasoning and answer").
+    ReasoningCountMismatch,
 }
 
 impl RequestFlag {
     /// Every flag, in order.
-    pub const ALL: [RequestFlag; 5] = [
+    pub const ALL: [RequestFlag; 6] = [
         RequestFlag::NoUsage,
         RequestFlag::ShortOutput,
         RequestFlag::LongOutput,
         RequestFlag::InputLengthMismatch,
         RequestFlag::ContentHeldBack,
+        RequestFlag::ReasoningCountMismatch,
     ];
 
     /// The flag's name as serialised.
@@ -164,6 +171,7 @@ impl RequestFlag {
             RequestFlag::LongOutput => "long_output",
             RequestFlag::InputLengthMismatch => "input_length_mismatch",
             RequestFlag::ContentHeldBack => "content_held_back",
+            RequestFlag::ReasoningCountMismatch => "reasoning_count_mismatch",
         }
     }
 }
@@ -213,6 +221,10 @@ pub struct Usage {
     /// the server took from its prefix cache. Absent when the server did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens_details: Option<PromptTokensDetails>,
+    /// `usage.completion_tokens_details` (OpenAI, vLLM and SGLang with a reasoning parser):
+    /// the output tokens the server counted as reasoning. Absent when the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens_details: Option<CompletionTokensDetails>,
 }
 
 /// `usage.prompt_tokens_details`.
@@ -302,6 +314,10 @@ pub struct RequestRecord {
     /// ([`RequestFlag::ContentHeldBack`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub content_held_back: bool,
+    /// The stream carried reasoning deltas: where they and the answer began, and their
+    /// tokens. Absent for every other request (and in records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningRecord>,
     /// A fatal error, if the request failed.
     pub error: Option<ErrorKind>,
     /// What the server or transport said about the error (truncated).
@@ -344,6 +360,12 @@ impl RequestRecord {
         let t = self.server_timings?;
         let c = t.cache_n?;
         Some((c, c + t.prompt_n.unwrap_or(0)))
+    }
+
+    /// Reasoning tokens the server counted (`usage.completion_tokens_details.
+    /// reasoning_tokens`), where it said.
+    pub fn usage_reasoning_tokens(&self) -> Option<u32> {
+        self.usage?.completion_tokens_details?.reasoning_tokens
     }
 
     /// Output tokens counted by the client: the sum of per-event token counts.

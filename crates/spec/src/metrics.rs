@@ -78,13 +78,22 @@ pub fn min_requests_for_quantile(q: f64, c: f64) -> u64 {
     ((1.0 - c).ln() / q.ln()).ceil() as u64
 }
 
-const LATENCIES: [(&str, &str); 6] = [
+const LATENCIES: [(&str, &str); 8] = [
     ("ttft", "time to first token"),
     ("tpot", "time per output token"),
     ("itl", "inter-token latency (per chunk)"),
     ("itl_per_token", "inter-token latency per token"),
     ("e2e", "end-to-end latency"),
     ("queue_time", "client queue time"),
+    ("ttfr", "time to first reasoning token"),
+    ("ttfa", "time to first answer token"),
+];
+
+/// Per-request token counts, summarised like the latencies (docs/metrics.md, "Reasoning and
+/// answer"): descriptive, neither more nor fewer is better in general.
+const COUNTS: [(&str, &str); 2] = [
+    ("reasoning_tokens", "reasoning tokens per request"),
+    ("answer_tokens", "answer tokens per request"),
 ];
 
 /// What each latency family measures, per request (docs/metrics.md, "Per request").
@@ -95,6 +104,20 @@ fn family_definition(base: &str) -> &'static str {
         "itl" => "each gap between consecutive token-bearing events",
         "itl_per_token" => "each gap between token events divided by the tokens of the later event",
         "e2e" => "time from the send to the last token-bearing event",
+        "ttfr" => {
+            "time from the send to the first reasoning delta (`reasoning_content` or \
+             `reasoning`), requests that reasoned"
+        }
+        "ttfa" => {
+            "time from the send to the first answer delta (content, text or a tool call); \
+             TTFT for a request without reasoning"
+        }
+        "reasoning_tokens" => {
+            "output tokens that were reasoning (usage's `completion_tokens_details.\
+             reasoning_tokens` where sent, else the stream's count); only when a request \
+             reasoned"
+        }
+        "answer_tokens" => "output tokens minus reasoning tokens",
         _ => "time from the scheduled arrival to the send (the client's own wait)",
     }
 }
@@ -211,6 +234,24 @@ pub fn catalogue() -> Vec<Metric> {
                 source: what,
                 aggregate: agg,
                 can_be_zero: base == "queue_time",
+                description,
+            });
+        }
+    }
+    for (base, what) in COUNTS {
+        for (suffix, agg) in SUFFIXES {
+            let description = format!(
+                "{} {what} over a trial's successful requests (tokens, descriptive): {}",
+                capitalize(&aggregate_words(agg)),
+                family_definition(base)
+            );
+            out.push(Metric {
+                name: format!("{base}_{suffix}"),
+                unit: "tokens",
+                direction: Direction::Neutral,
+                source: what,
+                aggregate: agg,
+                can_be_zero: true,
                 description,
             });
         }
@@ -360,5 +401,13 @@ mod tests {
             Some(44)
         );
         assert!(metric("ttft_p95").is_none());
+        assert_eq!(
+            metric("ttfa_p50").map(|m| m.direction),
+            Some(Direction::LowerIsBetter)
+        );
+        assert_eq!(
+            metric("reasoning_tokens_mean").map(|m| (m.unit, m.direction)),
+            Some(("tokens", Direction::Neutral))
+        );
     }
 }

@@ -26,6 +26,7 @@ mod llamacpp_equivalence;
 mod plan_estimate;
 mod probe_cli;
 mod published_results;
+mod reasoning_e2e;
 mod report_cli;
 mod rerun_e2e;
 mod run_e2e;

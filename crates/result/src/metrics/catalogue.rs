@@ -27,7 +27,18 @@ const SCALARS: [&str; 10] = [
     "output_tokens_per_joule",
     "joules_per_output_token",
 ];
-const FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "itl_per_token", "e2e", "queue_time"];
+const FAMILIES: [&str; 10] = [
+    "ttft",
+    "tpot",
+    "itl",
+    "itl_per_token",
+    "e2e",
+    "queue_time",
+    "ttfr",
+    "ttfa",
+    "reasoning_tokens",
+    "answer_tokens",
+];
 
 impl WindowSummary {
     /// A metric by catalogue name (`output_throughput`, `ttft_p50`, `itl_per_token_p99`,
@@ -50,6 +61,10 @@ impl WindowSummary {
                     "itl_per_token" => self.itl_per_token,
                     "e2e" => self.e2e,
                     "queue_time" => self.queue_time,
+                    "ttfr" => self.ttfr,
+                    "ttfa" => self.ttfa,
+                    "reasoning_tokens" => self.reasoning_tokens,
+                    "answer_tokens" => self.answer_tokens,
                     _ => return None,
                 };
                 stats?.get(stat)

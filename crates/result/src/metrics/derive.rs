@@ -48,6 +48,17 @@ pub struct RequestMetrics {
     pub server_ttft_ms: Option<f64>,
     /// The client TTFT minus `server_ttft_ms`, in ms.
     pub ttft_overhead_ms: Option<f64>,
+    /// Time to the first reasoning token, from the send, in ms; absent without reasoning
+    /// (`metrics::reasoning`).
+    pub ttfr_ms: Option<f64>,
+    /// Time to the first answer token, from the send, in ms: TTFT without reasoning; absent
+    /// when the request ended still reasoning.
+    pub ttfa_ms: Option<f64>,
+    /// Output tokens that were reasoning (the server's count where it sent one, else the
+    /// stream's).
+    pub reasoning_tokens: Option<u64>,
+    /// Output tokens that were answer: N_out − reasoning tokens.
+    pub answer_tokens: Option<u64>,
 }
 
 const NS_PER_MS: f64 = 1e6;
@@ -138,6 +149,14 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
     if r.input_tokens_exact && input_differs {
         m.flags.push(RequestFlag::InputLengthMismatch);
     }
+    let rm = super::reasoning::derive_reasoning(r, send, ttft, n_out, m.reconciled);
+    if rm.mismatch {
+        m.flags.push(RequestFlag::ReasoningCountMismatch);
+    }
+    m.ttfr_ms = rm.ttfr_ms;
+    m.ttfa_ms = rm.ttfa_ms;
+    m.reasoning_tokens = Some(rm.reasoning_tokens);
+    m.answer_tokens = Some(rm.answer_tokens);
     if let Some(t) = &r.server_timings {
         let server = t.ttft_ms.or(match (t.prompt_ms, t.queue_ms) {
             (Some(p), q) => Some(p + q.unwrap_or(0.0)),

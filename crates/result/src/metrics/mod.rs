@@ -10,6 +10,7 @@ pub mod concurrency;
 pub mod derive;
 pub mod histograms;
 pub mod latency;
+mod reasoning;
 mod sending;
 pub mod summary;
 mod turns;
@@ -23,5 +24,7 @@ pub use summary::{
 };
 pub use turns::TurnSummary;
 
+#[cfg(test)]
+mod reasoning_tests;
 #[cfg(test)]
 mod tests;

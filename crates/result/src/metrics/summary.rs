@@ -19,6 +19,7 @@ use super::concurrency::{
 use super::derive::{RequestMetrics, derive, itl_gaps};
 use super::histograms::{HistogramSet, LatencyHistograms, record_ms};
 use super::latency::LatencyStats;
+use super::reasoning::ReasoningValues;
 use super::sending::{rate_held_fraction, send_rates};
 use super::turns::{TurnSummary, turn_summaries};
 use crate::record::{ErrorKind, RequestFlag, RequestRecord};
@@ -94,6 +95,19 @@ pub struct WindowSummary {
     pub e2e: Option<LatencyStats>,
     /// Client-side wait from the scheduled arrival to the send.
     pub queue_time: Option<LatencyStats>,
+    /// Time to first reasoning token, over the requests that reasoned (`metrics::reasoning`
+    /// has these four); absent when none did, and in results written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfr: Option<LatencyStats>,
+    /// Time to first answer token (TTFT for a request without reasoning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfa: Option<LatencyStats>,
+    /// Reasoning tokens per request (tokens, not ms); absent when no request reasoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<LatencyStats>,
+    /// Answer tokens per request (tokens, not ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<LatencyStats>,
 }
 
 /// Token counts and their sources over the measured requests.
@@ -386,6 +400,7 @@ impl Ctx<'_> {
         };
         let (mut ttft, mut tpot, mut e2e, mut queue) = (vec![], vec![], vec![], vec![]);
         let (mut itl, mut itl_tok) = (vec![], vec![]);
+        let mut reasoning = ReasoningValues::default();
         let members = self
             .records
             .iter()
@@ -405,6 +420,7 @@ impl Ctx<'_> {
             ttft.extend(m.ttft_ms);
             tpot.extend(m.tpot_ms);
             e2e.extend(m.e2e_ms);
+            reasoning.add(m.ttfr_ms, m.ttfa_ms, m.reasoning_tokens, m.answer_tokens);
             for (gap, per_token) in itl_gaps(r, m) {
                 itl.push(gap);
                 itl_tok.push(per_token);
@@ -416,6 +432,7 @@ impl Ctx<'_> {
         s.queue_time = LatencyStats::from_values(queue);
         s.itl = LatencyStats::from_values(itl);
         s.itl_per_token = LatencyStats::from_values(itl_tok);
+        [s.ttfr, s.ttfa, s.reasoning_tokens, s.answer_tokens] = reasoning.stats();
         s.error_rate = (s.requests > 0).then(|| s.failed as f64 / s.requests as f64);
         s.slo_met = self.slo.map(|_| met);
 

@@ -80,7 +80,9 @@ fn closed_loop_trial_with_known_answers() {
     for name in metric_names() {
         // Every catalogue name resolves on a populated summary (goodput needs an SLO).
         // goodput needs an SLO, cache_hit_ratio a server that reports cached tokens, the
-        // energy metrics a trial whose GPUs were sampled (telemetry).
+        // energy metrics a trial whose GPUs were sampled (telemetry), the reasoning
+        // statistics a request that reasoned (`metrics::reasoning`'s tests).
+        let reasoning = name.starts_with("ttfr_") || name.starts_with("reasoning_tokens_");
         let needs_more = [
             "goodput",
             "cache_hit_ratio",
@@ -88,7 +90,7 @@ fn closed_loop_trial_with_known_answers() {
             "joules_per_output_token",
         ];
         assert!(
-            s.metric(&name).is_some() || needs_more.contains(&name.as_str()),
+            s.metric(&name).is_some() || needs_more.contains(&name.as_str()) || reasoning,
             "{name}"
         );
     }
@@ -228,4 +230,44 @@ fn cache_hit_ratio_send_lateness_and_turns_with_known_answers() {
     assert!(s.send_lateness.is_none() && s.scheduled_rate.is_none());
     assert_eq!(s.metric("cache_hit_ratio"), None);
     assert!(s.turns.is_empty());
+}
+
+#[test]
+fn reasoning_statistics_are_absent_without_reasoning_and_honest_with_some() {
+    // Six requests: TTFT 10 ms, 5 tokens 5 ms apart; none reasoned.
+    let mut recs: Vec<RequestRecord> = (0..6).map(|i| req(i, 0, 10, 5, 5)).collect();
+    let s = summarize(&recs, &SummaryOptions::default());
+    assert_eq!(
+        s.metric("ttfr_p50"),
+        None,
+        "no request reasoned: absent, not 0"
+    );
+    assert_eq!(s.metric("reasoning_tokens_mean"), None);
+    assert_eq!(s.metric("ttfa_p50"), s.metric("ttft_p50"), "TTFA is TTFT");
+    assert_eq!(s.metric("answer_tokens_mean"), Some(5.0));
+    // Two of them reason for their first 3 tokens: the answer begins at the 4th event.
+    for r in &mut recs[..2] {
+        r.reasoning = Some(crate::record::ReasoningRecord {
+            first_ns: r.events[0].t_ns,
+            tokens: 3,
+            answer_ns: Some(r.events[3].t_ns),
+        });
+    }
+    let s = summarize(&recs, &SummaryOptions::default());
+    let ttfr = s.all.ttfr.expect("two reasoned");
+    assert_eq!((ttfr.count, ttfr.mean), (2, 10.0));
+    let ttfa = s.all.ttfa.expect("every request");
+    assert_eq!((ttfa.count, ttfa.max, ttfa.min), (6, 25.0, 10.0));
+    let tok = s.all.reasoning_tokens.expect("some reasoned");
+    assert_eq!((tok.count, tok.mean, tok.max), (6, 1.0, 3.0));
+    assert_eq!(s.metric("answer_tokens_mean"), Some(4.0));
+    // Older results have none of these: they read as absent.
+    let json = serde_json::to_value(&s).expect("serialises");
+    let mut old = json.clone();
+    for k in ["ttfr", "ttfa", "reasoning_tokens", "answer_tokens"] {
+        old["all"].as_object_mut().expect("object").remove(k);
+        old["steady"].as_object_mut().expect("object").remove(k);
+    }
+    let back: TrialSummary = serde_json::from_value(old).expect("an older summary reads");
+    assert_eq!(back.metric("ttfa_p50"), None);
 }

@@ -138,6 +138,11 @@ pub fn flag_advice(
         RequestFlag::LongOutput => "output over 110% of the requested length: the server did \
              not honour max_tokens, or counts output tokens differently"
             .to_owned(),
+        RequestFlag::ReasoningCountMismatch => "the server's count of reasoning tokens \
+             (usage.completion_tokens_details.reasoning_tokens) and the stream's disagree: the \
+             server's is used unless it says 0 of a stream that reasoned (docs/metrics.md, \
+             \"Reasoning and answer\"); check the server's reasoning parser"
+            .to_owned(),
         RequestFlag::ContentHeldBack => "no content chunk although usage counted the output \
              tokens (a streaming detokenizer held back incomplete bytes to the end): counted as \
              completed, TTFT is the final chunk's arrival, no TPOT or ITL (docs/metrics.md); a \
@@ -343,6 +348,14 @@ fn turns_section(out: &mut String, result: &RunResult, names: &[String]) {
     }
 }
 
+/// The reasoning metrics a multi-variant table adds when a request reasoned.
+const REASONING_SHOWN: [&str; 4] = [
+    "ttfr_p50",
+    "ttfa_p50",
+    "reasoning_tokens_mean",
+    "answer_tokens_mean",
+];
+
 /// The table as text, one block per metric.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
@@ -365,11 +378,21 @@ pub fn render(result: &RunResult) -> String {
     {
         shown.push(cache.to_owned());
     }
+    // A run where a request reasoned gets its times to first reasoning and answer token
+    // and its token split shown too (docs/metrics.md, "Reasoning and answer").
+    let reasoned = overview::reasoned_at(result, None, None);
+    if reasoned {
+        for m in REASONING_SHOWN {
+            if !shown.iter().any(|s| s == m) {
+                shown.push(m.to_owned());
+            }
+        }
+    }
     if names.len() == 1 {
         // One variant: bench_serving's summary (every throughput and latency), plus what
         // else the spec compares.
         out.push_str(&overview::render(result));
-        shown.retain(|m| !overview::covers(m));
+        shown.retain(|m| !overview::covers(m, reasoned));
     } else {
         turns_section(&mut out, result, &names);
     }

@@ -1,6 +1,7 @@
 //! A bench_serving-style summary of a variant: per sweep point the throughputs and the
 //! mean, p50 and p99 of TTFT, TPOT, ITL and E2E (each the mean over trials, with its 95%
-//! interval), and per turn of a multi-turn point its TTFT. The end-of-run table of a
+//! interval), when a request reasoned the times to first reasoning and answer token and the
+//! reasoning and answer tokens, and per turn of a multi-turn point its TTFT. The end-of-run table of a
 //! one-variant run is this (`table::render`), and so is the report's summary of one.
 
 use std::fmt::Write;
@@ -23,6 +24,14 @@ pub const LATENCIES: [(&str, &str); 4] = [
     ("e2e", "E2E"),
 ];
 
+/// The reasoning rows (metric family, words), shown for a point where a request reasoned.
+pub const REASONING: [(&str, &str); 4] = [
+    ("ttfr", "TTFR (ms)"),
+    ("ttfa", "TTFA (ms)"),
+    ("reasoning_tokens", "reason (tok)"),
+    ("answer_tokens", "answer (tok)"),
+];
+
 /// The statistics of every latency row.
 pub const STATS: [&str; 3] = ["mean", "p50", "p99"];
 
@@ -43,6 +52,8 @@ pub struct PointSummary {
     pub throughput: Vec<Option<CellStat>>,
     /// Per [`LATENCIES`] row, per [`STATS`] column.
     pub latency: Vec<[Option<CellStat>; 3]>,
+    /// Per [`REASONING`] row, per [`STATS`] column; empty where no request reasoned.
+    pub reasoning: Vec<[Option<CellStat>; 3]>,
     /// Per turn of a multi-turn point (empty otherwise).
     pub turns: Vec<TurnRow>,
 }
@@ -124,23 +135,53 @@ pub fn summarize(result: &RunResult, variant: &str) -> Vec<PointSummary> {
                     .iter()
                     .map(|(m, _, _)| cell(result, variant, p.index, m))
                     .collect(),
-                latency: LATENCIES
-                    .iter()
-                    .map(|(fam, _)| {
-                        STATS.map(|s| cell(result, variant, p.index, &format!("{fam}_{s}")))
-                    })
-                    .collect(),
+                latency: rows(result, variant, p.index, &LATENCIES),
+                reasoning: if reasoned(result, variant, p.index) {
+                    rows(result, variant, p.index, &REASONING)
+                } else {
+                    Vec::new()
+                },
                 turns: turn_rows(result, variant, p.index),
             }
         })
         .collect()
 }
 
-/// Whether the summary shows `metric` already.
-pub fn covers(metric: &str) -> bool {
+fn rows(
+    result: &RunResult,
+    variant: &str,
+    point: usize,
+    families: &[(&str, &str)],
+) -> Vec<[Option<CellStat>; 3]> {
+    families
+        .iter()
+        .map(|(fam, _)| STATS.map(|s| cell(result, variant, point, &format!("{fam}_{s}"))))
+        .collect()
+}
+
+/// Whether a request of `variant` at `point` (or at any point, `None`) reasoned: its trials'
+/// summaries have reasoning statistics.
+pub fn reasoned_at(result: &RunResult, variant: Option<&str>, point: Option<usize>) -> bool {
+    result
+        .trials
+        .iter()
+        .filter(|t| variant.is_none_or(|v| t.variant == v) && point.is_none_or(|p| t.point == p))
+        .filter_map(|t| t.summary.as_ref())
+        .any(|s| s.all.reasoning_tokens.is_some())
+}
+
+fn reasoned(result: &RunResult, variant: &str, point: usize) -> bool {
+    reasoned_at(result, Some(variant), Some(point))
+}
+
+/// Whether the summary shows `metric` already; `reasoned`: it has the reasoning rows (a
+/// request of the run reasoned).
+pub fn covers(metric: &str, reasoned: bool) -> bool {
+    let reasoning: &[(&str, &str)] = if reasoned { &REASONING } else { &[] };
     THROUGHPUTS.iter().any(|(m, _, _)| *m == metric)
         || LATENCIES
             .iter()
+            .chain(reasoning)
             .any(|(fam, _)| STATS.iter().any(|s| format!("{fam}_{s}") == metric))
 }
 
@@ -236,11 +277,19 @@ pub fn render(result: &RunResult) -> String {
             "    {:<12} {:>24} {:>24} {:>24}",
             "", "mean", "p50", "p99"
         );
-        for ((_, words), cells) in LATENCIES.iter().zip(&p.latency) {
+        let latency = LATENCIES
+            .iter()
+            .zip(&p.latency)
+            .map(|((_, w), c)| (format!("{w} (ms)"), c));
+        let reasoning = REASONING
+            .iter()
+            .zip(&p.reasoning)
+            .map(|((_, w), c)| ((*w).to_owned(), c));
+        for (words, cells) in latency.chain(reasoning) {
             let _ = writeln!(
                 out,
                 "    {:<12} {:>24} {:>24} {:>24}",
-                format!("{words} (ms)"),
+                words,
                 fmt_cell(cells[0].as_ref()),
                 fmt_cell(cells[1].as_ref()),
                 fmt_cell(cells[2].as_ref())

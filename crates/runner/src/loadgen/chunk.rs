@@ -1,7 +1,8 @@
 //! The JSON of one streamed event, parsed narrowly.
 //!
 //! Only what the metrics need is read: whether any choice carries a token (non-empty
-//! `text`, `delta.content`, `delta.reasoning_content`/`reasoning`, or `delta.tool_calls`),
+//! `text`, `delta.content`, `delta.reasoning_content`/`reasoning`, or `delta.tool_calls`)
+//! and whether that token is reasoning or answer,
 //! `finish_reason`, `usage`, the server's `timings`, and `error`. Strings are not copied:
 //! the content fields are reduced to "non-empty?" while deserialising, and `finish_reason`
 //! borrows from the event (it is copied once per request, by the caller). Unknown fields
@@ -22,6 +23,11 @@ pub struct ChunkInfo<'a> {
     /// At least one choice carried a token. A role-only delta (`{"role":"assistant"}` or
     /// `"content": ""`) does not.
     pub content: bool,
+    /// A choice carried reasoning text (`delta.reasoning_content`, SGLang's, llama.cpp's and
+    /// transformers' field, or `delta.reasoning`, vLLM's; both are read for every engine).
+    pub reasoning: bool,
+    /// A choice carried answer text: `text`, `delta.content` or `delta.tool_calls`.
+    pub answer: bool,
     /// The choice's finish reason, when it ended (an empty string is none).
     pub finish_reason: Option<Cow<'a, str>>,
     /// The `usage` member, when present.
@@ -39,7 +45,9 @@ pub struct ChunkInfo<'a> {
 pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     let raw: RawChunk<'_> = serde_json::from_slice(data)?;
     Ok(ChunkInfo {
-        content: raw.choices.content,
+        content: raw.choices.reasoning || raw.choices.answer,
+        reasoning: raw.choices.reasoning,
+        answer: raw.choices.answer,
         finish_reason: raw.choices.finish_reason,
         usage: raw.usage,
         timings: raw.timings.as_ref().and_then(timings_from_json),
@@ -66,7 +74,8 @@ struct RawChunk<'a> {
 /// The `choices` array folded into one summary without allocating a `Vec`.
 #[derive(Default)]
 struct Choices<'a> {
-    content: bool,
+    reasoning: bool,
+    answer: bool,
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -107,11 +116,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
                 let mut out = Choices::default();
                 while let Some(c) = seq.next_element::<Choice<'a>>()? {
                     let delta = c.delta.unwrap_or_default();
-                    out.content |= c.text.0
-                        || delta.content.0
-                        || delta.reasoning_content.0
-                        || delta.reasoning.0
-                        || delta.tool_calls.0;
+                    out.answer |= c.text.0 || delta.content.0 || delta.tool_calls.0;
+                    out.reasoning |= delta.reasoning_content.0 || delta.reasoning.0;
                     // TGI sends `"finish_reason": ""` on every completions chunk but the
                     // last: an empty reason is no finish.
                     if c.finish_reason.as_deref().is_some_and(|r| !r.is_empty()) {

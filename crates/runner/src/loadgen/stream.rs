@@ -9,7 +9,9 @@
 
 use super::chunk::parse_chunk;
 use super::sse::{EventType, SseParser};
-use servebench_result::record::{ErrorKind, RequestRecord, TokenEvent, truncate_utf8};
+use servebench_result::record::{
+    ErrorKind, ReasoningRecord, RequestRecord, TokenEvent, truncate_utf8,
+};
 
 /// Whether to keep reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,8 @@ struct EventState {
     last_usage_out: Option<u32>,
     /// When the last event carrying `usage` arrived.
     last_usage_ns: Option<u64>,
+    /// When the first event carrying answer text arrived.
+    first_answer_ns: Option<u64>,
 }
 
 const HEAD_BYTES: usize = 512;
@@ -126,6 +130,34 @@ impl StreamConsumer {
 }
 
 impl EventState {
+    /// Keeps where reasoning and the answer began, and the reasoning's tokens: an event
+    /// carrying reasoning only counts as reasoning; one carrying both is where the answer
+    /// begins (docs/metrics.md, "Reasoning and answer").
+    fn on_reasoning(
+        &mut self,
+        t_ns: u64,
+        reasoning: bool,
+        answer: bool,
+        tokens: u32,
+        rec: &mut RequestRecord,
+    ) {
+        if answer && self.first_answer_ns.is_none() {
+            self.first_answer_ns = Some(t_ns);
+        }
+        if reasoning && rec.reasoning.is_none() {
+            rec.reasoning = Some(ReasoningRecord {
+                first_ns: t_ns,
+                ..Default::default()
+            });
+        }
+        if let Some(r) = rec.reasoning.as_mut() {
+            if reasoning && !answer {
+                r.tokens = r.tokens.saturating_add(tokens);
+            }
+            r.answer_ns = self.first_answer_ns;
+        }
+    }
+
     fn on_event(&mut self, t_ns: u64, kind: EventType, data: &[u8], rec: &mut RequestRecord) {
         self.events_seen += 1;
         if rec.error.is_some() {
@@ -175,6 +207,7 @@ impl EventState {
                 None => 1,
             };
             rec.events.push(TokenEvent { t_ns, tokens });
+            self.on_reasoning(t_ns, chunk.reasoning, chunk.answer, tokens, rec);
         }
         if let Some(u) = chunk.usage {
             self.last_usage_out = Some(u.completion_tokens);
@@ -192,6 +225,9 @@ impl EventState {
         }
     }
 }
+
+#[cfg(test)]
+mod reasoning_tests;
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! the document in step with them).
 
 use super::{
-    ArgSource, Engine, Field, LimitSource, Profile, StreamUsage, TokenizeBody, UnknownFields,
-    profile,
+    ArgSource, Engine, Field, LimitSource, Profile, ReasoningUsage, StreamUsage, TokenizeBody,
+    UnknownFields, profile,
 };
 
 /// The marker before the generated table in docs/engines.md.
@@ -174,11 +174,30 @@ fn reasoning(p: &Profile) -> String {
         .join(", ")
 }
 
+fn reasoning_usage(p: &Profile) -> String {
+    match p.stream.reasoning_usage {
+        ReasoningUsage::NotSent => "not sent".into(),
+        ReasoningUsage::WithParser {
+            flag,
+            zero_when_none,
+            note,
+        } => {
+            let zero = if zero_when_none {
+                "sent as 0 when none"
+            } else {
+                "only when some"
+            };
+            format!("with `{flag}`, {zero}: {note}")
+        }
+        ReasoningUsage::NotChecked => "not checked (read where sent)".into(),
+    }
+}
+
 /// The table, as Markdown: one row per guarantee or fact, one column per engine.
 pub fn engines_table() -> String {
     let profiles: Vec<&Profile> = COLUMNS.iter().filter_map(|e| profile(*e)).collect();
     type Row = (&'static str, fn(&Profile) -> String);
-    let rows: [Row; 17] = [
+    let rows: [Row; 18] = [
         ("`target.engine`", |p| format!("`{}`", p.engine)),
         ("output length fixed", fixed_length),
         ("`min_tokens`", |p| field(p.request.min_tokens)),
@@ -201,6 +220,7 @@ pub fn engines_table() -> String {
         ("Prometheus metrics", metrics),
         ("cached prompt tokens", cached),
         ("reasoning delta field", reasoning),
+        ("reasoning tokens in usage", reasoning_usage),
         ("checked against", |p| p.checked.to_owned()),
     ];
     let mut out = String::from("| | ");

@@ -179,8 +179,32 @@ pub struct StreamFacts {
     pub may_hold_back_text: bool,
     /// The chat delta field(s) of reasoning text.
     pub reasoning_fields: &'static [&'static str],
+    /// Whether the final `usage` counts reasoning tokens
+    /// (`completion_tokens_details.reasoning_tokens`).
+    pub reasoning_usage: ReasoningUsage,
     /// When `usage` is sent.
     pub usage: StreamUsage,
+}
+
+/// Whether an engine's `usage` counts reasoning tokens in
+/// `completion_tokens_details.reasoning_tokens` (servebench prefers that count to the
+/// stream's, docs/metrics.md "Reasoning and answer").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningUsage {
+    /// Never: the stream's count is the only one.
+    NotSent,
+    /// When the server runs a reasoning parser (`flag`); `zero_when_none`: it then sends the
+    /// field even as 0 (vLLM), else only when some (SGLang); `note`: how it counts.
+    WithParser {
+        /// The server flag.
+        flag: &'static str,
+        /// Sent as 0 for a request that did not reason.
+        zero_when_none: bool,
+        /// How the count is made, for docs/engines.md.
+        note: &'static str,
+    },
+    /// Not read in the engine's source: whatever the server sends is read.
+    NotChecked,
 }
 
 /// How an engine is asked for a completion's log-probabilities on one API.

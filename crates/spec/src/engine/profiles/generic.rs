@@ -68,6 +68,7 @@ pub static GENERIC: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content", "reasoning"],
+        reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::WhenAsked,
     },
     // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to

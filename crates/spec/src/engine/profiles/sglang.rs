@@ -10,11 +10,12 @@ use super::super::*;
 /// until warmed up :721), srt/utils/common.py:3584 (`build_server_info`: the flat
 /// `resolved_dict()` of server arguments), srt/entrypoints/engine.py (`server_args={…}` log
 /// line from 0.5.19, `server_args=ServerArgs(…)` up to 0.5.18), usage_processor.py:75-82
-/// (`cached_tokens` with `--enable-cache-report`).
+/// (`cached_tokens` with `--enable-cache-report`), :120-131 (`completion_tokens_details.
+/// reasoning_tokens` when some), sse_utils.py (`delta.reasoning_content`).
 pub(super) static SGLANG: Profile = Profile {
     engine: Engine::Sglang,
     name: "SGLang",
-    checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py",
+    checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py, srt/entrypoints/openai/usage_processor.py, sse_utils.py, srt/managers/schedule_batch.py",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,
@@ -76,6 +77,11 @@ pub(super) static SGLANG: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content"],
+        reasoning_usage: ReasoningUsage::WithParser {
+            flag: "--reasoning-parser",
+            zero_when_none: false,
+            note: "counted by the scheduler up to and including the think-end token (managers/schedule_batch.py `update_reasoning_tokens`); also a top-level `usage.reasoning_tokens`; entrypoints/openai/usage_processor.py `calculate_token_usage`",
+        },
         usage: StreamUsage::WhenAsked,
     },
     // SGLang 0.5.23 entrypoints/openai/protocol.py: completions `logprobs: int` (:377),

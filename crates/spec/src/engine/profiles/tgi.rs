@@ -52,6 +52,7 @@ pub(super) static TGI: Profile = Profile {
         empty_finish_reason: true,
         may_hold_back_text: false,
         reasoning_fields: &[],
+        reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
     },
     // TGI db931fcf router/src/lib.rs: chat `logprobs`, `top_logprobs` (:857-863) answered

@@ -11,7 +11,9 @@ use super::super::*;
 /// `supports_continuous_batching = False`), cli/serving/chat_completion.py and completion.py
 /// (`stream_options`, `logprobs` accepted and ignored with a warning; usage in the final
 /// chunk; no `[DONE]`), cli/serving/server.py (routes: no tokenize, no version; `/health`;
-/// `/v1/models` entries carry a `status` object).
+/// `/v1/models` entries carry a `status` object); chat_completion.py:264-268,303-307 (5.24:
+/// `CompletionUsage` with prompt, completion and total tokens only, written
+/// `exclude_none`, so no `completion_tokens_details`).
 pub(super) static TRANSFORMERS: Profile = Profile {
     engine: Engine::Transformers,
     name: "transformers serve",
@@ -39,6 +41,7 @@ pub(super) static TRANSFORMERS: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: true,
         reasoning_fields: &["reasoning_content"],
+        reasoning_usage: ReasoningUsage::NotSent,
         usage: StreamUsage::Always,
     },
     // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,

@@ -52,6 +52,7 @@ pub(super) static TRTLLM: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: false,
         reasoning_fields: &["reasoning_content", "reasoning"],
+        reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::WhenAsked,
     },
     // TensorRT-LLM openai_protocol.py @54cf7be: completions refuse `logprobs` ("logprobs is

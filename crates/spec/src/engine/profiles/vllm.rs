@@ -8,11 +8,13 @@ use super::super::*;
 /// entrypoints/serve/tokenize/ (`/tokenize` `{prompt|messages}` → `{count, max_model_len,
 /// tokens}`), entrypoints/serve/instrumentator/basic.py:53 (`/version`), common/startup.py:94-96
 /// (`non-default args: {…}`, printed by the head only), generate/base/protocol.py:359 (delta
-/// field `reasoning`), `--enable-prompt-tokens-details` for `cached_tokens`.
+/// field `reasoning`), chat_completion/serving.py:165,854-873 (`completion_tokens_details.
+/// reasoning_tokens` with `--reasoning-parser`), `--enable-prompt-tokens-details` for
+/// `cached_tokens`.
 pub(super) static VLLM: Profile = Profile {
     engine: Engine::Vllm,
     name: "vLLM",
-    checked: "0.33.0 (PyPI wheel): entrypoints/openai/completion/protocol.py, entrypoints/serve/engine/protocol.py, entrypoints/serve/tokenize/, entrypoints/serve/instrumentator/basic.py, common/startup.py",
+    checked: "0.33.0 (PyPI wheel): entrypoints/openai/completion/protocol.py, entrypoints/serve/engine/protocol.py, entrypoints/serve/tokenize/, entrypoints/serve/instrumentator/basic.py, common/startup.py, entrypoints/openai/chat_completion/serving.py, reasoning/abs_reasoning_parsers.py",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,
@@ -52,6 +54,11 @@ pub(super) static VLLM: Profile = Profile {
         empty_finish_reason: false,
         may_hold_back_text: false,
         reasoning_fields: &["reasoning"],
+        reasoning_usage: ReasoningUsage::WithParser {
+            flag: "--reasoning-parser",
+            zero_when_none: true,
+            note: "the parser's `count_reasoning_tokens`, 0 for parsers that do not implement it (reasoning/abs_reasoning_parsers.py:133-150); chat_completion/serving.py:854-873",
+        },
         usage: StreamUsage::WhenAsked,
     },
     // vLLM 0.33.0: completions `logprobs: int` (completion/protocol.py:63), chat `logprobs`,
