@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::common;
 use common::{read_json, repo, scratch};
 
-fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     std::fs::read_dir(repo().join("crates/cli/tests/fixtures/rerun/results/sim-rerun"))
         .expect("committed sim result")
         .flatten()
@@ -23,7 +23,7 @@ fn fixture() -> PathBuf {
         .expect("a result file")
 }
 
-fn export(result: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn export(result: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let out = common::sb(&repo())
         .arg("export")
         .arg(result)
@@ -38,7 +38,7 @@ fn export(result: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
 }
 
 /// Rows of a CSV without quoted fields (the fixture has none) as header → cell maps.
-fn rows(csv: &str) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn rows(csv: &str) -> Vec<BTreeMap<String, String>> {
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().expect("a header").split(',').collect();
     lines
@@ -155,7 +155,7 @@ fn export_requests_of_a_result_without_a_sidecar_says_so() {
 }
 
 /// The venv's python from `scripts/setup-pandas`, if it has been run.
-fn pandas_python() -> Option<PathBuf> {
+pub(crate) fn pandas_python() -> Option<PathBuf> {
     let cache = std::env::var("SERVEBENCH_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
@@ -163,7 +163,7 @@ fn pandas_python() -> Option<PathBuf> {
         });
     let py = cache.join("pandas/bin/python");
     let ok = std::process::Command::new(&py)
-        .args(["-c", "import pandas"])
+        .args(["-c", "import pandas, pyarrow"])
         .output()
         .is_ok_and(|o| o.status.success());
     ok.then_some(py)
@@ -174,9 +174,9 @@ fn export_pandas_snippet() {
     let Some(py) = pandas_python() else {
         assert!(
             std::env::var_os("CI").is_none(),
-            "pandas is not set up: CI must run scripts/setup-pandas before the tests"
+            "pandas and pyarrow are not set up: CI must run scripts/setup-pandas before the tests"
         );
-        eprintln!("NOT RUN: pandas is not set up (scripts/setup-pandas)");
+        eprintln!("NOT RUN: pandas and pyarrow are not set up (scripts/setup-pandas)");
         return;
     };
     let doc = std::fs::read_to_string(repo().join("docs/export.md")).expect("docs/export.md");

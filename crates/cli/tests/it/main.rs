@@ -11,6 +11,7 @@ mod engines_e2e;
 mod equivalence_e2e;
 mod error_chains;
 mod export_cli;
+mod export_parquet;
 mod fault_host;
 mod fault_kill;
 mod fault_matrix;
