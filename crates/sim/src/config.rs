@@ -10,10 +10,12 @@ use serde::Serialize;
 
 use crate::SimError;
 
+mod answers;
 mod faults;
 mod output;
 mod wire;
 
+pub(crate) use answers::Answers;
 pub use faults::{FaultParams, RequestRange};
 pub use output::OutputParams;
 pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};

@@ -1,6 +1,7 @@
 //! Flags of the output text.
 
-use crate::config::OutputParams;
+use crate::SimError;
+use crate::config::{Answers, OutputParams};
 
 /// What the simulated model writes.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -18,14 +19,30 @@ pub struct OutputArgs {
     /// the number of sequences in that step (no batch invariance).
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub batch_variance: f64,
+    /// A JSONL file of `{"prompt": …, "answer": …}` lines: a greedy completion of one of its
+    /// prompts starts with the answer and a newline, for a share `--answer-accuracy` of them
+    /// (chosen by prompt hash) and none that `--numerics-change` picked; the others answer
+    /// with words as usual (wrong).
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<std::path::PathBuf>,
+    /// Share of the `--answers` prompts answered right.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub answer_accuracy: f64,
 }
 
 impl OutputArgs {
-    pub(crate) fn to_params(&self) -> OutputParams {
-        OutputParams {
+    pub(crate) fn to_params(&self) -> Result<OutputParams, SimError> {
+        let answers = match &self.answers {
+            // Read once per process and kept: every greedy response may look one up.
+            Some(path) => Some(&*Box::leak(Box::new(Answers::load(path)?))),
+            None => None,
+        };
+        Ok(OutputParams {
             reasoning_tokens: self.reasoning_tokens,
             numerics_change: self.numerics_change,
             batch_variance: self.batch_variance,
-        }
+            answers,
+            answer_accuracy: self.answer_accuracy,
+        })
     }
 }

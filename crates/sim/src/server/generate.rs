@@ -147,6 +147,12 @@ async fn generate(
             max_tokens: req.max_tokens,
             numerics_change: st.config.output.numerics_change,
             batch_variance: st.config.output.batch_variance,
+            answer: st
+                .config
+                .output
+                .answers
+                .and_then(|a| a.get(text::prompt_hash(&ids))),
+            answer_accuracy: st.config.output.answer_accuracy,
         })
     } else {
         TokenText::sampled(mix3(seed, n, salt::TEXT))
