@@ -174,3 +174,26 @@ fn equivalence_a_resumed_run_keeps_its_probes_and_probes_only_what_it_lacks() {
     assert_eq!(of(&after["equivalence"], 5).len(), 1);
     assert_eq!(after["trials"].as_array().map(Vec::len), Some(6));
 }
+
+#[test]
+fn equivalence_with_one_baseline_start_says_not_judged_not_a_share_of_zero() {
+    // One trial: one server start per variant, so the baseline's own repeatability is not
+    // measured and nothing is judged. Today's main printed "identical 0%".
+    let (_dir, file) = run(&["trials.count=1"]);
+    let (code, v) = compare(&file, true);
+    let e = &v["comparisons"][0]["equivalence"];
+    assert_eq!(e["prompts"], 0, "{e:#}");
+    assert_eq!(e["verdict"], "inconclusive", "{e:#}");
+    assert_eq!(
+        code, 0,
+        "an unjudged comparison does not trip output-changed"
+    );
+    let out = sb().arg("compare").arg(&file).output().expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("outputs not judged at concurrency 1"),
+        "{text}"
+    );
+    assert!(text.contains("(1 and 1 starts probed)"), "{text}");
+    assert!(!text.contains("identical 0%"), "{text}");
+}
