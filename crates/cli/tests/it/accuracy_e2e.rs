@@ -168,3 +168,61 @@ fn equivalence_accuracy_the_committed_set_is_the_generator_s_output() {
         "regenerate: scripts/make-arithmetic-answers.py"
     );
 }
+
+#[test]
+fn equivalence_rerun_says_whether_the_outputs_and_accuracy_reproduced() {
+    // Two runs of the same spec: the second judged as the first's re-run (`--with`). The
+    // simulator answers greedily by prompt, so every verdict reproduces and each variant's
+    // outputs are the published ones. Today's main printed nothing about outputs.
+    let (_a, first) = run(&[]);
+    let (_b, second) = run(&[]);
+    let out = sb()
+        .arg("rerun")
+        .arg(&first)
+        .arg("--with")
+        .arg(&second)
+        .arg("--json")
+        .output()
+        .expect("rerun");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let o = &v["outputs"];
+    let c = &o["comparisons"][0];
+    assert_eq!(c["candidate"], "fast_kernel", "{o:#}");
+    assert_eq!(
+        (c["published"].as_str(), c["new"].as_str()),
+        (Some("changed"), Some("changed"))
+    );
+    assert_eq!(c["reproduced"], true);
+    assert_eq!(
+        c["accuracy"],
+        serde_json::json!(["lower", "lower"]),
+        "{o:#}"
+    );
+    let variants = o["variants"].as_array().expect("variants");
+    assert_eq!(variants.len(), 2);
+    for r in variants {
+        assert_eq!(r["identical"], 1.0, "{r:#}");
+        assert_eq!(r["prompts"], 40);
+        assert_eq!(r["verdict"], "unchanged", "{r:#}");
+    }
+    let text = sb()
+        .arg("rerun")
+        .arg(&first)
+        .arg("--with")
+        .arg(&second)
+        .output()
+        .expect("rerun");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "fast_kernel vs reference_kernel: outputs changed → changed: reproduced; accuracy \
+             lower → lower: reproduced"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("reference_kernel: 100% of 40 prompts gave the published outputs"),
+        "{text}"
+    );
+}
