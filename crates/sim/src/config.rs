@@ -17,6 +17,7 @@ mod wire;
 
 pub(crate) use answers::Answers;
 pub use faults::{FaultParams, RequestRange};
+pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
 pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};
 

@@ -1,7 +1,7 @@
 //! Flags of the output text.
 
 use crate::SimError;
-use crate::config::{Answers, OutputParams};
+use crate::config::{AnswerParams, Answers, OutputParams};
 
 /// What the simulated model writes.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -25,16 +25,23 @@ pub struct OutputArgs {
     /// with words as usual (wrong).
     #[arg(long, value_name = "FILE")]
     pub answers: Option<std::path::PathBuf>,
-    /// Share of the `--answers` prompts answered right.
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub answer_accuracy: f64,
+    /// Share of the `--answers` prompts answered right (default 1).
+    #[arg(long, value_name = "F", requires = "answers")]
+    pub answer_accuracy: Option<f64>,
 }
 
 impl OutputArgs {
     pub(crate) fn to_params(&self) -> Result<OutputParams, SimError> {
         let answers = match &self.answers {
             // Read once per process and kept: every greedy response may look one up.
-            Some(path) => Some(&*Box::leak(Box::new(Answers::load(path)?))),
+            Some(path) => {
+                let set: &'static Answers = Box::leak(Box::new(Answers::load(path)?));
+                Some(AnswerParams {
+                    set,
+                    prompts: set.lines(),
+                    accuracy: self.answer_accuracy.unwrap_or(1.0),
+                })
+            }
             None => None,
         };
         Ok(OutputParams {
@@ -42,7 +49,6 @@ impl OutputArgs {
             numerics_change: self.numerics_change,
             batch_variance: self.batch_variance,
             answers,
-            answer_accuracy: self.answer_accuracy,
         })
     }
 }

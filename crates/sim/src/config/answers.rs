@@ -13,6 +13,7 @@ use crate::tokenizer;
 #[derive(Debug, Default, PartialEq)]
 pub struct Answers {
     by_prompt: HashMap<u64, String>,
+    lines: usize,
 }
 
 impl Answers {
@@ -23,6 +24,7 @@ impl Answers {
         let text = std::fs::read_to_string(path)
             .map_err(|e| SimError::InvalidConfig(format!("--answers {}: {e}", path.display())))?;
         let mut by_prompt = HashMap::new();
+        let mut lines = 0;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -30,12 +32,16 @@ impl Answers {
             let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
                 SimError::InvalidConfig(format!("--answers {}:{}: {e}", path.display(), i + 1))
             })?;
-            let (Some(p), Some(a)) = (
-                v.get("prompt").and_then(serde_json::Value::as_str),
-                v.get("answer").and_then(serde_json::Value::as_str),
-            ) else {
+            let answer = match v.get("answer") {
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            };
+            let (Some(p), Some(a)) = (v.get("prompt").and_then(serde_json::Value::as_str), answer)
+            else {
                 continue;
             };
+            lines += 1;
             for ids in [
                 tokenizer::encode(p),
                 tokenizer::encode(&tokenizer::render_chat([("user", p)])),
@@ -49,7 +55,7 @@ impl Answers {
                 path.display()
             )));
         }
-        Ok(Answers { by_prompt })
+        Ok(Answers { by_prompt, lines })
     }
 
     /// The answer to the prompt whose token ids hash to `prompt`.
@@ -57,13 +63,8 @@ impl Answers {
         self.by_prompt.get(&prompt).map(String::as_str)
     }
 
-    /// Answers known (two per prompt: its completions and its chat form).
-    pub fn len(&self) -> usize {
-        self.by_prompt.len()
-    }
-
-    /// True when none.
-    pub fn is_empty(&self) -> bool {
-        self.by_prompt.is_empty()
+    /// Lines read with a prompt and an answer.
+    pub fn lines(&self) -> usize {
+        self.lines
     }
 }

@@ -151,8 +151,14 @@ async fn generate(
                 .config
                 .output
                 .answers
-                .and_then(|a| a.get(text::prompt_hash(&ids))),
-            answer_accuracy: st.config.output.answer_accuracy,
+                .as_ref()
+                .and_then(|a| a.set.get(text::prompt_hash(&ids))),
+            answer_accuracy: st
+                .config
+                .output
+                .answers
+                .as_ref()
+                .map_or(0.0, |a| a.accuracy),
         })
     } else {
         TokenText::sampled(mix3(seed, n, salt::TEXT))
