@@ -111,6 +111,13 @@ pub(crate) fn blocks(report: &Report) -> Vec<Block> {
         right: vec![false, false, false, true, true, true, true, false, false],
         rows: body,
     });
+    for f in crate::plots::divergence_figures(report) {
+        out.push(Block::Figure {
+            file: f.exporter.file_name(),
+            alt: f.alt,
+            caption: vec![t(f.caption)],
+        });
+    }
     out.extend(accuracy(&rows));
     let mut notes = Vec::new();
     for (c, e) in &rows {
@@ -186,7 +193,7 @@ fn accuracy(rows: &[(&Comparison, &EquivalenceReport)]) -> Vec<Block> {
         Block::Para(vec![t(format!(
             "Task accuracy on the reference answers: each arm's starts pooled per prompt by \
              {}; McNemar's exact test on the prompts only one arm got right, Newcombe's \
-             paired interval on the difference; `unchanged` needs it within ±{:.0} points.",
+             paired interval on the difference; unchanged needs it within ±{:.0} points.",
             first.pooling,
             100.0 * first.margin
         ))]),
