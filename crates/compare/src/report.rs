@@ -327,11 +327,14 @@ pub enum FailOn {
     /// The candidate's outputs changed beyond the baseline's own variation (the
     /// equivalence verdict `changed`, docs/equivalence.md).
     OutputChanged,
+    /// The candidate's task accuracy on the reference answers is significantly lower
+    /// (`equivalence.accuracy.verdict` `lower`, docs/equivalence.md).
+    AccuracyDropped,
 }
 
 impl FailOn {
     /// Every condition, in the order the help lists them.
-    pub const ALL: [FailOn; 7] = [
+    pub const ALL: [FailOn; 8] = [
         FailOn::NotShownNonInferior,
         FailOn::NotShownSuperior,
         FailOn::Regressed,
@@ -339,6 +342,7 @@ impl FailOn {
         FailOn::Inconclusive,
         FailOn::Suspicious,
         FailOn::OutputChanged,
+        FailOn::AccuracyDropped,
     ];
 
     /// The kebab-case name.
@@ -351,6 +355,7 @@ impl FailOn {
             FailOn::Inconclusive => "inconclusive",
             FailOn::Suspicious => "suspicious",
             FailOn::OutputChanged => "output-changed",
+            FailOn::AccuracyDropped => "accuracy-dropped",
         }
     }
 
@@ -370,6 +375,7 @@ impl FailOn {
             G::Inconclusive => FailOn::Inconclusive,
             G::Suspicious => FailOn::Suspicious,
             G::OutputChanged => FailOn::OutputChanged,
+            G::AccuracyDropped => FailOn::AccuracyDropped,
         }
     }
 }

@@ -208,7 +208,7 @@ impl Exporter for Html {
     }
 
     fn export(&self, report: &Report) -> Result<String, ReportError> {
-        let svgs = plots::figures(report)
+        let svgs = plots::all(report)
             .into_iter()
             .map(|f| Ok((f.exporter.file_name(), f.exporter.export(report)?)))
             .collect::<Result<Vec<_>, ReportError>>()?;

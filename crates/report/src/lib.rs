@@ -159,10 +159,8 @@ pub fn across(
 
 /// Every file of the report: the plots, `trials.csv`, `report.md` and `report.html`.
 pub fn exporters(report: &Report) -> Vec<Box<dyn Exporter>> {
-    let mut out: Vec<Box<dyn Exporter>> = plots::figures(report)
-        .into_iter()
-        .map(|f| f.exporter)
-        .collect();
+    let mut out: Vec<Box<dyn Exporter>> =
+        plots::all(report).into_iter().map(|f| f.exporter).collect();
     out.push(Box::new(csv::TrialsCsv));
     out.push(Box::new(markdown::Markdown));
     out.push(Box::new(html::Html));

@@ -45,6 +45,10 @@ pub struct ProbeOutput {
     /// Why there is no completion (the request failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With `equivalence.reference`: whether the completion gave the reference answer (the
+    /// rule is in docs/equivalence.md); absent without a reference or for a failed request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct: Option<bool>,
 }
 
 impl ProbeOutput {
@@ -102,6 +106,7 @@ mod tests {
             logprobs: None,
             tokens: None,
             error: None,
+            correct: None,
         }
     }
 

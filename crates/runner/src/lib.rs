@@ -24,6 +24,7 @@ pub mod gpu;
 pub mod loadgen;
 mod net;
 pub mod provenance;
+pub mod reference;
 pub mod run;
 pub mod server;
 pub mod telemetry;

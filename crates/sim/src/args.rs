@@ -290,7 +290,7 @@ impl SimArgs {
                 _ => None,
             },
             wire: self.wire.to_params(),
-            output: self.output.to_params(),
+            output: self.output.to_params()?,
         };
         config.validate()?;
         Ok(config)

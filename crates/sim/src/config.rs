@@ -10,11 +10,14 @@ use serde::Serialize;
 
 use crate::SimError;
 
+mod answers;
 mod faults;
 mod output;
 mod wire;
 
+pub(crate) use answers::Answers;
 pub use faults::{FaultParams, RequestRange};
+pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
 pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};
 

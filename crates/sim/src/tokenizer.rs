@@ -89,6 +89,16 @@ pub fn generated_id(text_seed: u64, index: u32) -> u32 {
         as u32
 }
 
+/// A hash of prompt token ids (FNV-1a over their bytes): what the greedy text of a prompt
+/// is drawn from.
+pub fn prompt_hash(ids: &[u32]) -> u64 {
+    ids.iter().fold(0xcbf2_9ce4_8422_2325, |h, id| {
+        id.to_le_bytes().iter().fold(h, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    })
+}
+
 /// The id of one word.
 fn word_id(word: &str) -> u32 {
     let b = word.as_bytes();

@@ -54,7 +54,9 @@ pub(crate) struct GateArgs {
     /// an undecided cell fails), is not shown better than +θ (`not-shown-superior`), is
     /// regressed beyond θ (`regressed`), regressed or likely regressed
     /// (`likely-regressed`), inconclusive (`inconclusive`), or a re-baseline flag threatens
-    /// a gated cell (`suspicious`); repeatable or a comma list; `none` turns the spec's
+    /// a gated cell (`suspicious`); or when the candidate's probe outputs changed
+    /// (`output-changed`) or its accuracy on the reference answers dropped
+    /// (`accuracy-dropped`, docs/equivalence.md); repeatable or a comma list; `none` turns the spec's
     /// `compare.gate.fail_on` off. Replaces the spec's conditions.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<Option<FailOn>>,

@@ -108,6 +108,29 @@ fn equivalence_a_numerics_change_of_30_percent_is_changed_and_trips_the_gate() {
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     assert!(md.contains("## Output equivalence"), "{md}");
     assert!(md.contains("outputs changed"), "{md}");
+    // The first-divergence plot, in the section: one dot per distinct position of the
+    // candidate's row (the count written above a shared one), and the baseline's own row
+    // empty, said in words (the simulator repeats itself).
+    let section = &md[md.find("## Output equivalence").expect("section")..];
+    assert!(section.contains("divergence-fast_kernel.svg"), "{section}");
+    let svg = std::fs::read_to_string(out.join("divergence-fast_kernel.svg")).expect("the plot");
+    let mut distinct: Vec<u64> = e["first_divergence_candidate"]
+        .as_array()
+        .expect("positions")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    let total = distinct.len();
+    distinct.dedup();
+    assert_eq!(svg.matches("<circle").count(), distinct.len(), "{svg}");
+    assert!(
+        distinct.len() < total,
+        "some positions are shared: {distinct:?}"
+    );
+    assert!(svg.contains("no output differs"), "{svg}");
+    assert!(svg.contains("first differing position (tokens)"), "{svg}");
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(!html.contains("divergence-fast_kernel.svg could not be drawn"));
     assert!(
         v["gate"]["reasons"][0]
             .as_str()
@@ -173,4 +196,27 @@ fn equivalence_a_resumed_run_keeps_its_probes_and_probes_only_what_it_lacks() {
     }
     assert_eq!(of(&after["equivalence"], 5).len(), 1);
     assert_eq!(after["trials"].as_array().map(Vec::len), Some(6));
+}
+
+#[test]
+fn equivalence_with_one_baseline_start_says_not_judged_not_a_share_of_zero() {
+    // One trial: one server start per variant, so the baseline's own repeatability is not
+    // measured and nothing is judged. Today's main printed "identical 0%".
+    let (_dir, file) = run(&["trials.count=1"]);
+    let (code, v) = compare(&file, true);
+    let e = &v["comparisons"][0]["equivalence"];
+    assert_eq!(e["prompts"], 0, "{e:#}");
+    assert_eq!(e["verdict"], "inconclusive", "{e:#}");
+    assert_eq!(
+        code, 0,
+        "an unjudged comparison does not trip output-changed"
+    );
+    let out = sb().arg("compare").arg(&file).output().expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("outputs not judged at concurrency 1"),
+        "{text}"
+    );
+    assert!(text.contains("(1 and 1 starts probed)"), "{text}");
+    assert!(!text.contains("identical 0%"), "{text}");
 }

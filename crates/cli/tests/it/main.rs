@@ -2,6 +2,7 @@
 
 mod common;
 
+mod accuracy_e2e;
 mod bad_inputs;
 mod ci_workflow;
 mod compare_across;

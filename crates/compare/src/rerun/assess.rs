@@ -134,6 +134,9 @@ pub struct RerunReport {
     pub advice: Vec<String>,
     /// Notes from the comparison.
     pub notes: Vec<String>,
+    /// Whether the outputs reproduced, when both runs carry equivalence probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<super::outputs::OutputsReproduction>,
     /// Counts.
     pub summary: Summary,
 }
@@ -324,6 +327,7 @@ pub fn assess(
         flags,
         advice,
         notes,
+        outputs: super::outputs::outputs(published, new, alpha),
         summary,
     })
 }

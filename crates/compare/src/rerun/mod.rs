@@ -9,9 +9,11 @@
 //!   [`render`] prints it.
 
 mod assess;
+mod outputs;
 mod render;
 
 pub use assess::{ClaimRow, RERUN_FORMAT, RerunReport, Summary, ValueRow, assess};
+pub use outputs::{OutputClaim, OutputsAcross, OutputsReproduction};
 pub use render::render;
 
 use std::path::{Path, PathBuf};

@@ -149,6 +149,12 @@ pub fn render(r: &RerunReport) -> String {
             let _ = writeln!(out, "  {a}");
         }
     }
+    if let Some(o) = &r.outputs {
+        let _ = writeln!(out);
+        for l in super::outputs::lines(o) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(out, "\nnotes:");
         for n in &r.notes {

@@ -4,6 +4,7 @@
 pub mod axis;
 pub mod canvas;
 pub mod cdf;
+pub mod divergence;
 pub mod latency;
 pub mod ratio;
 pub mod sweep;
@@ -68,7 +69,47 @@ fn p99_note(report: &Report) -> String {
     }
 }
 
-/// Every plot of the report, in reading order.
+/// Every plot written beside the report: [`figures`] (the Plots section) and those that
+/// sections place themselves ([`divergence`] in the output-equivalence section).
+pub fn all(report: &Report) -> Vec<Figure> {
+    let mut out = figures(report);
+    out.extend(divergence_figures(report));
+    out
+}
+
+/// The first-divergence plot of each comparison whose outputs were judged.
+pub fn divergence_figures(report: &Report) -> Vec<Figure> {
+    let Some(c) = &report.compare else {
+        return Vec::new();
+    };
+    c.comparisons
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.equivalence.as_ref().is_some_and(divergence::wanted))
+        .map(|(ci, x)| Figure {
+            exporter: Box::new(divergence::FirstDivergence {
+                comparison: ci,
+                candidate: x.candidate.variant.clone(),
+            }),
+            alt: format!(
+                "first positions where the probe outputs of {} and of the baseline {}'s own \
+                 starts differ from the baseline's first start",
+                x.candidate.variant, x.baseline.variant
+            ),
+            caption: format!(
+                "Where outputs first differ from the baseline {}'s first server start: each \
+                 output of another start that differs is a dot at its first differing \
+                 position; dots at one position are drawn as one, its size and the number \
+                 above it the count. The baseline row (its other starts against its first) \
+                 is how much the engine varies by itself; a candidate row far busier than it \
+                 is a change.",
+                x.baseline.variant
+            ),
+        })
+        .collect()
+}
+
+/// Every plot of the Plots section, in reading order.
 pub fn figures(report: &Report) -> Vec<Figure> {
     let latency = |family: &'static str, name: &'static str, what: &str| Figure {
         exporter: Box::new(latency::Latency { family, name }),

@@ -1,7 +1,7 @@
 //! A run's input files, read and checked before anything starts — by `servebench validate`,
 //! where no server is needed, and by `servebench run` before the first server is launched:
 //! a prompt file's or a trace's every line (at the file's own line numbers, with what to
-//! write instead), a trace's window and its size, the prompts a trial needs against those the
+//! write instead), a reference answers file (`equivalence.reference`), a trace's window and its size, the prompts a trial needs against those the
 //! file holds, a `messages` entry meant for the chat API, a local tokenizer file and
 //! `target.tls.ca_file`.
 
@@ -93,6 +93,23 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
         DatasetKind::Trace => trace(spec, spec_dir, &mut out),
         DatasetKind::Jsonl | DatasetKind::Sharegpt => prompt_file(spec, spec_dir, &mut out),
         DatasetKind::Random | DatasetKind::SharedPrefix | DatasetKind::MultiTurn => {}
+    }
+    if let Some(file) = spec
+        .spec
+        .equivalence
+        .as_ref()
+        .and_then(|e| e.reference.as_ref())
+        .filter(|f| !f.trim().is_empty())
+    {
+        let path = spec_dir.join(file);
+        if let Err(e) = crate::reference::load_reference(&path) {
+            out.push(InputProblem::error(
+                "equivalence.reference",
+                &path,
+                (e.line > 0).then_some(e.line),
+                e.message,
+            ));
+        }
     }
     let target = &spec.spec.target;
     if target.tokenizer == TokenizerSource::Local

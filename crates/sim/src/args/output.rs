@@ -1,6 +1,7 @@
 //! Flags of the output text.
 
-use crate::config::OutputParams;
+use crate::SimError;
+use crate::config::{AnswerParams, Answers, OutputParams};
 
 /// What the simulated model writes.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -18,14 +19,36 @@ pub struct OutputArgs {
     /// the number of sequences in that step (no batch invariance).
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub batch_variance: f64,
+    /// A JSONL file of `{"prompt": …, "answer": …}` lines: a greedy completion of one of its
+    /// prompts starts with the answer and a newline, for a share `--answer-accuracy` of them
+    /// (chosen by prompt hash) and none that `--numerics-change` picked; the others answer
+    /// with words as usual (wrong).
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<std::path::PathBuf>,
+    /// Share of the `--answers` prompts answered right (default 1).
+    #[arg(long, value_name = "F", requires = "answers")]
+    pub answer_accuracy: Option<f64>,
 }
 
 impl OutputArgs {
-    pub(crate) fn to_params(&self) -> OutputParams {
-        OutputParams {
+    pub(crate) fn to_params(&self) -> Result<OutputParams, SimError> {
+        let answers = match &self.answers {
+            // Read once per process and kept: every greedy response may look one up.
+            Some(path) => {
+                let set: &'static Answers = Box::leak(Box::new(Answers::load(path)?));
+                Some(AnswerParams {
+                    set,
+                    prompts: set.lines(),
+                    accuracy: self.answer_accuracy.unwrap_or(1.0),
+                })
+            }
+            None => None,
+        };
+        Ok(OutputParams {
             reasoning_tokens: self.reasoning_tokens,
             numerics_change: self.numerics_change,
             batch_variance: self.batch_variance,
-        }
+            answers,
+        })
     }
 }

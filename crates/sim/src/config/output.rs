@@ -19,6 +19,22 @@ pub struct OutputParams {
     /// Share of prompts whose greedy output, from a position drawn per prompt, depends on
     /// how many sequences ran in that step: no batch invariance.
     pub batch_variance: f64,
+    /// `--answers`: reference answers the greedy output starts with, for a share of their
+    /// prompts (chosen by prompt hash) whose output no numerics change touches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answers: Option<AnswerParams>,
+}
+
+/// `--answers FILE` and `--answer-accuracy F`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerParams {
+    /// The answers, read once at start and kept for the process's life.
+    #[serde(skip)]
+    pub set: &'static super::Answers,
+    /// Prompts with an answer.
+    pub prompts: usize,
+    /// Share of them answered right.
+    pub accuracy: f64,
 }
 
 impl OutputParams {
@@ -27,6 +43,10 @@ impl OutputParams {
         for (name, v) in [
             ("numerics_change", self.numerics_change),
             ("batch_variance", self.batch_variance),
+            (
+                "answer_accuracy",
+                self.answers.as_ref().map_or(0.0, |a| a.accuracy),
+            ),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(SimError::InvalidConfig(format!(

@@ -147,6 +147,18 @@ async fn generate(
             max_tokens: req.max_tokens,
             numerics_change: st.config.output.numerics_change,
             batch_variance: st.config.output.batch_variance,
+            answer: st
+                .config
+                .output
+                .answers
+                .as_ref()
+                .and_then(|a| a.set.get(text::prompt_hash(&ids))),
+            answer_accuracy: st
+                .config
+                .output
+                .answers
+                .as_ref()
+                .map_or(0.0, |a| a.accuracy),
         })
     } else {
         TokenText::sampled(mix3(seed, n, salt::TEXT))

@@ -7,7 +7,11 @@
 //! `--numerics-change F` (a share F of prompts, chosen by prompt hash, continue differently
 //! from a position drawn per prompt, as a kernel or precision change flips an argmax) and
 //! `--batch-variance F` (a share F of prompts continue, from their own drawn position, by a
-//! path that depends on how many sequences shared that step: no batch invariance).
+//! path that depends on how many sequences shared that step: no batch invariance). With
+//! `--answers`, a prompt of the answers file whose draw (by prompt hash) falls below
+//! `--answer-accuracy` and that no numerics change picked starts its greedy text with the
+//! answer and a newline (token 0's text; its id is unchanged): a changed path is taken to
+//! have flipped the answer.
 
 use crate::rng::{mix3, splitmix64, unit};
 use crate::tokenizer::{self, VOCAB_SIZE};
@@ -22,6 +26,7 @@ mod salt {
     pub(super) const BATCH_AT: u64 = 0x4241_5441;
     pub(super) const BATCH: u64 = 0x4241_5453;
     pub(super) const LOGPROB: u64 = 0x4c4f_4750;
+    pub(super) const ANSWER: u64 = 0x414e_5357;
 }
 
 /// The ids and texts of one response's output tokens. Each is a pure function of the
@@ -36,6 +41,8 @@ pub(crate) struct TokenText {
     variance_at: Option<u32>,
     /// The batch size seen at `variance_at` (1 until known: the batch-invariant path).
     batch: u32,
+    /// The reference answer token 0 spells (`--answers`).
+    answer: Option<&'static str>,
 }
 
 /// How a greedy response's text is made.
@@ -51,6 +58,10 @@ pub(crate) struct Greedy {
     pub(crate) numerics_change: f64,
     /// `--batch-variance`.
     pub(crate) batch_variance: f64,
+    /// The prompt's reference answer (`--answers`), if it has one.
+    pub(crate) answer: Option<&'static str>,
+    /// `--answer-accuracy`.
+    pub(crate) answer_accuracy: f64,
 }
 
 impl TokenText {
@@ -61,6 +72,7 @@ impl TokenText {
             numerics: None,
             variance_at: None,
             batch: 1,
+            answer: None,
         }
     }
 
@@ -71,12 +83,15 @@ impl TokenText {
             (share > 0.0 && unit(mix3(g.prompt, pick, 0)) < share)
                 .then(|| position(unit(mix3(g.prompt, at, 0)), g.max_tokens))
         };
+        let numerics = draw(salt::NUMERICS_PICK, salt::NUMERICS_AT, g.numerics_change)
+            .map(|at| (at, mix3(seed, salt::NUMERICS, 0)));
+        let right = unit(mix3(g.prompt, salt::ANSWER, 0)) < g.answer_accuracy;
         TokenText {
             seed,
-            numerics: draw(salt::NUMERICS_PICK, salt::NUMERICS_AT, g.numerics_change)
-                .map(|at| (at, mix3(seed, salt::NUMERICS, 0))),
+            numerics,
             variance_at: draw(salt::BATCH_PICK, salt::BATCH_AT, g.batch_variance),
             batch: 1,
+            answer: g.answer.filter(|_| right && numerics.is_none()),
         }
     }
 
@@ -130,6 +145,11 @@ impl TokenText {
     /// Appends the text of token `index` (a space and its word) to `out`.
     pub(crate) fn push(&self, index: u32, out: &mut String) {
         out.push(' ');
+        if let (0, Some(a)) = (index, self.answer) {
+            out.push_str(a);
+            out.push('\n');
+            return;
+        }
         tokenizer::push_word(self.id(index), out);
     }
 
@@ -181,11 +201,7 @@ pub(crate) struct TokenLogprobs {
 
 /// A hash of prompt token ids (FNV-1a over their bytes).
 pub(crate) fn prompt_hash(ids: &[u32]) -> u64 {
-    ids.iter().fold(0xcbf2_9ce4_8422_2325, |h, id| {
-        id.to_le_bytes().iter().fold(h, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
-    })
+    tokenizer::prompt_hash(ids)
 }
 
 /// The identity of a model: a hash of its path or name.
@@ -204,6 +220,8 @@ mod tests {
             max_tokens: 32,
             numerics_change: numerics,
             batch_variance: variance,
+            answer: None,
+            answer_accuracy: 1.0,
         }
     }
 
@@ -278,5 +296,38 @@ mod tests {
             assert!(lp.logprob < 0.0);
         }
         assert!(t.logprobs(0, 0).top.is_empty(), "top_logprobs 0: none");
+    }
+
+    #[test]
+    fn an_answer_is_given_for_its_share_and_a_numerics_change_flips_it() {
+        let n = 4000u64;
+        let (mut right, mut flipped) = (0, 0);
+        for p in 0..n {
+            let mut a = g(p, 0.0, 0.0);
+            a.answer = Some("42");
+            a.answer_accuracy = 0.75;
+            let t = TokenText::greedy(&a);
+            let mut s = String::new();
+            t.push(0, &mut s);
+            t.push(1, &mut s);
+            if t.answer.is_some() {
+                right += 1;
+                assert!(s.starts_with(" 42\n "), "{s:?}");
+                a.numerics_change = 0.5;
+                let changed = TokenText::greedy(&a);
+                if changed.numerics.is_some() {
+                    flipped += 1;
+                    assert_eq!(changed.answer, None);
+                } else {
+                    assert_eq!(changed.answer, Some("42"));
+                }
+            } else {
+                assert!(!s.contains("42"), "{s:?}");
+            }
+        }
+        let share = f64::from(right) / n as f64;
+        assert!((share - 0.75).abs() < 0.03, "{share}");
+        let flip = f64::from(flipped) / f64::from(right);
+        assert!((flip - 0.5).abs() < 0.04, "{flip}");
     }
 }

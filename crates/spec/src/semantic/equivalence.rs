@@ -25,22 +25,6 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             ),
         );
     }
-    if e.reference.is_some() {
-        // The probe would send the reference's prompts, but `compare` does not score
-        // answers yet (stats' `outputs::accuracy` is there; its wiring is not): refused
-        // rather than accepted and silently not measured.
-        out.push(
-            Diagnostic::error(
-                at("equivalence.reference"),
-                "task accuracy against reference answers (`reference`) is not measured by this \
-                 version: `compare` would not score the answers",
-            )
-            .with_hint(
-                "send the file's prompts with `prompts_file` instead (outputs are compared; \
-                 accuracy is not)",
-            ),
-        );
-    }
     for (key, path) in [
         ("prompts_file", &e.prompts_file),
         ("reference", &e.reference),

@@ -26,11 +26,12 @@ pub struct Equivalence {
     /// (relative to the spec's folder), instead of prompts drawn from the workload's dataset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts_file: Option<String>,
-    /// A JSONL file of prompts with reference answers, one `{"prompt": "…", "answer": "…"}`
-    /// (the answer must appear in the completion) or `{"prompt": "…", "regex": "…"}` a line:
-    /// meant for each variant's accuracy with a paired test (McNemar). Not measured by this
-    /// version: `validate` refuses it (docs/equivalence.md, "Not yet"); give the prompts as
-    /// `prompts_file`.
+    /// A JSONL file of prompts with reference answers (relative to the spec's folder), one
+    /// `{"prompt": "…", "answer": "…"}` (right when the completion's first line, trimmed,
+    /// equals the answer) or `{"prompt": "…", "regex": "…"}` (right when the regex matches
+    /// in the completion) a line: its prompts are the probe's, every completion is scored,
+    /// and `servebench compare` compares the variants' accuracy with McNemar's paired test
+    /// (docs/equivalence.md). Instead of `prompts_file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// The concurrencies the prompts are sent at, in order: the first is the one variants

@@ -343,6 +343,10 @@ pub enum GateCondition {
     /// output-equivalence verdict `changed`, docs/equivalence.md).
     #[serde(alias = "output_changed")]
     OutputChanged,
+    /// The candidate's task accuracy on `equivalence.reference` is significantly lower than
+    /// the baseline's (McNemar's exact test at α, docs/equivalence.md).
+    #[serde(alias = "accuracy_dropped")]
+    AccuracyDropped,
 }
 
 fn default_metrics() -> Vec<String> {

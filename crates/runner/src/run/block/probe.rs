@@ -19,6 +19,7 @@ use super::super::workload::PromptSource;
 use super::BlockContext;
 use crate::dataset::{ChatMessage, PromptBody};
 use crate::loadgen::{ApiKind, Target};
+use crate::reference::{AnswerRule, load_reference};
 
 /// The trial index the probe's prompts are drawn with: trials count from 1, so the probe's
 /// prompts are none of a trial's, and the same at every block and variant.
@@ -43,7 +44,7 @@ impl BlockContext<'_> {
         if result.equivalence.iter().any(|r| r.block == block.index) {
             return Ok(());
         }
-        let prompts = match self.probe_prompts(eq).await {
+        let (prompts, rules) = match self.probe_prompts(eq).await {
             Ok(p) => p,
             Err(why) => {
                 ui.line(&format!(
@@ -83,7 +84,8 @@ impl BlockContext<'_> {
                 return Ok(());
             }
             let started_at = now_rfc3339();
-            let outputs = asker.clone().all(&prompts, c).await;
+            let mut outputs = asker.clone().all(&prompts, c).await;
+            let right = score(&mut outputs, &rules);
             let compared_by = if outputs.iter().all(|o| o.token_ids.is_some()) {
                 "token_ids"
             } else if outputs.iter().all(|o| o.tokens.is_some()) {
@@ -93,14 +95,17 @@ impl BlockContext<'_> {
             };
             let failed = outputs.iter().filter(|o| o.error.is_some()).count();
             ui.line(&format!(
-                "block {}: equivalence probe at concurrency {c}: {} prompts{}",
+                "block {}: equivalence probe at concurrency {c}: {} prompts{}{}",
                 block.index + 1,
                 outputs.len(),
                 if failed > 0 {
                     format!(", {failed} failed")
                 } else {
                     String::new()
-                }
+                },
+                right.map_or(String::new(), |(r, n)| format!(
+                    ", {r} of {n} answered right"
+                ))
             ));
             result.equivalence.push(ProbeRecord {
                 block: block.index,
@@ -117,16 +122,28 @@ impl BlockContext<'_> {
         Ok(())
     }
 
-    /// The probe's prompts: a prompt file's or reference file's lines, else drawn from the
-    /// workload's dataset at its first point with a fixed trial index.
-    async fn probe_prompts(&self, eq: &Equivalence) -> Result<Vec<PromptBody>, String> {
-        if let Some(file) = eq.prompts_file.as_ref().or(eq.reference.as_ref()) {
+    /// The probe's prompts, and with `reference` each one's answer rule: a reference file's
+    /// or a prompt file's lines, else drawn from the workload's dataset at its first point
+    /// with a fixed trial index.
+    async fn probe_prompts(&self, eq: &Equivalence) -> Result<(Vec<PromptBody>, Rules), String> {
+        if let Some(file) = &eq.reference {
+            let mut items = load_reference(&self.spec_dir.join(file)).map_err(|e| e.to_string())?;
+            if let Some(n) = eq.prompts {
+                items.truncate(n as usize);
+            }
+            return Ok(items.into_iter().map(|i| (i.prompt, Some(i.rule))).unzip());
+        }
+        let no_rules = |p: Vec<PromptBody>| {
+            let n = p.len();
+            (p, vec![None; n])
+        };
+        if let Some(file) = &eq.prompts_file {
             let path = self.spec_dir.join(file);
             let mut out = read_prompt_lines(&path)?;
             if let Some(n) = eq.prompts {
                 out.truncate(n as usize);
             }
-            return Ok(out);
+            return Ok(no_rules(out));
         }
         let n = eq.prompts.unwrap_or(servebench_spec::DEFAULT_PROBE_PROMPTS) as usize;
         let tok = self.tokenizer_spec();
@@ -143,8 +160,32 @@ impl BlockContext<'_> {
                     .into(),
             );
         }
-        Ok(drawn.measured.into_iter().map(|p| p.body).collect())
+        Ok(no_rules(
+            drawn.measured.into_iter().map(|p| p.body).collect(),
+        ))
     }
+}
+
+/// Each probe prompt's answer rule (`None` without a reference).
+type Rules = Vec<Option<AnswerRule>>;
+
+/// Scores every answered completion that has a rule; `(right, scored)` when any was.
+fn score(outputs: &mut [ProbeOutput], rules: &Rules) -> Option<(usize, usize)> {
+    let (mut right, mut scored) = (0, 0);
+    for o in outputs.iter_mut() {
+        let Some(Some(rule)) = rules.get(o.prompt) else {
+            continue;
+        };
+        if o.error.is_some() {
+            continue;
+        }
+        let Some(text) = &o.text else { continue };
+        let ok = rule.is_right(text);
+        o.correct = Some(ok);
+        scored += 1;
+        right += usize::from(ok);
+    }
+    (scored > 0).then_some((right, scored))
 }
 
 /// The spec with no warm-up requests, so the prompts drawn are exactly the probe's.
@@ -242,6 +283,7 @@ impl Asker {
             logprobs: None,
             tokens: None,
             error: Some(why),
+            correct: None,
         };
         let resp = match req.send().await {
             Ok(r) => r,
@@ -375,6 +417,7 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
         logprobs,
         tokens,
         error,
+        correct: None,
     }
 }
 

@@ -18,6 +18,10 @@
 //! * `output-changed` trips when a comparison's output-equivalence verdict is `changed`: the
 //!   candidate's greedy outputs differ from the baseline's beyond the baseline's own
 //!   variation across its server starts (docs/equivalence.md). It reads no cell.
+//! * `accuracy-dropped` trips when a comparison's task accuracy on the reference answers
+//!   (`spec.equivalence.reference`) is `lower`: McNemar's exact test at α on the prompts only
+//!   one arm got right, the candidate's fewer (docs/equivalence.md). It reads no cell; a
+//!   change of outputs that keeps the answers right does not trip it.
 //!
 //! Every condition reads the cells as the table shows them: the same verdicts (corrected
 //! for many tests when `compare.multiplicity` is `holm`) and the same intervals. The
@@ -28,6 +32,8 @@
 //! With sequential trials ([`GateSpec::needs`]), a gated cell stops as soon as the gate's
 //! question is answered on its repeated interval. A tripped gate is exit code 1
 //! (docs/architecture.md, "Exit codes").
+
+mod outputs;
 
 use servebench_spec::SpecFile;
 use servebench_stats::flags::{FlagLevel, Threatens};
@@ -396,10 +402,12 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                         format!("{} ({})", row.label, row.verdict.as_str()),
                     );
                 }
-                if asked
-                    .iter()
-                    .any(|f| !matches!(f, FailOn::Suspicious | FailOn::OutputChanged))
-                {
+                if asked.iter().any(|f| {
+                    !matches!(
+                        f,
+                        FailOn::Suspicious | FailOn::OutputChanged | FailOn::AccuracyDropped
+                    )
+                }) {
                     cells.push(GatedCell {
                         candidate: c.candidate.variant.clone(),
                         metric: m.metric.clone(),
@@ -422,19 +430,7 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                 ));
             }
         }
-        if has(FailOn::OutputChanged)
-            && let Some(e) = &c.equivalence
-            && e.verdict == "changed"
-        {
-            reasons.push(format!(
-                "output-changed: {pair}, {} of {} probe prompts identical (the baseline's own \
-                 starts {}), p = {:.3}",
-                (e.identical * e.prompts as f64).round(),
-                e.prompts,
-                (e.baseline_identical * e.prompts as f64).round(),
-                e.test.p
-            ));
-        }
+        reasons.extend(outputs::reasons(c, &pair, &asked));
         if has(FailOn::Suspicious) {
             let mut ids: Vec<&str> = c
                 .metrics

@@ -3,12 +3,16 @@
 //! repeatability across its server starts (stats' `outputs::divergence`), at the first
 //! probe concurrency; at a second one, each arm's batch invariance and the verdict there.
 
+mod accuracy;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use servebench_result::{ProbeOutput, ProbeRecord, RunResult, first_difference};
 use servebench_spec::Equivalence;
 use servebench_stats::outputs::{Divergence, OutputVerdict, PromptStarts, divergence};
+
+pub use accuracy::{AccuracyReport, POOLING, line as accuracy_line};
 
 /// The `equivalence` object of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +59,10 @@ pub struct EquivalenceReport {
     /// first, and the verdict there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<BatchReport>,
+    /// With `equivalence.reference`: each arm's task accuracy at the first probe
+    /// concurrency and the paired comparison (McNemar).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracyReport>,
     /// What to do about an inconclusive verdict, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
@@ -261,6 +269,7 @@ pub fn equivalence(
         first_divergence_candidate: first_v,
         logprob_mean_abs_diff: lp,
         batch,
+        accuracy: accuracy::accuracy(&b, &v, alpha, settings.accuracy_margin),
         advice,
         notes,
     })
@@ -396,25 +405,37 @@ fn batch(
 
 /// The report's lines in words (compare's text output).
 pub fn lines(e: &EquivalenceReport) -> Vec<String> {
-    let mut out = vec![format!(
-        "outputs {} at concurrency {} ({} prompts by {}, {} and {} server starts): identical \
-         {:.0}% (the baseline's own starts {:.0}%); divergence {:.3} vs own {:.3}, difference \
-         {:+.3} [{:.3}, {:.3}], p = {:.3}",
-        e.verdict,
-        e.concurrency,
-        e.prompts,
-        e.compared_by,
-        e.baseline_starts,
-        e.candidate_starts,
-        100.0 * e.identical,
-        100.0 * e.baseline_identical,
-        e.test.cross,
-        e.test.own,
-        e.test.difference.point,
-        e.test.difference.ci.lower,
-        e.test.difference.ci.upper,
-        e.test.p
-    )];
+    let mut out = if e.prompts == 0 {
+        // Nothing was compared: no shares to print (a 0% would read as "all changed").
+        vec![format!(
+            "outputs not judged at concurrency {}: no probe prompt was answered by two \
+             baseline server starts and one candidate start ({} and {} starts probed)",
+            e.concurrency, e.baseline_starts, e.candidate_starts
+        )]
+    } else {
+        vec![format!(
+            "outputs {} at concurrency {} ({} prompts by {}, {} and {} server starts): \
+             identical {:.0}% (the baseline's own starts {:.0}%); divergence {:.3} vs own \
+             {:.3}, difference {:+.3} [{:.3}, {:.3}], p = {:.3}",
+            e.verdict,
+            e.concurrency,
+            e.prompts,
+            e.compared_by,
+            e.baseline_starts,
+            e.candidate_starts,
+            100.0 * e.identical,
+            100.0 * e.baseline_identical,
+            e.test.cross,
+            e.test.own,
+            e.test.difference.point,
+            e.test.difference.ci.lower,
+            e.test.difference.ci.upper,
+            e.test.p
+        )]
+    };
+    if let Some(a) = &e.accuracy {
+        out.push(format!("  {}", accuracy::line(a)));
+    }
     if !e.first_divergence_candidate.is_empty() {
         out.push(format!(
             "  first divergence (position, candidate vs the baseline's first start): {:?}",
