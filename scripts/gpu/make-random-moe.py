@@ -16,6 +16,11 @@ so the model is made there. Serving speed depends on the shapes, not on what the
   5-14 of every 128 streams at concurrency 16 and 64; none with whole words);
 - one folder per experts backend, `moe-<impl>`, differing only in config.json's
   `experts_implementation` (the other files are symbolic links to the first folder's);
+- probe-prompts.jsonl: 16 prompts of 12 words drawn (seeded) from the tokenizer's own
+  vocabulary, for the equivalence probe (`equivalence.prompts_file`). The workload's random
+  dataset writes English words, every one of them `<unk>` to this vocabulary, so every such
+  prompt is the same run of `<unk>` to the model and every greedy completion is the same
+  (seen on an H200: one completion for all 16 prompts, both backends, every start);
 - facts.json: the parameter counts (total, active per token) and the KV bytes per token, as
   counted from the loaded model, for the spec's `model_facts`.
 
@@ -113,6 +118,11 @@ def main():
         "layers": cfg.num_hidden_layers, "vocab": vocab, "eos_token_id": eos,
     }
     json.dump(facts, open(os.path.join(args.root, "facts.json"), "w"), indent=1)
+    words = sorted(w for w in tok.get_vocab() if w not in SPECIALS)
+    rng = random.Random(11)
+    with open(os.path.join(args.root, "probe-prompts.jsonl"), "w") as f:
+        for _ in range(16):
+            f.write(json.dumps({"prompt": " ".join(rng.choice(words) for _ in range(12))}) + "\n")
     print(f"made {total / 1e9:.3f} B parameters ({active / 1e9:.3f} B active per token), "
           f"{cfg.num_hidden_layers} layers, vocabulary {vocab}, in {time.time() - t0:.1f} s")
 

@@ -211,10 +211,18 @@ pub(crate) fn metric_specs(
 
 fn status_note(lr: &LoadedResult, variant: &str) -> Option<String> {
     let (recorded, planned) = trial_counts(&lr.result, variant);
+    // A sequential run plans its first stage and may add rounds up to `max` a cell: "10 of
+    // 6 planned" would read as a miscount.
+    let counted = match &lr.result.spec.spec.trials.until_decided {
+        Some(u) if recorded > planned => format!(
+            "{recorded} of at most {} trial(s) (first stage {planned}, sequential rounds after)",
+            lr.result.points.len() * u.max as usize
+        ),
+        _ => format!("{recorded} of {planned} planned trial(s)"),
+    };
     (lr.result.status != RunStatus::Complete || recorded < planned).then(|| {
         format!(
-            "{} is not complete (status {}): {recorded} of {planned} planned trial(s) of \
-             `{variant}` recorded",
+            "{} is not complete (status {}): {counted} of `{variant}` recorded",
             lr.file,
             serde_name(&lr.result.status)
         )

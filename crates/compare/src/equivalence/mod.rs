@@ -4,6 +4,7 @@
 //! probe concurrency; at a second one, each arm's batch invariance and the verdict there.
 
 mod accuracy;
+mod collapse;
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use servebench_spec::Equivalence;
 use servebench_stats::outputs::{Divergence, OutputVerdict, PromptStarts, divergence};
 
 pub use accuracy::{AccuracyReport, POOLING, line as accuracy_line};
+pub use collapse::Collapse;
 
 /// The `equivalence` object of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +65,10 @@ pub struct EquivalenceReport {
     /// concurrency and the paired comparison (McNemar).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<AccuracyReport>,
+    /// The baseline gave one completion to most of its distinct prompts (an uninformative
+    /// probe): `unchanged` is then reported as `inconclusive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collapsed: Option<Collapse>,
     /// What to do about an inconclusive verdict, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
@@ -197,7 +203,7 @@ pub fn equivalence(
         ));
     }
     let judged = judge(&b, &v, by, alpha, &settings);
-    let (test, prompts, verdict) = match judged {
+    let (test, prompts, mut verdict) = match judged {
         Some((t, n)) => {
             let w = t.verdict.as_str().to_owned();
             (t, n, w)
@@ -235,7 +241,23 @@ pub fn equivalence(
         .count() as f64
         / n;
     let (first_b, first_v, lp) = positions(&b, &v, by);
-    let advice = (verdict == "inconclusive").then(|| match test.prompts_to_settle {
+    let collapsed = collapse::collapse(&b, by);
+    let unchanged = OutputVerdict::Unchanged.as_str();
+    if let Some(k) = &collapsed {
+        notes.push(k.sentence(base_v));
+        if verdict == unchanged {
+            verdict = OutputVerdict::Inconclusive.as_str().to_owned();
+        }
+    }
+    let advice = if collapsed.is_some() && verdict != OutputVerdict::Changed.as_str() {
+        Some(
+            "probe with prompts the model answers differently (a trained checkpoint, the \
+             chat template it was trained with, `equivalence.prompts_file`): a collapsed \
+             model hides what a kernel change computes"
+                .to_owned(),
+        )
+    } else {
+        (verdict == "inconclusive").then(|| match test.prompts_to_settle {
         Some(m) if prompts > 0 => format!(
             "about {m} probe prompts (now {prompts}) would likely settle it: set \
              `equivalence.prompts: {m}`"
@@ -248,11 +270,17 @@ pub fn equivalence(
              widen `equivalence.margin` or look at the prompts that differ",
             settings.margin
         ),
-    });
-    let batch = settings
+        })
+    };
+    let mut batch = settings
         .concurrency
         .get(1)
         .map(|&c2| batch(base, base_v, cand, cand_v, c, c2, alpha, &settings));
+    if let (Some(bt), Some(_)) = (batch.as_mut(), &collapsed)
+        && bt.verdict.as_deref() == Some(unchanged)
+    {
+        bt.verdict = Some(OutputVerdict::Inconclusive.as_str().to_owned());
+    }
     Some(EquivalenceReport {
         verdict,
         concurrency: c,
@@ -270,6 +298,7 @@ pub fn equivalence(
         logprob_mean_abs_diff: lp,
         batch,
         accuracy: accuracy::accuracy(&b, &v, alpha, settings.accuracy_margin),
+        collapsed,
         advice,
         notes,
     })

@@ -1,4 +1,5 @@
 //! The integration tests of servebench-compare, in one test binary.
 
+mod collapsed_probe;
 mod gate;
 mod renderers;
