@@ -134,6 +134,14 @@ pub(crate) fn blocks(report: &Report) -> Vec<Block> {
                 b.verdict.as_deref().unwrap_or("not judged")
             ))]);
         }
+        if let Some(k) = &e.collapsed {
+            notes.push(vec![t(format!(
+                "{} vs {}: {}",
+                c.candidate.variant,
+                c.baseline.variant,
+                k.sentence(&c.baseline.variant)
+            ))]);
+        }
         if let Some(a) = &e.advice {
             notes.push(vec![t(format!(
                 "{} vs {}: {a}",
