@@ -131,6 +131,23 @@ fn reasoning_streams_of_three_engines_give_ttfa_after_ttft_and_counts_that_add_u
     }
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen.values().all(|n| *n == 6), "{seen:?}");
+    // The requests table carries the same per-request values (CSV here; Parquet has the
+    // same columns).
+    let (code, csv, err) = crate::export_cli::export(&result, &["--table", "requests"]);
+    assert_eq!(code, Some(0), "{err}");
+    let rows = crate::export_cli::rows(&csv);
+    let measured: Vec<_> = rows.iter().filter(|r| r["warmup"] == "false").collect();
+    assert_eq!(measured.len(), 18, "{csv}");
+    for r in measured {
+        let num = |k: &str| {
+            r[k].parse::<f64>()
+                .unwrap_or_else(|e| panic!("{k}: {e}: {r:?}"))
+        };
+        assert!(num("ttfa_ms") > num("ttft_ms"), "{r:?}");
+        assert_eq!(num("ttfr_ms"), num("ttft_ms"), "{r:?}");
+        assert_eq!(num("reasoning_tokens"), f64::from(THINK), "{r:?}");
+        assert_eq!(num("answer_tokens"), f64::from(OUT - THINK), "{r:?}");
+    }
     // The trial summaries: TTFA over TTFT, the token split.
     let v: serde_json::Value = common::read_json(&result);
     for t in v["trials"].as_array().expect("trials") {

@@ -208,5 +208,9 @@ pub fn requests(result: &RunResult, lines: &[RequestLine]) -> Table {
         .opt_int("output_target", |r| r.l.record.output_target)
         .opt_str("finish_reason", |r| r.l.record.finish_reason.clone())
         .opt_float("server_ttft_ms", |r| r.m.server_ttft_ms)
+        .opt_float("ttfr_ms", |r| r.m.ttfr_ms)
+        .opt_float("ttfa_ms", |r| r.m.ttfa_ms)
+        .opt_int("reasoning_tokens", |r| r.m.reasoning_tokens)
+        .opt_int("answer_tokens", |r| r.m.answer_tokens)
         .table(&rows)
 }
