@@ -17,7 +17,7 @@ use servebench_spec::{Equivalence, SpecFile};
 use super::super::progress::Progress;
 use super::super::workload::PromptSource;
 use super::BlockContext;
-use crate::dataset::{ChatMessage, PromptBody};
+use crate::dataset::{PromptBody, load_jsonl};
 use crate::loadgen::{ApiKind, Target};
 use crate::reference::{AnswerRule, load_reference};
 
@@ -195,36 +195,15 @@ fn probe_spec(spec: &SpecFile) -> SpecFile {
     s
 }
 
-/// The prompts of a JSONL file: `{"prompt": "…"}` or `{"messages": […]}` a line (other
-/// fields, such as a reference's `answer` or `regex`, are ignored here).
-pub(crate) fn read_prompt_lines(path: &std::path::Path) -> Result<Vec<PromptBody>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        if let Some(p) = v.get("prompt").and_then(Value::as_str) {
-            out.push(PromptBody::Text(p.to_owned()));
-        } else if let Some(m) = v.get("messages") {
-            let msgs: Vec<ChatMessage> = serde_json::from_value(m.clone()).map_err(|e| {
-                format!(
-                    "{}:{}: `messages`: {e} (write [{{\"role\": \"user\", \"content\": \"…\"}}])",
-                    path.display(),
-                    i + 1
-                )
-            })?;
-            out.push(PromptBody::Messages(msgs));
-        } else {
-            return Err(format!(
-                "{}:{}: a line needs `prompt` (a string) or `messages`",
-                path.display(),
-                i + 1
-            ));
-        }
-    }
+/// The prompts of a JSONL prompt file (`equivalence.prompts_file`), read by the workload's
+/// own reader ([`load_jsonl`]: every bad line refused at its number with what to write;
+/// other fields, such as a reference's `answer` or `regex`, are ignored).
+fn read_prompt_lines(path: &std::path::Path) -> Result<Vec<PromptBody>, String> {
+    let out: Vec<PromptBody> = load_jsonl(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|e| e.body)
+        .collect();
     if out.is_empty() {
         return Err(format!("{}: no prompts", path.display()));
     }
@@ -426,6 +405,31 @@ mod tests {
     use super::*;
     use servebench_spec::Engine;
     use servebench_spec::engine::profile;
+
+    #[test]
+    fn a_prompts_file_is_read_and_refused_as_the_workload_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.jsonl");
+        std::fs::write(
+            &path,
+            "{\"prompt\": \"a\", \"answer\": \"x\"}\r\n\n{\"messages\": [{\"role\": \"user\", \"content\": \"b\"}]}\n",
+        )
+        .unwrap();
+        let got = read_prompt_lines(&path).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], PromptBody::Text("a".into()));
+        // An empty prompt and a line with both fields were sent as they were before.
+        for bad in [
+            "{\"prompt\": \"  \"}\n",
+            "{\"prompt\": \"a\", \"messages\": []}\n",
+        ] {
+            std::fs::write(&path, format!("{{\"prompt\": \"ok\"}}\n{bad}")).unwrap();
+            let e = read_prompt_lines(&path).unwrap_err();
+            assert!(e.contains("p.jsonl:2:"), "{e}");
+        }
+        std::fs::write(&path, "\n").unwrap();
+        assert!(read_prompt_lines(&path).unwrap_err().contains("no prompts"));
+    }
 
     #[test]
     fn the_body_asks_each_engine_in_its_own_form() {
