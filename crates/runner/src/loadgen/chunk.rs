@@ -20,9 +20,6 @@ use servebench_result::record::{ServerTimings, Usage};
 /// What one event said.
 #[derive(Debug, Default)]
 pub struct ChunkInfo<'a> {
-    /// At least one choice carried a token. A role-only delta (`{"role":"assistant"}` or
-    /// `"content": ""`) does not.
-    pub content: bool,
     /// A choice carried reasoning text (`delta.reasoning_content`, SGLang's, llama.cpp's and
     /// transformers' field, or `delta.reasoning`, vLLM's; both are read for every engine).
     pub reasoning: bool,
@@ -41,11 +38,18 @@ pub struct ChunkInfo<'a> {
     pub error_object: bool,
 }
 
+impl ChunkInfo<'_> {
+    /// At least one choice carried a token, reasoning or answer. A role-only delta
+    /// (`{"role":"assistant"}` or `"content": ""`) does not.
+    pub fn content(&self) -> bool {
+        self.reasoning || self.answer
+    }
+}
+
 /// Parses one event's data.
 pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     let raw: RawChunk<'_> = serde_json::from_slice(data)?;
     Ok(ChunkInfo {
-        content: raw.choices.reasoning || raw.choices.answer,
         reasoning: raw.choices.reasoning,
         answer: raw.choices.answer,
         finish_reason: raw.choices.finish_reason,
@@ -265,10 +269,10 @@ mod tests {
     #[test]
     fn completion_text_and_finish_reason() {
         let c = parse_chunk(br#"{"id":"x","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}],"usage":null}"#).expect("ok");
-        assert!(c.content);
+        assert!(c.content());
         assert!(c.finish_reason.is_none() && c.usage.is_none());
         let c = parse_chunk(br#"{"choices":[{"text":"","finish_reason":"length"}]}"#).expect("ok");
-        assert!(!c.content);
+        assert!(!c.content());
         assert_eq!(c.finish_reason.as_deref(), Some("length"));
     }
 
@@ -282,7 +286,7 @@ mod tests {
             br#"{"choices":null}"#,
         ] {
             assert!(
-                !parse_chunk(s).expect("parses").content,
+                !parse_chunk(s).expect("parses").content(),
                 "{}",
                 String::from_utf8_lossy(s)
             );
@@ -298,7 +302,7 @@ mod tests {
             br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#,
         ] {
             assert!(
-                parse_chunk(s).expect("parses").content,
+                parse_chunk(s).expect("parses").content(),
                 "{}",
                 String::from_utf8_lossy(s)
             );
@@ -356,7 +360,7 @@ mod tests {
         // `"finish_reason": ""` (CompletionComplete's `String::new()`); the last the reason.
         let mid = br#"{"object":"text_completion","id":"","created":1764583200,"model":"m","system_fingerprint":"3.3.7-native","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":""}]}"#;
         let c = parse_chunk(mid).expect("ok");
-        assert!(c.content);
+        assert!(c.content());
         assert_eq!(c.finish_reason, None);
         let last = br#"{"object":"text_completion","id":"","created":1764583200,"model":"m","system_fingerprint":"3.3.7-native","choices":[{"index":0,"text":".","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}"#;
         assert_eq!(

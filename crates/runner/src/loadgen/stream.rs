@@ -184,7 +184,7 @@ impl EventState {
                 return;
             }
         };
-        if chunk.content
+        if chunk.content()
             && let Some(answer) = rec.answer.as_mut()
         {
             super::chunk::append_text(data, answer);
@@ -197,7 +197,7 @@ impl EventState {
             rec.fail(ErrorKind::ServerErrorEvent, String::from_utf8_lossy(data));
             return;
         }
-        if chunk.content {
+        if chunk.content() {
             let tokens = match chunk.usage {
                 Some(u) => {
                     rec.chunk_tokens_from_usage = true;
