@@ -75,6 +75,21 @@ pub enum Scale {
     Arithmetic,
 }
 
+impl Scale {
+    /// `e`'s interval on this analysis scale: the log of a ratio's interval (log scale), or
+    /// the difference's interval itself (arithmetic).
+    pub fn interval_of(self, e: &Estimate) -> ConfidenceInterval {
+        match self {
+            Scale::Log => ConfidenceInterval {
+                level: e.ci.level,
+                lower: e.ci.lower.ln(),
+                upper: e.ci.upper.ln(),
+            },
+            Scale::Arithmetic => e.ci,
+        }
+    }
+}
+
 /// Practical margin for the arithmetic variant.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -231,14 +246,7 @@ impl ArmComparison {
     /// The effect's interval on the analysis scale: the log of the ratio's interval (log
     /// scale), or the difference's interval (arithmetic).
     pub fn effect_interval_on_scale(&self) -> ConfidenceInterval {
-        match self.scale {
-            Scale::Log => ConfidenceInterval {
-                level: self.effect.ci.level,
-                lower: self.effect.ci.lower.ln(),
-                upper: self.effect.ci.upper.ln(),
-            },
-            Scale::Arithmetic => self.effect.ci,
-        }
+        self.scale.interval_of(&self.effect)
     }
 }
 

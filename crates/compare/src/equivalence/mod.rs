@@ -202,7 +202,8 @@ pub fn equivalence(
              file's `equivalence`)"
         ));
     }
-    let judged = judge(&b, &v, by, alpha, &settings);
+    let st = labels(&b, &v, by);
+    let judged = judge(&st, alpha, &settings);
     let (test, prompts, mut verdict) = match judged {
         Some((t, n)) => {
             let w = t.verdict.as_str().to_owned();
@@ -223,7 +224,6 @@ pub fn equivalence(
             )
         }
     };
-    let st = labels(&b, &v, by);
     let all_same = |xs: &[u32]| xs.windows(2).all(|w| w[0] == w[1]);
     let n = st.values().filter(|s| s.usable()).count().max(1) as f64;
     let baseline_identical = st
@@ -304,17 +304,14 @@ pub fn equivalence(
     })
 }
 
+/// The divergence test on the prompts of `labels` that both arms answered usably, and their
+/// number; `None` when there is none.
 fn judge(
-    b: &[&ProbeRecord],
-    v: &[&ProbeRecord],
-    by: &str,
+    labels: &BTreeMap<usize, PromptStarts>,
     alpha: f64,
     settings: &Equivalence,
 ) -> Option<(Divergence, usize)> {
-    let st: Vec<PromptStarts> = labels(b, v, by)
-        .into_values()
-        .filter(PromptStarts::usable)
-        .collect();
+    let st: Vec<PromptStarts> = labels.values().filter(|s| s.usable()).cloned().collect();
     if st.is_empty() {
         return None;
     }
@@ -428,7 +425,8 @@ fn batch(
         concurrency: c2,
         baseline_invariant: invariant(base, base_v),
         candidate_invariant: invariant(cand, cand_v),
-        verdict: judge(&b2, &v2, by, alpha, settings).map(|(d, _)| d.verdict.as_str().to_owned()),
+        verdict: judge(&labels(&b2, &v2, by), alpha, settings)
+            .map(|(d, _)| d.verdict.as_str().to_owned()),
     }
 }
 

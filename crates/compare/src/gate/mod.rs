@@ -36,10 +36,10 @@
 mod outputs;
 
 use servebench_spec::SpecFile;
+use servebench_stats::Direction;
 use servebench_stats::flags::{FlagLevel, Threatens};
 use servebench_stats::gate::{Answer, Question, answer, trials_to_show};
 use servebench_stats::verdict::Scale;
-use servebench_stats::{ConfidenceInterval, Direction, Estimate};
 
 use super::report::{
     CompareReport, FailOn, GateOutcome, GatedCell, MetricReport, PointReport, VerdictKind,
@@ -188,18 +188,6 @@ fn dedup(fail_on: &[FailOn]) -> Vec<FailOn> {
     out
 }
 
-/// The cell's interval on the analysis scale (the log of the ratio's, or the difference's).
-fn interval_on_scale(scale: Scale, e: &Estimate) -> ConfidenceInterval {
-    match scale {
-        Scale::Log => ConfidenceInterval {
-            level: e.ci.level,
-            lower: e.ci.lower.ln(),
-            upper: e.ci.upper.ln(),
-        },
-        Scale::Arithmetic => e.ci,
-    }
-}
-
 /// The margin on the analysis scale for θ at `row` of `m`: `ln(1 + θ)` (log), or the row's
 /// own margin scaled by θ over the metric's threshold (arithmetic: θ × the baseline's mean,
 /// or θ itself, as the verdict's margin is made).
@@ -221,12 +209,7 @@ pub(crate) fn cell_answer(
 ) -> Option<Answer> {
     let e = row.effect.as_ref()?;
     let margin = margin_on_scale(m, row, theta)?;
-    let a = answer(
-        question,
-        &interval_on_scale(m.scale, e),
-        margin,
-        m.direction,
-    );
+    let a = answer(question, &m.scale.interval_of(e), margin, m.direction);
     Some(match (question, a) {
         (Question::Superiority, Answer::Shown)
             if row.verdict.verdict().and_then(|v| v.is_better()) != Some(true) =>
