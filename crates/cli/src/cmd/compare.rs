@@ -124,6 +124,19 @@ pub(crate) fn check_gate(
         .iter()
         .flat_map(|c| c.metrics.iter().map(|m| m.metric.as_str()))
         .collect();
+    let labels: Vec<&str> = report
+        .comparisons
+        .iter()
+        .flat_map(|c| c.metrics.iter().flat_map(|m| m.points.iter()))
+        .map(|p| p.point_label.as_str())
+        .collect();
+    check_gate_names(gate, &compared, &labels)
+}
+
+/// [`check_gate`] on names: the gated metrics among `compared`, each gated point pattern
+/// matching one of `labels`. `run` calls it on the spec before its first trial, so that a
+/// misspelt `--gate-metric` does not cost the run.
+pub(crate) fn check_gate_names(gate: &GateSpec, compared: &[&str], labels: &[&str]) -> Result<()> {
     if let Some(ms) = &gate.metrics {
         for m in ms {
             if !compared.contains(&m.as_str()) {
@@ -135,19 +148,13 @@ pub(crate) fn check_gate(
             }
         }
     }
-    let labels: Vec<&str> = report
-        .comparisons
-        .iter()
-        .flat_map(|c| c.metrics.iter().flat_map(|m| m.points.iter()))
-        .map(|p| p.point_label.as_str())
-        .collect();
     for pattern in &gate.points {
         let one = GateSpec {
             points: vec![pattern.clone()],
             ..GateSpec::default()
         };
         if !labels.iter().any(|l| one.gates_point(l)) {
-            let mut all = labels.clone();
+            let mut all = labels.to_vec();
             all.sort_unstable();
             all.dedup();
             anyhow::bail!(

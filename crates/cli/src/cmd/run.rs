@@ -113,6 +113,23 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
         }
     }
     let gate = args.gate.resolve(&spec.file)?;
+    if gate.is_active() && spec.file.spec.search.is_none() {
+        // The names the gate will be judged on after the run: a typo fails now, not then.
+        let metrics: Vec<&str> = spec
+            .file
+            .spec
+            .compare
+            .metrics
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let labels: Vec<String> = servebench_spec::plan::sweep_points(&spec.file)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        super::compare::check_gate_names(&gate, &metrics, &labels)?;
+    }
     let outcome = execute(
         &spec,
         &args.results_dir,

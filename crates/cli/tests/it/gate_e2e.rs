@@ -66,3 +66,24 @@ fn a_five_percent_loss_at_three_trials_fails_the_non_inferiority_gate() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn run_refuses_a_gate_metric_it_does_not_compare_before_its_first_trial() {
+    let dir = scratch("gate_e2e", "typo");
+    let spec = repo().join("crates/cli/tests/specs/gate-minus5.yaml");
+    let out = sb(&dir)
+        .args(["run", "--no-bars", "--results-dir", "results"])
+        .arg(&spec)
+        .args([
+            "--fail-on",
+            "not-shown-non-inferior",
+            "--gate-metric",
+            "nosuch",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--gate-metric nosuch"), "{err}");
+    assert!(!dir.join("results/gate-minus5").exists(), "no trial ran");
+}
