@@ -54,8 +54,9 @@ fn without_reasoning_ttfa_is_ttft_and_ttfr_is_absent() {
 
 #[test]
 fn usage_wins_within_tolerance_and_disagreements_are_flagged() {
-    // SGLang counts the think-end token (schedule_batch.py `update_reasoning_tokens`,
-    // `position + 1`), which the stream does not show: 1 more than the stream, no flag.
+    // SGLang counts the think-end token (0.5.23, srt/managers/schedule_batch.py:2254,
+    // `update_reasoning_tokens`, `position + 1`), which the stream does not show: 1 more
+    // than the stream, no flag.
     let m = derive(&rec(10, 6, 10, Some(7)));
     assert_eq!(m.reasoning_tokens, Some(7));
     assert_eq!(m.answer_tokens, Some(3));
