@@ -34,6 +34,7 @@ pub mod checks;
 pub mod estimate;
 pub mod export;
 pub mod import;
+pub mod kernels;
 mod looks;
 pub mod metrics;
 mod probe;

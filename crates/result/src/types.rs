@@ -127,6 +127,10 @@ pub struct RunResult {
     /// results from before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equivalence: Vec<crate::ProbeRecord>,
+    /// Kernel evidence (`spec.evidence.kernels`, docs/kernels.md): per server start, what
+    /// the engine's profiler saw under probe load, per rank. Absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<crate::kernels::KernelEvidence>,
 }
 
 /// The source of an imported result (`servebench import`).
@@ -357,7 +361,29 @@ pub fn describe_rule(r: &servebench_spec::VerifyRule) -> String {
         (Some(t), _, _) => format!("log contains {t:?}"),
         (None, Some(j), _) => format!("GET {} {} == {}", j.path, j.pointer, j.equals),
         (None, None, Some(a)) => format!("server argument {} == {}", a.name, a.equals),
-        (None, None, None) => "empty rule".into(),
+        (None, None, None) => match &r.kernel {
+            Some(k) => describe_kernel_rule(k),
+            None => "empty rule".into(),
+        },
+    }
+}
+
+/// A `kernel` rule in words: `kernels matching /X/ ≥ 5% of busy time`, `no kernel matching /Y/`.
+pub fn describe_kernel_rule(k: &servebench_spec::KernelCheck) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = &k.matches {
+        parts.push(match k.min_share {
+            Some(s) => format!("kernels matching /{m}/ ≥ {:.1}% of busy time", s * 100.0),
+            None => format!("kernels matching /{m}/ ran"),
+        });
+    }
+    if let Some(a) = &k.absent {
+        parts.push(format!("no kernel matching /{a}/"));
+    }
+    if parts.is_empty() {
+        "empty kernel rule".into()
+    } else {
+        parts.join(" and ")
     }
 }
 

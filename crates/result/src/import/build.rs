@@ -152,6 +152,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             telemetry: None,
             model_facts: None,
             equivalence: None,
+            evidence: None,
         },
     }
 }
@@ -374,6 +375,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         preflight: Vec::new(),
         model_facts: None,
         equivalence: Vec::new(),
+        kernels: Vec::new(),
     }
 }
 
