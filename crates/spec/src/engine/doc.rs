@@ -2,8 +2,8 @@
 //! the document in step with them).
 
 use super::{
-    ArgSource, Engine, Field, LimitSource, Profile, ReasoningUsage, StreamUsage, TokenizeBody,
-    UnknownFields, profile,
+    ArgSource, Engine, Field, LimitSource, Profile, Profiler, ReasoningUsage, StreamUsage,
+    TokenizeBody, UnknownFields, profile,
 };
 
 /// The marker before the generated table in docs/engines.md.
@@ -193,11 +193,30 @@ fn reasoning_usage(p: &Profile) -> String {
     }
 }
 
+fn kernel_evidence(p: &Profile) -> String {
+    match &p.profiler {
+        Profiler::None { instead } => format!("not available: {instead}"),
+        Profiler::Endpoints(f) => {
+            let launch = f.launch.map_or_else(String::new, |l| {
+                if l.arg.starts_with('-') {
+                    format!(" with `{}` naming the directory", l.arg)
+                } else {
+                    " through servebench's launcher `scripts/tserve_profiler.py`".to_owned()
+                }
+            });
+            format!(
+                "`POST {}` / `{}`{launch}: {} ({})",
+                f.start, f.stop, f.files, f.source
+            )
+        }
+    }
+}
+
 /// The table, as Markdown: one row per guarantee or fact, one column per engine.
 pub fn engines_table() -> String {
     let profiles: Vec<&Profile> = COLUMNS.iter().filter_map(|e| profile(*e)).collect();
     type Row = (&'static str, fn(&Profile) -> String);
-    let rows: [Row; 18] = [
+    let rows: [Row; 19] = [
         ("`target.engine`", |p| format!("`{}`", p.engine)),
         ("output length fixed", fixed_length),
         ("`min_tokens`", |p| field(p.request.min_tokens)),
@@ -221,6 +240,7 @@ pub fn engines_table() -> String {
         ("cached prompt tokens", cached),
         ("reasoning delta field", reasoning),
         ("reasoning tokens in usage", reasoning_usage),
+        ("kernel evidence (docs/kernels.md)", kernel_evidence),
         ("checked against", |p| p.checked.to_owned()),
     ];
     let mut out = String::from("| | ");

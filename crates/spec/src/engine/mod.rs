@@ -259,6 +259,54 @@ impl OutputFacts {
     }
 }
 
+/// How an engine's profiler is driven for kernel evidence (`evidence.kernels`,
+/// docs/kernels.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profiler {
+    /// `POST start` and `POST stop` endpoints that write PyTorch profiler traces.
+    Endpoints(ProfilerFacts),
+    /// No profiler servebench can drive; `instead` says what the engine offers, for
+    /// docs/engines.md.
+    None {
+        /// What it offers instead, or that it was not read.
+        instead: &'static str,
+    },
+}
+
+/// An engine's profiler endpoints and what they need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfilerFacts {
+    /// `POST` path that starts it.
+    pub start: &'static str,
+    /// `POST` path that stops it (and writes the traces).
+    pub stop: &'static str,
+    /// The start body's key naming the output directory (servebench sends a folder per
+    /// start); `None`: the directory is fixed at launch (`launch`).
+    pub dir_key: Option<&'static str>,
+    /// Other fields of the start body, as JSON text (`{}` for none).
+    pub start_body: &'static str,
+    /// What the server's launch must hold for the endpoints to exist: a text of its
+    /// arguments (a flag, or the launcher script), and whether the evidence directory must
+    /// be named there too.
+    pub launch: Option<LaunchNeed>,
+    /// The files it writes, for people (one per rank, gzip…).
+    pub files: &'static str,
+    /// Where the facts were read.
+    pub source: &'static str,
+}
+
+/// A text the server's arguments must contain for its profiler to work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchNeed {
+    /// e.g. `--profiler-config`.
+    pub arg: &'static str,
+    /// The evidence directory must appear in the arguments too (vLLM's
+    /// `torch_profiler_dir`).
+    pub names_dir: bool,
+    /// What to write, for the message.
+    pub hint: &'static str,
+}
+
 /// Everything servebench knows of one engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
@@ -296,6 +344,8 @@ pub struct Profile {
     /// How a completion's token ids and log-probabilities are asked (the
     /// output-equivalence probe).
     pub outputs: OutputFacts,
+    /// Its profiler, for kernel evidence.
+    pub profiler: Profiler,
 }
 
 impl Profile {

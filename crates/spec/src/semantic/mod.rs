@@ -4,6 +4,7 @@ mod bounds;
 mod datasets;
 mod engine;
 mod equivalence;
+mod evidence;
 mod gate;
 mod launcher;
 pub(crate) mod refs;
@@ -31,6 +32,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     gate::check(spec, &mut out);
     telemetry::check(spec, &mut out);
     equivalence::check(spec, &mut out);
+    evidence::check(spec, &mut out);
     out
 }
 

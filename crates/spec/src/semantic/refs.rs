@@ -80,6 +80,17 @@ fn spec_strings(spec: &SpecFile) -> Vec<(KeyPath, &str, Scope)> {
                     Scope::Server,
                 ));
             }
+            if let Some(k) = &r.kernel {
+                for (key, pat) in [("matches", &k.matches), ("absent", &k.absent)] {
+                    if let Some(pat) = pat {
+                        strings.push((
+                            at(&format!("server.verify[{i}].kernel.{key}")),
+                            pat,
+                            Scope::Server,
+                        ));
+                    }
+                }
+            }
             if let Some(j) = &r.json {
                 strings.push((
                     at(&format!("server.verify[{i}].json.path")),

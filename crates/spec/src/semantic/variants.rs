@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use super::at;
 use crate::diagnostics::Diagnostic;
+use crate::position::KeyPath;
 use crate::types::{HttpMethod, SpecFile, StopSignal, TokenizerSource};
 
 /// Whether the spec is a plain load measurement: one variant, one trial per point, no
@@ -170,61 +171,16 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                 out.push(Diagnostic::warning(at("server.stop.grace"), "`grace` has no effect with `signal: SIGKILL`: the server gets no chance to shut down cleanly"));
             }
             for (i, rule) in server.verify.iter().enumerate() {
-                let p = at(&format!("server.verify[{i}]"));
-                let checks = usize::from(rule.log_contains.is_some())
-                    + usize::from(rule.json.is_some())
-                    + usize::from(rule.server_arg.is_some());
-                if let Some(a) = &rule.server_arg {
-                    if checks == 1 && a.name.trim().is_empty() {
-                        out.push(Diagnostic::error(
-                            p.key("server_arg").key("name"),
-                            "`server_arg.name` is empty",
-                        ).with_hint("write the argument's name as the engine reports it, e.g. `moe_runner_backend`"));
-                    }
-                    super::engine::check_server_arg(s, &p, out);
-                }
-                match (&rule.log_contains, &rule.json) {
-                    _ if checks > 1 => {
-                        let n = if checks == 2 { "two" } else { "three" };
-                        out.push(
-                            Diagnostic::error(
-                                p,
-                                format!("a verify rule has one check, this one has {n}"),
-                            )
-                            .with_hint(format!("split it into {n} rules")),
-                        );
-                    }
-                    (None, None) if rule.server_arg.is_none() => out.push(
-                        Diagnostic::error(p, "a verify rule needs one check").with_hint(
-                            "write `log_contains: TEXT`, `json: {path, pointer, equals}` or \
-                             `server_arg: {name, equals}`",
-                        ),
-                    ),
-                    (Some(t), None) if t.trim().is_empty() => out.push(Diagnostic::error(
-                        p.key("log_contains"),
-                        "`log_contains` is empty: it would match any log",
-                    )),
-                    (None, Some(j)) => {
-                        if !j.path.starts_with('/') {
-                            out.push(Diagnostic::error(
-                                p.key("json").key("path"),
-                                format!("the endpoint path `{}` must start with `/`", j.path),
-                            ));
-                        }
-                        if !j.pointer.is_empty() && !j.pointer.starts_with('/') {
-                            out.push(
-                                Diagnostic::error(
-                                    p.key("json").key("pointer"),
-                                    format!("`{}` is not a JSON pointer", j.pointer),
-                                )
-                                .with_hint(format!(
-                                    "JSON pointers start with `/`, e.g. `/{}`",
-                                    j.pointer.replace('.', "/")
-                                )),
-                            );
-                        }
-                    }
-                    _ => {}
+                check_rule(s, at(&format!("server.verify[{i}]")), rule, out);
+            }
+            for (j, v) in s.variants.iter().enumerate() {
+                for (i, rule) in v.server.verify.iter().enumerate() {
+                    check_rule(
+                        s,
+                        at(&format!("variants[{j}].server.verify[{i}]")),
+                        rule,
+                        out,
+                    );
                 }
             }
             if server.verify.is_empty() && s.variants.len() > 1 {
@@ -381,4 +337,71 @@ fn is_env_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// One verify rule at `p` (`server.verify[i]`, or a variant's `variants[j].server.verify[i]`).
+fn check_rule(
+    s: &crate::types::ExperimentSpec,
+    p: KeyPath,
+    rule: &crate::types::VerifyRule,
+    out: &mut Vec<Diagnostic>,
+) {
+    let checks = usize::from(rule.log_contains.is_some())
+        + usize::from(rule.json.is_some())
+        + usize::from(rule.server_arg.is_some())
+        + usize::from(rule.kernel.is_some());
+    if let Some(a) = &rule.server_arg {
+        if checks == 1 && a.name.trim().is_empty() {
+            out.push(
+                Diagnostic::error(
+                    p.key("server_arg").key("name"),
+                    "`server_arg.name` is empty",
+                )
+                .with_hint(
+                    "write the argument's name as the engine reports it, e.g. `moe_runner_backend`",
+                ),
+            );
+        }
+        super::engine::check_server_arg(s, &p, out);
+    }
+    match (&rule.log_contains, &rule.json) {
+        _ if checks > 1 => {
+            let n = ["two", "three", "four"][checks.min(4) - 2];
+            out.push(
+                Diagnostic::error(p, format!("a verify rule has one check, this one has {n}"))
+                    .with_hint(format!("split it into {n} rules")),
+            );
+        }
+        (None, None) if rule.server_arg.is_none() && rule.kernel.is_none() => out.push(
+            Diagnostic::error(p, "a verify rule needs one check").with_hint(
+                "write `log_contains: TEXT`, `json: {path, pointer, equals}` or \
+                 `server_arg: {name, equals}` or `kernel: {matches: REGEX}`",
+            ),
+        ),
+        (Some(t), None) if t.trim().is_empty() => out.push(Diagnostic::error(
+            p.key("log_contains"),
+            "`log_contains` is empty: it would match any log",
+        )),
+        (None, Some(j)) => {
+            if !j.path.starts_with('/') {
+                out.push(Diagnostic::error(
+                    p.key("json").key("path"),
+                    format!("the endpoint path `{}` must start with `/`", j.path),
+                ));
+            }
+            if !j.pointer.is_empty() && !j.pointer.starts_with('/') {
+                out.push(
+                    Diagnostic::error(
+                        p.key("json").key("pointer"),
+                        format!("`{}` is not a JSON pointer", j.pointer),
+                    )
+                    .with_hint(format!(
+                        "JSON pointers start with `/`, e.g. `/{}`",
+                        j.pointer.replace('.', "/")
+                    )),
+                );
+            }
+        }
+        _ => {}
+    }
 }

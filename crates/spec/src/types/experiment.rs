@@ -40,6 +40,10 @@ pub struct ServerPatch {
     /// Merged over `server.env`.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Verify rules of this variant alone, checked after `server.verify`'s and numbered on
+    /// from them: what only this arm can show, e.g. `kernel: {matches: GroupProblemShape}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<crate::types::VerifyRule>,
 }
 
 /// Workload keys to sweep over. Each listed key multiplies the sweep points; points are

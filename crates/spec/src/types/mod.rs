@@ -4,6 +4,7 @@
 //! `docs/spec.md` (a test keeps the two in step).
 
 mod equivalence;
+mod evidence;
 mod experiment;
 mod launcher;
 mod search;
@@ -13,6 +14,7 @@ mod telemetry;
 mod workload;
 
 pub use equivalence::*;
+pub use evidence::*;
 pub use experiment::*;
 pub use launcher::*;
 pub use search::*;
@@ -128,6 +130,11 @@ pub struct ExperimentSpec {
     /// baseline computes (docs/equivalence.md). Off unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<Equivalence>,
+    /// Evidence taken from the server at each start, after its warm-up and before its
+    /// first trial: the kernels it launched (`evidence.kernels`, docs/kernels.md). Off
+    /// unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
 }
 
 /// Recorded context of a run: e.g. `pip show sglang`, the model weights' hashes.

@@ -155,6 +155,11 @@ pub struct VerifyRule {
     /// Checked on the head only, like `json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_arg: Option<ServerArgCheck>,
+    /// The kernels the server launched under probe load (`evidence.kernels`, docs/kernels.md):
+    /// `{matches: REGEX, min_share: 0.05}` or `{absent: REGEX}`, on every rank's trace.
+    /// Judged after the warm-up, before the first trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::types::KernelCheck>,
 }
 
 /// A server argument and the value it must have, e.g. `{name: moe_runner_backend, equals:

@@ -86,4 +86,7 @@ pub static GENERIC: Profile = Profile {
             token_ids: None,
         },
     },
+    profiler: Profiler::None {
+        instead: "none assumed",
+    },
 };

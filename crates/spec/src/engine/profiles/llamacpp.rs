@@ -74,4 +74,7 @@ pub(super) static LLAMACPP: Profile = Profile {
             token_ids: None,
         },
     },
+    profiler: Profiler::None {
+        instead: "none: no profiler route (llama.cpp b11434 tools/server/server.cpp:263-300); its own counters are each response's `timings` (recorded beside the client's) and `/metrics` with --metrics; kernels only with an outside profiler (nsys) around the server",
+    },
 };

@@ -108,4 +108,20 @@ pub(super) static SGLANG: Profile = Profile {
             }),
         },
     },
+    // SGLang 0.5.23: srt/entrypoints/http_server.py:1221-1240 (`/start_profile` takes an
+    // optional `ProfileReq`, `/stop_profile` "will take some time": the traces are written
+    // after it answers); srt/managers/io_struct.py:2374-2394 (`output_dir`, `num_steps`,
+    // `activities` among `CPU`, `GPU`, `MEM`, `RPD`); srt/environ.py:471
+    // (`SGLANG_TORCH_PROFILER_DIR`, default `/tmp`, when no `output_dir`);
+    // srt/utils/profile_utils.py:350-375 (one `<id>-TP-<rank>[-DP-…][-PP-…][-EP-…].trace.json.gz`
+    // per rank).
+    profiler: Profiler::Endpoints(ProfilerFacts {
+        start: "/start_profile",
+        stop: "/stop_profile",
+        dir_key: Some("output_dir"),
+        start_body: r#"{"activities": ["CPU", "GPU"]}"#,
+        launch: None,
+        files: "one `…-TP-<rank>….trace.json.gz` per rank, in the request's `output_dir`",
+        source: "0.5.23: srt/entrypoints/http_server.py:1221-1240, srt/managers/io_struct.py:2374-2394, srt/environ.py:471, srt/utils/profile_utils.py:350-375",
+    }),
 };

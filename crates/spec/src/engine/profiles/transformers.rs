@@ -61,4 +61,23 @@ pub(super) static TRANSFORMERS: Profile = Profile {
             token_ids: None,
         },
     },
+    // transformers serve 5.24.0 has no profiler route (cli/serving/server.py); servebench's
+    // launcher `scripts/tserve_profiler.py` (and `scripts/gpu/tserve-moe.py`, which installs
+    // it) adds `/start_profile` and `/stop_profile` of SGLang's shape and starts
+    // torch.profiler on the generation threads (docs/kernels.md).
+    profiler: Profiler::Endpoints(ProfilerFacts {
+        start: "/start_profile",
+        stop: "/stop_profile",
+        dir_key: Some("output_dir"),
+        // GPU kernels only where there is a GPU (the CPU operators of an eager MoE loop would
+        // make the trace tens of times larger); the launcher records CPU operators on a CPU.
+        start_body: r#"{"activities": ["GPU"]}"#,
+        launch: Some(LaunchNeed {
+            arg: "tserve",
+            names_dir: false,
+            hint: "launch it through servebench's `scripts/tserve_profiler.py` (or `scripts/gpu/tserve-moe.py`): transformers serve itself has no profiler route",
+        }),
+        files: "one `tserve-<pid>-<n>.pt.trace.json` a start (servebench's launcher; none natively)",
+        source: "5.24.0: cli/serving/server.py (no profiler route), cli/serving/utils.py:724-765 and generation/continuous_batching/continuous_api.py:1086-1155 (the generation threads the launcher profiles)",
+    }),
 };

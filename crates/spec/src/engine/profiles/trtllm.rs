@@ -72,4 +72,7 @@ pub(super) static TRTLLM: Profile = Profile {
             token_ids: None,
         },
     },
+    profiler: Profiler::None {
+        instead: "not read",
+    },
 };

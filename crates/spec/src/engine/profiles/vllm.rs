@@ -84,4 +84,25 @@ pub(super) static VLLM: Profile = Profile {
             }),
         },
     },
+    // vLLM 0.33.0: entrypoints/serve/profile/api_router.py:20-31 (`StartProfileRequest`:
+    // `profile_prefix`, `delay_iterations`, `max_iterations`, `profiler_kwargs`, all optional),
+    // :38-55 (`POST /start_profile`, `POST /stop_profile`), :58-67 (the routes exist only when
+    // `--profiler-config` sets a profiler); config/profiler.py:70-77 (`profiler: torch`,
+    // `torch_profiler_dir`, an absolute path: "Both AsyncLLM's CPU traces and worker's traces
+    // (CPU & GPU) will be saved under this directory"), :125 (`torch_profiler_use_gzip`,
+    // default true), :239-240 (torch without a directory is refused); profiler/wrapper.py:266
+    // (`tensorboard_trace_handler` per worker: one file per worker).
+    profiler: Profiler::Endpoints(ProfilerFacts {
+        start: "/start_profile",
+        stop: "/stop_profile",
+        dir_key: None,
+        start_body: "{}",
+        launch: Some(LaunchNeed {
+            arg: "--profiler-config",
+            names_dir: true,
+            hint: r#"add `--profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR"}'` with DIR the spec's `evidence.kernels.dir`"#,
+        }),
+        files: "one `*.pt.trace.json.gz` per worker (rank) and one of the API process (CPU only, not a rank), in `torch_profiler_dir`",
+        source: "0.33.0: entrypoints/serve/profile/api_router.py:20-67, config/profiler.py:70-77,125,239-240, profiler/wrapper.py:266",
+    }),
 };
