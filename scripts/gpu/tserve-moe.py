@@ -17,6 +17,9 @@ model object transformers serve will run, and the function its MoE layers dispat
 (transformers 5.17: integrations/moe.py, `ALL_EXPERTS_FUNCTIONS.get_interface`; the eager
 backend keeps the model's own forward). The hook wraps ModelManager._load_model
 (cli/serving/model_manager.py), which serve calls once at start for the model it is given.
+
+It also installs servebench's profiler routes (`POST /start_profile`, `POST /stop_profile`:
+scripts/tserve_profiler.py), for specs that take kernel evidence (docs/kernels.md).
 """
 
 import os
@@ -55,6 +58,10 @@ def main():
         return model
 
     model_manager.ModelManager._load_model = load_and_say
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import tserve_profiler
+
+    tserve_profiler.install()
     from transformers.cli.transformers import main as cli
 
     sys.argv = ["transformers", "serve", link, "--continuous-batching", "--host", "127.0.0.1",

@@ -140,8 +140,54 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
             ));
         }
     }
+    if let Some(k) = spec.spec.evidence.as_ref().and_then(|e| e.kernels.as_ref())
+        && !k.dir.trim().is_empty()
+    {
+        trace_dir(&spec_dir.join(&k.dir), &mut out);
+    }
     out.sort_by_key(|p| p.severity);
     out
+}
+
+/// `evidence.kernels.dir`: a directory servebench can read (it makes it when missing, so the
+/// nearest existing folder above must be one it can write).
+fn trace_dir(dir: &Path, out: &mut Vec<InputProblem>) {
+    let key = "evidence.kernels.dir";
+    if dir.exists() {
+        if !dir.is_dir() {
+            out.push(InputProblem::error(
+                key,
+                dir,
+                None,
+                "not a directory: name a folder the engine writes its traces to",
+            ));
+        } else if let Err(e) = std::fs::read_dir(dir) {
+            out.push(InputProblem::error(key, dir, None, format!("servebench cannot read it: {e} (the engine's traces are read from here; under Slurm it must be shared storage)")));
+        }
+        return;
+    }
+    let mut up = dir.parent();
+    while let Some(p) = up {
+        if p.exists() {
+            let probe = p.join(format!(".servebench-write-check-{}", std::process::id()));
+            match std::fs::create_dir(&probe) {
+                Ok(()) => {
+                    let _ = std::fs::remove_dir(&probe);
+                }
+                Err(e) => out.push(InputProblem::error(
+                    key,
+                    dir,
+                    None,
+                    format!(
+                        "servebench cannot make it: {} is not writable ({e})",
+                        p.display()
+                    ),
+                )),
+            }
+            return;
+        }
+        up = p.parent();
+    }
 }
 
 const PATH_KEY: &str = "workload.dataset.path";

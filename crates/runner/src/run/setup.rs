@@ -96,6 +96,7 @@ pub(super) fn open(
         preflight: Vec::new(),
         model_facts: model_facts(&spec.file, spec_dir)?,
         equivalence: Vec::new(),
+        kernels: Vec::new(),
     };
     store.save(&result)?;
     Ok((result, store, Vec::new()))

@@ -41,7 +41,7 @@ use servebench_spec::{Readiness, StopPolicy, VerifyRule};
 use tokio::process::Child;
 
 pub use error::{OrphanError, ServerError};
-pub(crate) use http::{client as probe_client, url as probe_url};
+pub(crate) use http::{client as probe_client, describe as describe_http, url as probe_url};
 pub use info::{INFO_ENDPOINTS, server_info, server_info_at};
 pub use limit::{ContextLimit, Reach, check_lengths, check_planned, context_limit};
 pub use log::TAIL_LINES;

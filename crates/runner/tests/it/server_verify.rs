@@ -17,6 +17,7 @@ fn log_rule(text: &str) -> VerifyRule {
         log_contains: Some(text.to_owned()),
         json: None,
         server_arg: None,
+        kernel: None,
     }
 }
 
@@ -29,6 +30,7 @@ fn json_rule(path: &str, pointer: &str, equals: serde_json::Value) -> VerifyRule
             equals,
         }),
         server_arg: None,
+        kernel: None,
     }
 }
 
@@ -204,6 +206,7 @@ fn arg_rule(name: &str, equals: serde_json::Value) -> VerifyRule {
             name: name.to_owned(),
             equals,
         }),
+        kernel: None,
     }
 }
 

@@ -88,6 +88,7 @@ impl BlockContext<'_> {
         // Verify rules are checked by servebench itself: always fully resolved (`$$` → `$`).
         let fin = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
         let mut verify = server_spec.verify.clone();
+        verify.extend(variant.server.verify.iter().cloned());
         for r in &mut verify {
             if let Some(t) = &r.log_contains {
                 r.log_contains = Some(fin(t)?);

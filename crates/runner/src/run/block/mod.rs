@@ -1,6 +1,7 @@
 //! One block: start the variant's server (if the spec launches one), verify it, measure its
 //! trials in plan order, stop it. Each trial is written to disk before the next starts.
 
+mod kernels;
 mod launch;
 mod measure;
 mod preflight;
@@ -169,6 +170,19 @@ impl<'a> BlockContext<'a> {
         let profile = self.profile.unwrap_or(&servebench_spec::engine::GENERIC);
         if let Err(e) = self.probe(block, &target, profile, result, ui).await {
             return Err(self.stop_after_error(running, block, result, ui, e).await);
+        }
+        match self
+            .kernel_evidence(block, variant, &target, profile, result, ui)
+            .await
+        {
+            Ok(()) => {}
+            Err(kernels::KernelStop::Refused(reason)) => {
+                self.close(running, block, result, ui).await?;
+                return self.fail_all(&todo, block, result, &reason);
+            }
+            Err(kernels::KernelStop::Io(e)) => {
+                return Err(self.stop_after_error(running, block, result, ui, e).await);
+            }
         }
         let cooldown = self.spec.spec.trials.cooldown.get();
         sleep_unless_cancelled(cooldown, self).await;

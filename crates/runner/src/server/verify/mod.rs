@@ -259,6 +259,10 @@ pub(crate) async fn verify_rules(
     let mut passed = Vec::new();
     let mut failures = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
+        if rule.kernel.is_some() {
+            // Judged on the kernel evidence, after the warm-up (run/block/kernels.rs).
+            continue;
+        }
         let number = i + 1;
         let mut evidence = Vec::new();
         let mut problem = None;
