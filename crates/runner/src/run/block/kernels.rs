@@ -1,5 +1,6 @@
 //! Kernel evidence of a server start (`evidence.kernels`, docs/kernels.md): after the
-//! block's warm-up and equivalence probe, before its first trial, the engine's profiler is
+//! block's equivalence probe and a warm-up of `workload.warmup_requests` (at least one)
+//! unprofiled requests, before its first trial, the engine's profiler is
 //! started (as its profile says), probe load is sent, the profiler is stopped, and once its
 //! traces are fully written they are read as streams (servebench_result::kernels) and the
 //! `kernel` verify rules are judged on every rank. The probe's requests are never a trial's;
@@ -185,6 +186,12 @@ impl BlockContext<'_> {
         if let (Some(key), Some(obj)) = (facts.dir_key, body.as_object_mut()) {
             obj.insert(key.into(), dir.display().to_string().into());
         }
+        // The block's warm-up, unprofiled: the engine's first requests initialise what the
+        // probe should not see (transformers serve starts its generation thread then).
+        let warm = self.spec.spec.workload.warmup_requests.max(1);
+        self.probe_load(target, (c, warm, point), spec.output_tokens)
+            .await
+            .map_err(|e| format!("warm-up before the profiler: {e}"))?;
         post(&client, target, facts.start, &body).await?;
         let load = self
             .probe_load(target, (c, requests, point), spec.output_tokens)
