@@ -271,6 +271,7 @@ pub(crate) fn comparison(
         &cand_v.name,
         alpha,
     );
+    let kernels = crate::kernels::kernels(&base.result, &base_v.name, &cand.result, &cand_v.name);
     Ok(Comparison {
         mode: if same_run {
             Mode::WithinRun
@@ -288,6 +289,7 @@ pub(crate) fn comparison(
         flags,
         baseline_series,
         equivalence,
+        kernels,
     })
 }
 

@@ -43,6 +43,7 @@ mod error;
 mod evidence;
 pub mod fingerprint;
 pub mod gate;
+pub mod kernels;
 pub mod render;
 pub mod report;
 pub mod rerun;

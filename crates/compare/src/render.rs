@@ -252,6 +252,11 @@ pub fn render(report: &CompareReport) -> String {
                 let _ = writeln!(out, "  {l}");
             }
         }
+        if let Some(k) = &c.kernels {
+            for l in crate::kernels::lines(k) {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
         for m in &c.metrics {
             metric_table(&mut out, m, level);
         }

@@ -97,6 +97,10 @@ pub struct Comparison {
     /// outputs against the baseline's own repeatability. Absent when neither arm was probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence: Option<crate::equivalence::EquivalenceReport>,
+    /// Kernel evidence (`evidence.kernels`, docs/kernels.md): each arm's time per output
+    /// token by category, its top kernels, the change. Absent unless both arms have some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<crate::kernels::KernelsReport>,
 }
 
 /// How one metric compares over the sweep.

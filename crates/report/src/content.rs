@@ -329,6 +329,7 @@ pub fn document(report: &Report) -> Document {
     blocks.extend(summary::blocks(report));
     blocks.extend(verdicts::verdict_blocks(report));
     blocks.extend(super::equivalence::blocks(report));
+    blocks.extend(super::kernels::blocks(report));
     blocks.extend(figures(report));
     blocks.extend(verdicts::flag_blocks(report));
     blocks.extend(trials(report));

@@ -30,6 +30,7 @@ mod error;
 pub mod findings;
 pub mod history;
 pub mod html;
+mod kernels;
 pub mod markdown;
 pub mod model;
 pub mod plots;
