@@ -84,7 +84,7 @@ pub fn run_probe(r: &RunResult) -> Option<RunProbe> {
 }
 
 /// One figure compared between two runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct FigureChange {
     /// The figure.
     pub figure: Figure,
