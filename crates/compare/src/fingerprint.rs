@@ -187,11 +187,11 @@ fn probe_differences(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDiff
                     field: format!("host_probe.{}", c.figure.field),
                     baseline: format!("{} {}", crate::text::num(c.before), c.figure.unit),
                     candidate: format!(
-                        "{} {} ({:+.1}%, beyond the probe's ±{:.0}% repeatability)",
+                        "{} {} ({:+.1}%, beyond the probes' ±{:.1}% repeatability)",
                         crate::text::num(c.after),
                         c.figure.unit,
                         c.change() * 100.0,
-                        c.figure.tolerance * 100.0
+                        c.tolerance * 100.0
                     ),
                 })
                 .collect();
@@ -456,6 +456,26 @@ mod tests {
         let (d, notes) = compare(&none, &slow);
         assert!(d.is_empty(), "{d:?}");
         assert!(notes.iter().any(|n| n.contains("no host probe")), "{notes:?}");
+        // Probes that spread widely in each run (a loaded host): medians 12% apart are
+        // within three standard errors of their difference, and do not split.
+        let noisy = |centre: f64| {
+            let mut r = a.clone();
+            r.host_probe = None;
+            for (i, s) in r.servers.iter_mut().enumerate() {
+                s.host_probe = Some(probe(centre * [0.8, 0.9, 1.0, 1.1, 1.2][i % 5]));
+            }
+            r
+        };
+        assert!(compare(&noisy(400.0), &noisy(352.0)).0.is_empty());
+        // The same medians from tight probes do split.
+        let tight = |centre: f64| {
+            let mut r = a.clone();
+            for s in r.servers.iter_mut() {
+                s.host_probe = Some(probe(centre));
+            }
+            r
+        };
+        assert_eq!(compare(&tight(400.0), &tight(352.0)).0.len(), 2);
         // The median over the run's probes: one slow block does not move it.
         let mut blocks = a.clone();
         for (i, s) in blocks.servers.iter_mut().enumerate() {

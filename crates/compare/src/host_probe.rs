@@ -7,16 +7,18 @@
 use servebench_result::{HostProbe, RunResult};
 use servebench_stats::percentile::median;
 
-/// One figure of the probe: its field, its unit, and the relative change beyond which two
-/// runs differ (set from the probe's repeatability on one host: docs/statistics-measured.md,
-/// "Host probe").
+/// One figure of the probe: its field, its unit, and the smallest relative change that
+/// counts as a difference. Two runs differ in a figure when the medians of their probes are
+/// farther apart than both this floor and three standard errors of the difference, read
+/// from the spread of each run's own probes (a loaded host's probes spread wide, and its
+/// noise does not split series: docs/statistics-measured.md, "Host probe").
 #[derive(Debug, Clone, Copy)]
 pub struct Figure {
     /// Field name under `host_probe.`.
     pub field: &'static str,
     /// Unit.
     pub unit: &'static str,
-    /// The largest relative change that is still the same host.
+    /// The smallest relative change that is a difference.
     pub tolerance: f64,
     read: fn(&HostProbe) -> f64,
 }
@@ -26,19 +28,19 @@ pub const FIGURES: [Figure; 3] = [
     Figure {
         field: "single_thread",
         unit: "M rounds/s",
-        tolerance: 0.10,
+        tolerance: 0.05,
         read: |p| p.single_thread,
     },
     Figure {
         field: "all_core",
         unit: "M rounds/s",
-        tolerance: 0.12,
+        tolerance: 0.05,
         read: |p| p.all_core,
     },
     Figure {
         field: "memory_gbps",
         unit: "GB/s",
-        tolerance: 0.15,
+        tolerance: 0.08,
         read: |p| p.memory_gbps,
     },
 ];
@@ -55,6 +57,9 @@ pub struct RunProbe {
     pub count: usize,
     /// Median of each of [`FIGURES`], in order.
     pub values: [f64; 3],
+    /// Standard error of the log of each median (`1.2533 · SD(ln x) / √n`), from three
+    /// probes or more.
+    pub log_se: [Option<f64>; 3],
     /// Median CPU frequency where readable, MHz.
     pub cpu_mhz: Option<f64>,
 }
@@ -74,11 +79,21 @@ pub fn run_probe(r: &RunResult) -> Option<RunProbe> {
         .collect();
     let med = |xs: Vec<f64>| median(&xs).unwrap_or(f64::NAN);
     let mhz: Vec<f64> = same.iter().filter_map(|p| p.cpu_mhz).collect();
+    let log_se = |xs: Vec<f64>| -> Option<f64> {
+        let logs: Vec<f64> = xs.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+        let n = logs.len();
+        (n >= 3).then(|| {
+            let mean = logs.iter().sum::<f64>() / n as f64;
+            let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            1.2533 * var.sqrt() / (n as f64).sqrt()
+        })
+    };
     Some(RunProbe {
         version: first.version,
         scope: first.scope.clone(),
         count: same.len(),
         values: FIGURES.map(|f| med(same.iter().map(|p| (f.read)(p)).collect())),
+        log_se: FIGURES.map(|f| log_se(same.iter().map(|p| (f.read)(p)).collect())),
         cpu_mhz: (!mhz.is_empty()).then(|| med(mhz)),
     })
 }
@@ -92,6 +107,9 @@ pub struct FigureChange {
     pub before: f64,
     /// New (candidate) value.
     pub after: f64,
+    /// The relative change beyond which they differ: the figure's floor, or three standard
+    /// errors of the difference of the two runs' log medians where larger.
+    pub tolerance: f64,
 }
 
 impl FigureChange {
@@ -100,10 +118,18 @@ impl FigureChange {
         self.after / self.before - 1.0
     }
 
-    /// Beyond the figure's tolerance (on the log scale, so 10% slower and 10% faster are
-    /// alike).
+    /// Beyond the tolerance (on the log scale, so 10% slower and 10% faster are alike).
     pub fn differs(&self) -> bool {
-        (self.after / self.before).ln().abs() > self.figure.tolerance.ln_1p()
+        (self.after / self.before).ln().abs() > self.tolerance.ln_1p()
+    }
+}
+
+/// The floor of `f`, or three standard errors of the difference of two log medians where
+/// both runs' spreads are known and that is larger.
+fn tolerance(f: &Figure, a: Option<f64>, b: Option<f64>) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) => f.tolerance.max((3.0 * a.hypot(b)).exp() - 1.0),
+        _ => f.tolerance,
     }
 }
 
@@ -119,6 +145,7 @@ pub fn changes(base: &RunResult, cand: &RunResult) -> Result<Vec<FigureChange>, 
                 figure: *f,
                 before: a.values[i],
                 after: b.values[i],
+                tolerance: tolerance(f, a.log_se[i], b.log_se[i]),
             })
             .collect()),
         (Some(a), Some(b)) => Err(format!(

@@ -33,16 +33,16 @@ pub struct HostLoadCheck {
 pub struct HostThresholds {
     /// Steal share from which a trial is contended.
     pub steal_share: f64,
-    /// Other processes' CPU, as a share of the host's CPUs, from which a trial is
-    /// contended.
-    pub other_share: f64,
+    /// Other processes' CPU time per wall second (CPUs' worth) from which a trial is
+    /// contended: half a CPU busy with other work slows a server that needs one.
+    pub other_cpus: f64,
 }
 
 impl Default for HostThresholds {
     fn default() -> Self {
         HostThresholds {
             steal_share: 0.05,
-            other_share: 0.35,
+            other_cpus: 0.5,
         }
     }
 }
@@ -55,7 +55,7 @@ impl HostLoadCheck {
 
     /// Above either threshold.
     pub fn contended(&self, th: &HostThresholds) -> bool {
-        self.steal_share >= th.steal_share || self.other_share() >= th.other_share
+        self.steal_share >= th.steal_share || self.other_cpus >= th.other_cpus
     }
 }
 
@@ -86,10 +86,10 @@ pub fn host_contended(checks: &[HostLoadCheck], th: &HostThresholds) -> Option<F
         FlagLevel::Look,
         format!(
             "{} of {} trials ran while the host was busy with other work (thresholds: other \
-             processes ≥ {:.0}% of the CPUs or steal ≥ {:.0}%): {}",
+             processes ≥ {} CPU or steal ≥ {:.0}%): {}",
             hit.len(),
             checks.len(),
-            th.other_share * 100.0,
+            th.other_cpus,
             th.steal_share * 100.0,
             words.join("; ")
         ),
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn contended_trials_are_named_with_their_readings() {
         let th = HostThresholds::default();
-        let quiet = [check(1, 0.1, 0.0), check(2, 0.3, 0.01)];
+        let quiet = [check(1, 0.1, 0.0), check(2, 0.45, 0.01)];
         assert!(host_contended(&quiet, &th).is_none());
         let busy = [check(1, 0.1, 0.0), check(2, 0.9, 0.0), check(3, 0.0, 0.2)];
         let f = host_contended(&busy, &th).expect("flag");
