@@ -177,7 +177,10 @@ fn same(key: &str, x: &str, y: &str) -> bool {
 
 /// The host probe's figures that moved beyond their tolerance, and a note when they could
 /// not be compared or moved within it.
-fn probe_differences(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDifference>, Option<String>) {
+fn probe_differences(
+    base: &RunResult,
+    cand: &RunResult,
+) -> (Vec<FingerprintDifference>, Option<String>) {
     match crate::host_probe::changes(base, cand) {
         Ok(changes) => {
             let diffs: Vec<FingerprintDifference> = changes
@@ -405,12 +408,20 @@ mod tests {
         h.kernel = "6.8.0-1024-gcp-build2".into();
         let mut base = one.clone();
         base.host.as_mut().expect("host").kernel = "6.8.0-1023-gcp".into();
-        assert!(compare(&base, &two).0.is_empty(), "{:?}", compare(&base, &two).0);
+        assert!(
+            compare(&base, &two).0.is_empty(),
+            "{:?}",
+            compare(&base, &two).0
+        );
         // Another kernel version, or a tenth less memory, is a difference.
         let mut other = two.clone();
         other.host.as_mut().expect("host").kernel = "6.9.1-1".into();
         other.host.as_mut().expect("host").memory_bytes = h_mem(&one) / 10 * 9;
-        let fields: Vec<String> = compare(&base, &other).0.into_iter().map(|d| d.field).collect();
+        let fields: Vec<String> = compare(&base, &other)
+            .0
+            .into_iter()
+            .map(|d| d.field)
+            .collect();
         assert_eq!(fields, ["host.kernel", "host.memory_bytes"]);
         assert_eq!(kernel_version("6.18.44-fc-v973-gpu"), "6.18.44");
         assert_eq!(kernel_version("unknown"), "");
@@ -446,7 +457,11 @@ mod tests {
         slow.host_probe = Some(probe(400.0 * 0.82));
         let (d, _) = compare(&a, &slow);
         let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
-        assert_eq!(fields, ["host_probe.single_thread", "host_probe.all_core"], "{d:?}");
+        assert_eq!(
+            fields,
+            ["host_probe.single_thread", "host_probe.all_core"],
+            "{d:?}"
+        );
         assert!(d[0].candidate.contains("-18.0%"), "{}", d[0].candidate);
         let mut near = a.clone();
         near.host_probe = Some(probe(400.0 * 0.97));
@@ -455,7 +470,10 @@ mod tests {
         none.host_probe = None;
         let (d, notes) = compare(&none, &slow);
         assert!(d.is_empty(), "{d:?}");
-        assert!(notes.iter().any(|n| n.contains("no host probe")), "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("no host probe")),
+            "{notes:?}"
+        );
         // Probes that spread widely in each run (a loaded host): medians 12% apart are
         // within three standard errors of their difference, and do not split.
         let noisy = |centre: f64| {
@@ -481,7 +499,11 @@ mod tests {
         for (i, s) in blocks.servers.iter_mut().enumerate() {
             s.host_probe = Some(probe(if i == 0 { 200.0 } else { 401.0 }));
         }
-        assert!(compare(&a, &blocks).0.is_empty(), "{:?}", compare(&a, &blocks).0);
+        assert!(
+            compare(&a, &blocks).0.is_empty(),
+            "{:?}",
+            compare(&a, &blocks).0
+        );
     }
 
     #[test]

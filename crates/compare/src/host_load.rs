@@ -3,7 +3,9 @@
 //! where a trial was contended as its threats. Results without host loads raise nothing.
 
 use servebench_result::RunResult;
-use servebench_stats::flags::host::{HostLoadCheck, HostThresholds, contended_points, host_contended};
+use servebench_stats::flags::host::{
+    HostLoadCheck, HostThresholds, contended_points, host_contended,
+};
 use servebench_stats::flags::{Flag, Threat};
 
 use crate::evidence::PointPair;

@@ -12,7 +12,6 @@ use servebench_stats::levels::{CellPlace, LevelObs, LevelSettings, Scope, Shape,
 use servebench_stats::reproduce::Reproduction;
 use servebench_stats::{Direction, Estimate};
 
-use crate::analyze::MetricSpec;
 use crate::evidence::{PointPair, match_points};
 use crate::text::signed_pct as pct_signed;
 
@@ -92,6 +91,20 @@ pub struct LevelsReport {
     pub host_probe_moved: bool,
 }
 
+/// A metric the levels are computed for (one on the log scale: a metric that can be 0 has
+/// no ratio).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LevelMetric {
+    /// Catalogue name.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// θ.
+    pub threshold: f64,
+}
+
 struct Cells {
     places: Vec<CellPlace>,
     names: Vec<(String, String)>,
@@ -123,7 +136,13 @@ fn cells(base: &RunResult, cand: &RunResult, pairs: &[PointPair]) -> Cells {
     out
 }
 
-fn observations(r: &RunResult, new_run: bool, metric: &str, c: &Cells, pairs: &[PointPair]) -> Vec<LevelObs> {
+fn observations(
+    r: &RunResult,
+    new_run: bool,
+    metric: &str,
+    c: &Cells,
+    pairs: &[PointPair],
+) -> Vec<LevelObs> {
     let mut out = Vec::new();
     for t in r.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
         let Some(a) = c.arms.iter().position(|v| *v == t.variant) else {
@@ -151,7 +170,11 @@ fn observations(r: &RunResult, new_run: bool, metric: &str, c: &Cells, pairs: &[
 }
 
 fn direction_word(d: Direction, ratio: f64) -> &'static str {
-    if d.is_better(ratio.ln()) { "better" } else { "worse" }
+    if d.is_better(ratio.ln()) {
+        "better"
+    } else {
+        "worse"
+    }
 }
 
 fn interval(e: &Estimate) -> String {
@@ -165,7 +188,11 @@ fn interval(e: &Estimate) -> String {
 
 fn statement(m: &MetricLevels, direction: Direction, arms: usize, points: usize) -> String {
     let Some(common) = &m.common else {
-        return format!("{}: no common change computed ({})", m.metric, m.why.clone().unwrap_or_default());
+        return format!(
+            "{}: no common change computed ({})",
+            m.metric,
+            m.why.clone().unwrap_or_default()
+        );
     };
     let everywhere = match (arms, points) {
         (a, p) if a >= 2 && p >= 2 => format!("in all {a} arms at every point"),
@@ -213,7 +240,13 @@ fn statement(m: &MetricLevels, direction: Direction, arms: usize, points: usize)
     }
 }
 
-fn metric_levels(base: &RunResult, cand: &RunResult, spec: &MetricSpec, alpha: f64, pairs: &[PointPair]) -> MetricLevels {
+fn metric_levels(
+    base: &RunResult,
+    cand: &RunResult,
+    spec: &LevelMetric,
+    alpha: f64,
+    pairs: &[PointPair],
+) -> MetricLevels {
     let c = cells(base, cand, pairs);
     let mut obs = observations(base, false, &spec.name, &c, pairs);
     obs.extend(observations(cand, true, &spec.name, &c, pairs));
@@ -279,16 +312,24 @@ fn metric_levels(base: &RunResult, cand: &RunResult, spec: &MetricSpec, alpha: f
 
 /// The levels of `base` (the published or first run) against `cand` for each metric on the
 /// log scale (metrics that can be 0 are left out: a ratio of them is not defined).
-pub(crate) fn between(base: &RunResult, cand: &RunResult, specs: &[MetricSpec], alpha: f64) -> LevelsReport {
+pub(crate) fn between(
+    base: &RunResult,
+    cand: &RunResult,
+    specs: &[LevelMetric],
+    alpha: f64,
+) -> LevelsReport {
     let (pairs, _) = match_points(base, cand);
     let metrics = specs
         .iter()
-        .filter(|s| !s.can_be_zero && metric(&s.name).is_some())
+        .filter(|s| metric(&s.name).is_some())
         .map(|s| metric_levels(base, cand, s, alpha, &pairs))
         .collect();
     let (host_probe, host_probe_moved) = match crate::host_probe::changes(base, cand) {
         Ok(ch) if !ch.is_empty() => (
-            format!("host probe, second run against first: {}", crate::host_probe::describe(&ch)),
+            format!(
+                "host probe, second run against first: {}",
+                crate::host_probe::describe(&ch)
+            ),
             ch.iter().any(|c| c.differs()),
         ),
         Ok(_) => ("host probe: no figure to compare".into(), false),
@@ -311,10 +352,7 @@ pub fn lines(r: &LevelsReport) -> Vec<String> {
     for m in &r.metrics {
         out.push(format!("  {}", m.statement));
     }
-    let any_uniform = r
-        .metrics
-        .iter()
-        .any(|m| m.shape == Some(Shape::Uniform));
+    let any_uniform = r.metrics.iter().any(|m| m.shape == Some(Shape::Uniform));
     let mut probe = format!("  {}", r.host_probe);
     if any_uniform {
         probe.push_str(if r.host_probe_moved {

@@ -17,7 +17,10 @@ fn main() {
         figures[1].push(p.all_core);
         figures[2].push(p.memory_gbps);
     }
-    for (name, v) in ["single_thread", "all_core", "memory_gbps"].iter().zip(&figures) {
+    for (name, v) in ["single_thread", "all_core", "memory_gbps"]
+        .iter()
+        .zip(&figures)
+    {
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1).max(1) as f64)
             .sqrt();

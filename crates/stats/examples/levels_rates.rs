@@ -46,7 +46,9 @@ fn main() {
         ("A/A (no change)", |_, _| 1.0),
         ("uniform × 0.8", |_, _| 0.8),
         ("arm 1 × 0.9", |a, _| if a == 1 { 0.9 } else { 1.0 }),
-        ("cell (1, 3) × 0.85", |a, p| if a == 1 && p == 3 { 0.85 } else { 1.0 }),
+        ("cell (1, 3) × 0.85", |a, p| {
+            if a == 1 && p == 3 { 0.85 } else { 1.0 }
+        }),
     ];
     println!(
         "{reps} replicates, {starts} starts per arm and run, start CV {start_cv}, trial CV {trial_cv}, α = 0.05"
@@ -76,7 +78,12 @@ fn main() {
             let l = levels(&obs, &places, &settings).expect("levels");
             common += usize::from(l.common_p < settings.alpha);
             uniform += usize::from(l.shape == Shape::Uniform);
-            let named: Vec<Scope> = l.departures.iter().filter(|d| d.significant).map(|d| d.scope).collect();
+            let named: Vec<Scope> = l
+                .departures
+                .iter()
+                .filter(|d| d.significant)
+                .map(|d| d.scope)
+                .collect();
             any += usize::from(!named.is_empty());
             arm1 += usize::from(named.contains(&Scope::Arm(1)));
             cell += usize::from(named.contains(&Scope::Cell(POINTS + 3)));

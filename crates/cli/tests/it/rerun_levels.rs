@@ -27,12 +27,15 @@ fn publish(dir: &Path) -> PathBuf {
         .env("SB_LEVELS_SPEED_SLOW", "1")
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     common::walk(&dir.join("published"))
         .into_iter()
         .find(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && !p.to_string_lossy().contains(".requests")
+            p.extension().is_some_and(|x| x == "json") && !p.to_string_lossy().contains(".requests")
         })
         .expect("a result")
 }
@@ -49,7 +52,10 @@ fn rerun(published: &Path, dir: &Path, fast: &str, slow: &str) -> (Value, String
         .expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not JSON ({e}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     let new = report["new_file"].as_str().expect("new file").to_owned();
     let text = common::sb(&repo())
@@ -76,7 +82,13 @@ fn significant(m: &Value) -> Vec<String> {
         .expect("departures")
         .iter()
         .filter(|d| d["significant"] == true)
-        .map(|d| format!("{} {}", d["kind"].as_str().unwrap_or(""), d["what"].as_str().unwrap_or("")))
+        .map(|d| {
+            format!(
+                "{} {}",
+                d["kind"].as_str().unwrap_or(""),
+                d["what"].as_str().unwrap_or("")
+            )
+        })
         .collect()
 }
 
@@ -87,23 +99,45 @@ fn a_slower_host_moves_every_level_alike_and_one_slow_arm_is_named() {
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(&published).expect("read")).expect("json");
     // The probe is in every new result: when the run began and before each server start.
-    assert!(result["host_probe"]["single_thread"].as_f64().is_some_and(|x| x > 0.0));
+    assert!(
+        result["host_probe"]["single_thread"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0)
+    );
     let servers = result["servers"].as_array().expect("servers");
-    assert!(servers.iter().all(|s| s["host_probe"]["memory_gbps"].as_f64().is_some()));
+    assert!(
+        servers
+            .iter()
+            .all(|s| s["host_probe"]["memory_gbps"].as_f64().is_some())
+    );
     let trials = result["trials"].as_array().expect("trials");
-    assert!(trials.iter().all(|t| t["host_load"]["other_cpus"].as_f64().is_some()));
+    assert!(
+        trials
+            .iter()
+            .all(|t| t["host_load"]["other_cpus"].as_f64().is_some())
+    );
 
     // Both arms on a host 20% slower: one common change, the effects untouched.
     let (r, text) = rerun(&published, &dir, "0.8", "0.8");
     let tput = metric(&r, "output_throughput");
     assert_eq!(tput["shape"], "uniform", "{tput:#}\n{text}");
     let common = &tput["common"];
-    let (lo, hi) = (common["ci"]["lower"].as_f64().unwrap(), common["ci"]["upper"].as_f64().unwrap());
+    let (lo, hi) = (
+        common["ci"]["lower"].as_f64().unwrap(),
+        common["ci"]["upper"].as_f64().unwrap(),
+    );
     assert!(lo < 0.8 && 0.8 < hi && hi < 0.9, "{common}");
     let tpot = metric(&r, "tpot_p50");
     assert_eq!(tpot["shape"], "uniform", "{tpot:#}");
-    assert!((tpot["common"]["point"].as_f64().unwrap() - 1.25).abs() < 0.05, "{tpot:#}");
-    assert_eq!(r["summary"]["claims_not_reproduced"], 0, "{:#}", r["claims"]);
+    assert!(
+        (tpot["common"]["point"].as_f64().unwrap() - 1.25).abs() < 0.05,
+        "{tpot:#}"
+    );
+    assert_eq!(
+        r["summary"]["claims_not_reproduced"], 0,
+        "{:#}",
+        r["claims"]
+    );
     assert!(r["summary"]["claims_reproduced"].as_u64().unwrap() >= 2);
     // Judged plainly no throughput value reproduced (each moved 20%, θ = 10%); with the
     // common change taken out none moved, and some are shown to be within θ.
@@ -117,11 +151,18 @@ fn a_slower_host_moves_every_level_alike_and_one_slow_arm_is_named() {
         assert_ne!(v["outcome"], "reproduced", "{v:#}");
         assert_ne!(v["relative_outcome"], "not-reproduced", "{v:#}");
     }
-    assert!(rows.iter().any(|v| v["relative_outcome"] == "reproduced"), "{rows:#?}");
-    let first = text.lines().nth(3).unwrap_or_default();
-    assert!(first.starts_with("levels"), "levels are reported first:\n{text}");
     assert!(
-        text.contains("output_throughput: levels moved -") && text.contains("alike in all 2 arms at every point"),
+        rows.iter().any(|v| v["relative_outcome"] == "reproduced"),
+        "{rows:#?}"
+    );
+    let first = text.lines().nth(3).unwrap_or_default();
+    assert!(
+        first.starts_with("levels"),
+        "levels are reported first:\n{text}"
+    );
+    assert!(
+        text.contains("output_throughput: levels moved -")
+            && text.contains("alike in all 2 arms at every point"),
         "{text}"
     );
 
@@ -130,7 +171,10 @@ fn a_slower_host_moves_every_level_alike_and_one_slow_arm_is_named() {
     let tput = metric(&r, "output_throughput");
     assert_eq!(tput["shape"], "not-uniform", "{tput:#}");
     let named = significant(tput);
-    assert!(named.contains(&"arm slow".to_owned()) && named.contains(&"arm fast".to_owned()), "{named:?}");
+    assert!(
+        named.contains(&"arm slow".to_owned()) && named.contains(&"arm fast".to_owned()),
+        "{named:?}"
+    );
     assert!(!named.iter().any(|n| n.starts_with("point")), "{named:?}");
     assert!(text.contains("arm slow (-2"), "{text}");
 }
@@ -155,12 +199,18 @@ fn the_committed_gpu_rerun_has_no_common_shift() {
         let m = metric(&r, name);
         assert_eq!(m["shape"], "none", "{m:#}");
         let c = &m["common"]["ci"];
-        assert!(c["lower"].as_f64().unwrap() < 1.0 && c["upper"].as_f64().unwrap() > 1.0, "{m:#}");
+        assert!(
+            c["lower"].as_f64().unwrap() < 1.0 && c["upper"].as_f64().unwrap() > 1.0,
+            "{m:#}"
+        );
         assert!(significant(m).is_empty(), "{m:#}");
         assert_eq!(m["starts"], serde_json::json!([12, 12]), "{m:#}");
     }
     assert!(
-        r["levels"]["host_probe"].as_str().unwrap().contains("neither run recorded"),
+        r["levels"]["host_probe"]
+            .as_str()
+            .unwrap()
+            .contains("neither run recorded"),
         "{:#}",
         r["levels"]
     );

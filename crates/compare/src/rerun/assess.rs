@@ -311,6 +311,7 @@ pub fn assess(
         .collect();
     let claims = claims(published, new, opts)?;
     let (specs, _, _) = crate::metric_specs(&published.result.spec, opts)?;
+    let specs: Vec<_> = specs.iter().filter_map(|s| s.level_metric()).collect();
     let levels = crate::levels::between(&published.result, &new.result, &specs, alpha);
     for r in &mut values {
         let cell = levels

@@ -31,7 +31,10 @@ fn flag_ids(r: &ValueRow) -> String {
 
 fn relative(r: &ValueRow) -> [String; 2] {
     match (&r.relative, r.relative_outcome) {
-        (Some(e), Some(o)) => [change(servebench_stats::verdict::Scale::Log, Some(e)), o.as_str().to_owned()],
+        (Some(e), Some(o)) => [
+            change(servebench_stats::verdict::Scale::Log, Some(e)),
+            o.as_str().to_owned(),
+        ],
         _ => ["—".into(), "—".into()],
     }
 }

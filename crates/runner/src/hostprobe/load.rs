@@ -72,7 +72,12 @@ pub fn process_ticks(stat: &str) -> Option<(u64, u64, i64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // After the command: state(0) ppid(1) pgrp(2) … utime(11) stime(12) cutime(13) cstime(14).
-    let num = |i: usize| f.get(i).and_then(|x| x.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
+    let num = |i: usize| {
+        f.get(i)
+            .and_then(|x| x.parse::<i64>().ok())
+            .unwrap_or(0)
+            .max(0) as u64
+    };
     let pgrp = f.get(2).and_then(|x| x.parse::<i64>().ok())?;
     Some((num(11) + num(12), num(13) + num(14), pgrp))
 }
@@ -84,7 +89,12 @@ fn group_ticks(pgid: i32) -> u64 {
         return 0;
     };
     dir.flatten()
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
         .filter_map(|s| process_ticks(&s))
         .filter(|&(_, _, g)| g == i64::from(pgid))
@@ -200,7 +210,10 @@ mod tests {
             return; // no /proc here
         };
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "end=$(($(date +%s%N)+600000000)); while [ $(date +%s%N) -lt $end ]; do :; done"])
+            .args([
+                "-c",
+                "end=$(($(date +%s%N)+600000000)); while [ $(date +%s%N) -lt $end ]; do :; done",
+            ])
             .spawn()
             .expect("sh");
         child.wait().expect("wait");

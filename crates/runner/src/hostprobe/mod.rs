@@ -152,7 +152,10 @@ mod tests {
     #[test]
     fn the_probe_reports_positive_figures_in_about_a_second() {
         let p = run(true);
-        assert!(p.single_thread > 0.0 && p.all_core >= p.single_thread * 0.5, "{p:?}");
+        assert!(
+            p.single_thread > 0.0 && p.all_core >= p.single_thread * 0.5,
+            "{p:?}"
+        );
         assert!(p.memory_gbps > 0.0, "{p:?}");
         assert!(p.threads >= 1 && p.scope == "server-host");
         // 0.45 s of timed work plus one untimed 64 MiB copy and the buffers' set-up.

@@ -402,7 +402,10 @@ fn host_speed_divides_every_step() {
     p.host_speed = 0.8;
     let steps = steps_of(&mut Engine::new(p.clone(), 0), 0, 100, 3);
     assert!(
-        steps.iter().zip([25.0, 13.75, 13.75]).all(|(a, b)| close(*a, b)),
+        steps
+            .iter()
+            .zip([25.0, 13.75, 13.75])
+            .all(|(a, b)| close(*a, b)),
         "{steps:?}"
     );
     let mut q = params();

@@ -134,7 +134,8 @@ mod tests {
         assert_eq!(f.id, FlagId::HostContended);
         assert!(
             f.evidence.starts_with("2 of 3 trials")
-                && f.evidence.contains("a trial 2 at c=2: other processes 0.90 of 2 CPUs (45%)")
+                && f.evidence
+                    .contains("a trial 2 at c=2: other processes 0.90 of 2 CPUs (45%)")
                 && f.evidence.contains("steal 20.0%"),
             "{}",
             f.evidence

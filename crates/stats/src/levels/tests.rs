@@ -15,7 +15,10 @@ fn places() -> Vec<CellPlace> {
 }
 
 /// The same values as the reference script's `value`.
-fn data(shift: impl Fn(usize, usize) -> f64, drop: Option<(usize, usize, usize, usize)>) -> Vec<LevelObs> {
+fn data(
+    shift: impl Fn(usize, usize) -> f64,
+    drop: Option<(usize, usize, usize, usize)>,
+) -> Vec<LevelObs> {
     let mut out = Vec::new();
     for r in 0..2usize {
         for a in 0..ARMS {
@@ -77,7 +80,11 @@ fn a_uniform_shift_is_one_common_effect() {
     assert_eq!(l.starts, [8, 10]);
     // Each cell relative to the common level: within ±5% at every cell but its interval is
     // wider than ±5% (5–6% half-widths): inconclusive, not reproduced.
-    assert!(l.cells.iter().all(|c| c.outcome != Reproduction::NotReproduced));
+    assert!(
+        l.cells
+            .iter()
+            .all(|c| c.outcome != Reproduction::NotReproduced)
+    );
 }
 
 #[test]
