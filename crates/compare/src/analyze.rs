@@ -32,6 +32,18 @@ pub(crate) struct MetricSpec {
     pub threshold: f64,
 }
 
+impl MetricSpec {
+    /// As the levels read it, for a metric on the log scale (`None` for one that can be 0).
+    pub(crate) fn level_metric(&self) -> Option<crate::levels::LevelMetric> {
+        (!self.can_be_zero).then(|| crate::levels::LevelMetric {
+            name: self.name.clone(),
+            unit: self.unit.clone(),
+            direction: self.direction,
+            threshold: self.threshold,
+        })
+    }
+}
+
 /// One point's input: the matched point and both arms.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PointInput {

@@ -228,6 +228,12 @@ pub(crate) fn comparison(
         &pairs,
         &metric_reports,
     ));
+    flags.extend(crate::host_load::flags(
+        (&base.result, &base_v.name),
+        (&cand.result, &cand_v.name),
+        &pairs,
+        &metric_reports,
+    ));
     if corrected {
         let shown: Vec<Verdict> = own
             .iter()

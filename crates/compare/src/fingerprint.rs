@@ -6,6 +6,13 @@
 //! [`FingerprintDifference`] named by its dotted path (`workload.seed`, `host.cpu`,
 //! `accelerators[0].driver_version`).
 //!
+//! Host fields that cannot change a result are no difference: physical memory within 1%
+//! (`MemTotal` moves by a few MiB between boots of the same machine), and the kernel's build
+//! string after its version (`6.18.44-fc-v973-gpu` and `6.18.44-fc-v974-gpu` are one kernel
+//! version; a different `6.18.45` is a difference). The host probe's figures
+//! ([`crate::host_probe`]) are compared with the tolerance its measured repeatability sets,
+//! and only when both runs recorded it: a run without the probe never differs by it.
+//!
 //! Left out on purpose: request and trial timeouts, readiness, verify and stop settings
 //! (they decide what fails, not how fast it runs), `target.api_key_env`, GPU UUIDs and PCI
 //! ids (two identical GPUs are the same hardware), and the git SHA of the build (a note: it
@@ -137,6 +144,73 @@ fn leaves(r: &RunResult) -> BTreeMap<String, String> {
     out
 }
 
+/// Physical memory within this relative difference is the same machine.
+const MEMORY_TOLERANCE: f64 = 0.01;
+
+/// The kernel release's version, `6.18.44` of `6.18.44-fc-v973-gpu`: its leading digits and
+/// dots.
+fn kernel_version(release: &str) -> &str {
+    let end = release
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(release.len());
+    release[..end].trim_end_matches('.')
+}
+
+/// Whether two texts of field `key` are the same for the fingerprint: equal, or host fields
+/// that differ in what cannot change a result (module docs).
+fn same(key: &str, x: &str, y: &str) -> bool {
+    if x == y {
+        return true;
+    }
+    if key.ends_with("host.memory_bytes") {
+        return match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(a), Ok(b)) if a > 0.0 && b > 0.0 => (a / b - 1.0).abs() <= MEMORY_TOLERANCE,
+            _ => false,
+        };
+    }
+    if key.ends_with("host.kernel") {
+        let (a, b) = (kernel_version(x), kernel_version(y));
+        return !a.is_empty() && a == b;
+    }
+    false
+}
+
+/// The host probe's figures that moved beyond their tolerance, and a note when they could
+/// not be compared or moved within it.
+fn probe_differences(
+    base: &RunResult,
+    cand: &RunResult,
+) -> (Vec<FingerprintDifference>, Option<String>) {
+    match crate::host_probe::changes(base, cand) {
+        Ok(changes) => {
+            let diffs: Vec<FingerprintDifference> = changes
+                .iter()
+                .filter(|c| c.differs())
+                .map(|c| FingerprintDifference {
+                    field: format!("host_probe.{}", c.figure.field),
+                    baseline: format!("{} {}", crate::text::num(c.before), c.figure.unit),
+                    candidate: format!(
+                        "{} {} ({:+.1}%, beyond the probes' ±{:.1}% repeatability)",
+                        crate::text::num(c.after),
+                        c.figure.unit,
+                        c.change() * 100.0,
+                        c.tolerance * 100.0
+                    ),
+                })
+                .collect();
+            (diffs, None)
+        }
+        // Both without the probe (results from before it): nothing to say.
+        Err(_)
+            if crate::host_probe::run_probe(base).is_none()
+                && crate::host_probe::run_probe(cand).is_none() =>
+        {
+            (Vec::new(), None)
+        }
+        Err(why) => (Vec::new(), Some(why)),
+    }
+}
+
 /// A long value shortened for a message: its first line, at most 80 characters.
 fn short(s: &str) -> String {
     let line = s.lines().next().unwrap_or("");
@@ -166,7 +240,7 @@ pub fn compare(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDifference
     keys.dedup();
     for k in keys {
         match (a.get(k), b.get(k)) {
-            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) if same(k, x, y) => {}
             (Some(x), Some(y)) => diffs.push(FingerprintDifference {
                 field: k.clone(),
                 baseline: short(x),
@@ -191,6 +265,9 @@ pub fn compare(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDifference
         }
     }
     let mut notes = Vec::new();
+    let (probe, probe_note) = probe_differences(base, cand);
+    diffs.extend(probe);
+    notes.extend(probe_note);
     for (side, r) in [("baseline", base), ("candidate", cand)] {
         if r.origin == Origin::Imported {
             let mut lacks = Vec::new();
@@ -309,6 +386,124 @@ mod tests {
         let (d, _) = compare(&two, &other);
         let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
         assert_eq!(fields, ["nodes[1].host.cores"], "{d:?}");
+    }
+
+    fn aa() -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/gpu-llamacpp-aa/20261130T153438Z-3469.json"
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("result")
+    }
+
+    /// Issue 43: a re-run on a fresh lease of the same machine raised not-comparable because
+    /// MemTotal differed by 0.002% and the kernel's build string changed. Before this rule
+    /// both were differences.
+    #[test]
+    fn host_fields_that_cannot_change_a_result_are_no_difference() {
+        let one = aa();
+        let mut two = one.clone();
+        let h = two.host.as_mut().expect("host");
+        h.memory_bytes = (h.memory_bytes as f64 * 1.00002) as u64;
+        h.kernel = "6.8.0-1024-gcp-build2".into();
+        let mut base = one.clone();
+        base.host.as_mut().expect("host").kernel = "6.8.0-1023-gcp".into();
+        assert!(
+            compare(&base, &two).0.is_empty(),
+            "{:?}",
+            compare(&base, &two).0
+        );
+        // Another kernel version, or a tenth less memory, is a difference.
+        let mut other = two.clone();
+        other.host.as_mut().expect("host").kernel = "6.9.1-1".into();
+        other.host.as_mut().expect("host").memory_bytes = h_mem(&one) / 10 * 9;
+        let fields: Vec<String> = compare(&base, &other)
+            .0
+            .into_iter()
+            .map(|d| d.field)
+            .collect();
+        assert_eq!(fields, ["host.kernel", "host.memory_bytes"]);
+        assert_eq!(kernel_version("6.18.44-fc-v973-gpu"), "6.18.44");
+        assert_eq!(kernel_version("unknown"), "");
+        assert!(!same("host.kernel", "unknown", "other"));
+    }
+
+    fn h_mem(r: &RunResult) -> u64 {
+        r.host.as_ref().expect("host").memory_bytes
+    }
+
+    fn probe(single: f64) -> servebench_result::HostProbe {
+        servebench_result::HostProbe {
+            version: 1,
+            scope: "server-host".into(),
+            single_thread: single,
+            all_core: single * 1.9,
+            threads: 2,
+            memory_gbps: 9.0,
+            cpu_mhz: None,
+            steal_share: None,
+            took_s: 0.5,
+        }
+    }
+
+    /// Two hosts whose fingerprints read the same but run the probe 18% apart are told
+    /// apart; 3% apart (within the probe's repeatability) they are not; a run without the
+    /// probe never differs by it.
+    #[test]
+    fn the_host_probe_tells_identical_looking_hosts_apart() {
+        let mut a = aa();
+        a.host_probe = Some(probe(400.0));
+        let mut slow = a.clone();
+        slow.host_probe = Some(probe(400.0 * 0.82));
+        let (d, _) = compare(&a, &slow);
+        let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["host_probe.single_thread", "host_probe.all_core"],
+            "{d:?}"
+        );
+        assert!(d[0].candidate.contains("-18.0%"), "{}", d[0].candidate);
+        let mut near = a.clone();
+        near.host_probe = Some(probe(400.0 * 0.97));
+        assert!(compare(&a, &near).0.is_empty());
+        let mut none = a.clone();
+        none.host_probe = None;
+        let (d, notes) = compare(&none, &slow);
+        assert!(d.is_empty(), "{d:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("no host probe")),
+            "{notes:?}"
+        );
+        // Probes that spread widely in each run (a loaded host): medians 12% apart are
+        // within three standard errors of their difference, and do not split.
+        let noisy = |centre: f64| {
+            let mut r = a.clone();
+            r.host_probe = None;
+            for (i, s) in r.servers.iter_mut().enumerate() {
+                s.host_probe = Some(probe(centre * [0.8, 0.9, 1.0, 1.1, 1.2][i % 5]));
+            }
+            r
+        };
+        assert!(compare(&noisy(400.0), &noisy(352.0)).0.is_empty());
+        // The same medians from tight probes do split.
+        let tight = |centre: f64| {
+            let mut r = a.clone();
+            for s in r.servers.iter_mut() {
+                s.host_probe = Some(probe(centre));
+            }
+            r
+        };
+        assert_eq!(compare(&tight(400.0), &tight(352.0)).0.len(), 2);
+        // The median over the run's probes: one slow block does not move it.
+        let mut blocks = a.clone();
+        for (i, s) in blocks.servers.iter_mut().enumerate() {
+            s.host_probe = Some(probe(if i == 0 { 200.0 } else { 401.0 }));
+        }
+        assert!(
+            compare(&a, &blocks).0.is_empty(),
+            "{:?}",
+            compare(&a, &blocks).0
+        );
     }
 
     #[test]

@@ -43,7 +43,10 @@ mod error;
 mod evidence;
 pub mod fingerprint;
 pub mod gate;
+mod host_load;
+pub mod host_probe;
 pub mod kernels;
+pub mod levels;
 pub mod render;
 pub mod report;
 pub mod rerun;
@@ -236,6 +239,7 @@ fn report(alpha: f64, comparisons: Vec<Comparison>) -> CompareReport {
         alpha,
         comparisons,
         gate: None,
+        levels: None,
     }
 }
 
@@ -307,5 +311,12 @@ pub fn compare_across(
     let (_, alpha, _) = metric_specs(&base.result.spec, opts)?;
     let mut c = comparison(base, base_v, cand, cand_v, opts)?;
     c.notes.extend(fallback_note);
-    Ok(report(alpha, vec![c]))
+    let mut r = report(alpha, vec![c]);
+    // Two runs of one spec: their levels apart from the effects (every variant both have).
+    if base.result.run_id != cand.result.run_id && base.result.spec_hash == cand.result.spec_hash {
+        let (specs, _, _) = metric_specs(&base.result.spec, opts)?;
+        let specs: Vec<_> = specs.iter().filter_map(analyze::MetricSpec::level_metric).collect();
+        r.levels = Some(levels::between(&base.result, &cand.result, &specs, alpha));
+    }
+    Ok(r)
 }

@@ -218,6 +218,12 @@ pub(crate) fn rebaseline_ids(c: &Comparison) -> Vec<&'static str> {
 pub fn render(report: &CompareReport) -> String {
     let mut out = String::new();
     let level = 1.0 - report.alpha;
+    if let Some(l) = &report.levels {
+        for line in crate::levels::lines(l) {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out);
+    }
     for (i, c) in report.comparisons.iter().enumerate() {
         if i > 0 {
             let _ = writeln!(out, "\n{}", "─".repeat(78));

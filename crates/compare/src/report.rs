@@ -32,6 +32,10 @@ pub struct CompareReport {
     /// The `--fail-on` gates and whether they tripped (absent when none was asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateOutcome>,
+    /// Across two runs of the same spec: the change of the levels common to every variant
+    /// and point both runs measured, and what moved apart from it (`crate::levels`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<crate::levels::LevelsReport>,
 }
 
 /// Within one run, or across two runs.

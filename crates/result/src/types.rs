@@ -16,8 +16,10 @@ use crate::record::{ReceiveStamps, RequestRecord};
 use crate::server::{ServerInfo, ServerRecord, StopReport};
 
 pub mod cluster;
+mod host_probe;
 mod provenance;
 
+pub use host_probe::{HostLoad, HostProbe};
 pub use provenance::{Accelerator, CommandOutput, FileHash, HostInfo, RepoInfo, ToolInfo};
 
 /// Where a result came from.
@@ -85,6 +87,10 @@ pub struct RunResult {
     /// The machine that ran the load generator (and launched the servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostInfo>,
+    /// The host probe run when the run began, before any server start (absent in results
+    /// from before the probe existed, and in imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<HostProbe>,
     /// GPUs from `nvidia-smi`, when present.
     #[serde(default)]
     pub accelerators: Vec<Accelerator>,
@@ -279,6 +285,9 @@ pub struct ServerStart {
     /// processes holding it (`gpu-busy-at-start`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus_before_start: Option<crate::telemetry::GpuCheck>,
+    /// The host probe run just before this start, with no server of the run running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<HostProbe>,
 }
 
 /// One verify rule's outcome.
@@ -336,6 +345,9 @@ pub struct TrialResult {
     /// kernel on arrival, and reads dated by a clock reading after the read (docs/metrics.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive_stamps: Option<ReceiveStamps>,
+    /// What else used the host's CPUs during the trial (steal, other processes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<HostLoad>,
 }
 
 impl ServerStart {

@@ -21,6 +21,7 @@
 pub mod dataset;
 pub mod engine;
 pub mod gpu;
+pub mod hostprobe;
 pub mod loadgen;
 mod net;
 pub mod provenance;

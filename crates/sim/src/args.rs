@@ -144,6 +144,11 @@ pub struct EngineArgs {
     /// shape (throughput × 10, latencies ÷ 10).
     #[arg(long, value_name = "F")]
     pub time_scale: Option<f64>,
+    /// Speed of the simulated host relative to the modelled one (> 0): every step takes
+    /// 1/S as long (0.8: a host 20% slower). Given to every variant it moves every arm
+    /// alike, to one variant that arm alone (docs/rerun.md, "Levels and effects").
+    #[arg(long, value_name = "S")]
+    pub host_speed: Option<f64>,
     /// Mean output length before a simulated EOS (requests without ignore_eos); 0 = never.
     #[arg(long)]
     pub eos_mean_tokens: Option<f64>,
@@ -232,6 +237,7 @@ impl EngineArgs {
                 .or(base.step_scale_repetitions),
             step_scale_requests: self.step_scale_requests.or(base.step_scale_requests),
             time_scale: self.time_scale.unwrap_or(base.time_scale),
+            host_speed: self.host_speed.unwrap_or(base.host_speed),
             eos_mean_tokens: self.eos_mean_tokens.unwrap_or(base.eos_mean_tokens),
             default_max_tokens: self.default_max_tokens.unwrap_or(base.default_max_tokens),
         };

@@ -62,6 +62,7 @@ impl Preset {
             step_scale_repetitions: None,
             step_scale_requests: None,
             time_scale: 1.0,
+            host_speed: 1.0,
             eos_mean_tokens: 0.0,
             default_max_tokens: 256,
         };
@@ -148,6 +149,8 @@ pub struct EngineParams {
     pub step_scale_requests: Option<RequestRange>,
     /// Factor on every modelled time (1: as modelled; 0.1: ten times quicker).
     pub time_scale: f64,
+    /// Speed of the simulated host (1: as modelled; 0.8: every step takes 1/0.8 as long).
+    pub host_speed: f64,
     /// Mean output length at which a simulated EOS stops a request that does not set
     /// `ignore_eos` (geometric, seeded); 0 disables EOS.
     pub eos_mean_tokens: f64,
@@ -261,6 +264,14 @@ impl EngineParams {
                      1 = faster), got {v}"
                 ));
             }
+        }
+        let speed = self.host_speed;
+        if !speed.is_finite() || speed < 1.0 / MAX_SCALE || speed > MAX_SCALE {
+            return bad(format!(
+                "host_speed must be a number from {} to {MAX_SCALE} (1 = the modelled host, 0.8 \
+                 = 20% slower, 1.25 = 25% faster), got {speed}",
+                1.0 / MAX_SCALE
+            ));
         }
         if let Some(reps) = &self.step_scale_repetitions {
             if reps.is_empty() {

@@ -115,6 +115,7 @@ pub mod histogram;
 pub mod histogram_codec;
 pub mod holm;
 pub mod interval;
+pub mod levels;
 pub mod mann_whitney;
 pub mod order_stat;
 pub mod outputs;

@@ -31,6 +31,7 @@ mod published_results;
 mod reasoning_e2e;
 mod report_cli;
 mod rerun_e2e;
+mod rerun_levels;
 mod run_e2e;
 mod run_overrides;
 mod search_e2e;

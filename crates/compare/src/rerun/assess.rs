@@ -61,6 +61,13 @@ pub struct ValueRow {
     pub why_no_interval: Option<String>,
     /// Flags of this point (ids; evidence in the report's `flags`).
     pub flags: Vec<FlagId>,
+    /// The change relative to the metric's common change (`levels`), with the interval of
+    /// the cell's departure from it, when the levels were computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative: Option<Estimate>,
+    /// The value rule on `relative`: the value judged with the common change taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_outcome: Option<Reproduction>,
 }
 
 /// One published A/B claim checked against the re-run.
@@ -134,6 +141,10 @@ pub struct RerunReport {
     pub advice: Vec<String>,
     /// Notes from the comparison.
     pub notes: Vec<String>,
+    /// Levels apart from effects: per metric the change common to every arm and point, what
+    /// moved apart from it, and the host probe's change beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<crate::levels::LevelsReport>,
     /// Whether the outputs reproduced, when both runs carry equivalence probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<super::outputs::OutputsReproduction>,
@@ -285,6 +296,8 @@ pub fn assess(
                         settle,
                         why_no_interval: why,
                         flags: p.flags.clone(),
+                        relative: None,
+                        relative_outcome: None,
                     });
                 }
             }
@@ -297,6 +310,21 @@ pub fn assess(
         .cloned()
         .collect();
     let claims = claims(published, new, opts)?;
+    let (specs, _, _) = crate::metric_specs(&published.result.spec, opts)?;
+    let specs: Vec<_> = specs.iter().filter_map(|s| s.level_metric()).collect();
+    let levels = crate::levels::between(&published.result, &new.result, &specs, alpha);
+    for r in &mut values {
+        let cell = levels
+            .metrics
+            .iter()
+            .filter(|m| m.metric == r.metric)
+            .flat_map(|m| &m.cells)
+            .find(|c| c.variant == r.variant && c.point == r.point);
+        if let Some(c) = cell {
+            r.relative = Some(c.relative);
+            r.relative_outcome = Some(c.outcome);
+        }
+    }
     let mut summary = Summary::default();
     for r in &values {
         match r.outcome {
@@ -327,6 +355,7 @@ pub fn assess(
         flags,
         advice,
         notes,
+        levels: Some(levels),
         outputs: super::outputs::outputs(published, new, alpha),
         summary,
     })

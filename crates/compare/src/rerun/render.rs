@@ -29,7 +29,20 @@ fn flag_ids(r: &ValueRow) -> String {
     }
 }
 
+fn relative(r: &ValueRow) -> [String; 2] {
+    match (&r.relative, r.relative_outcome) {
+        (Some(e), Some(o)) => [
+            change(servebench_stats::verdict::Scale::Log, Some(e)),
+            o.as_str().to_owned(),
+        ],
+        _ => ["—".into(), "—".into()],
+    }
+}
+
 fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
+    if rows.iter().any(|r| r.relative.is_some()) {
+        return values_table_with_levels(out, rows, level);
+    }
     let _ = writeln!(
         out,
         "\npublished values (change = new vs published, or new − published for metrics that \
@@ -59,6 +72,50 @@ fn values_table(out: &mut String, rows: &[ValueRow], level: f64) {
                 value(r.new.as_ref(), r.new_trials),
                 change(r.scale, r.change.as_ref()),
                 r.outcome.as_str().to_owned(),
+                flag_ids(r),
+            ]
+        })
+        .collect();
+    table(out, &head, body);
+}
+
+/// The values judged without and with the common change: `vs common` is the cell's change
+/// over its metric's common change, with the interval of its departure.
+fn values_table_with_levels(out: &mut String, rows: &[ValueRow], level: f64) {
+    let _ = writeln!(
+        out,
+        "\npublished values (change = new vs published, {} CI, reproduced = CI inside ±θ; \
+         vs common = the same with the metric's common change taken out)",
+        pct(level)
+    );
+    let head = [
+        "variant",
+        "point",
+        "metric",
+        "θ",
+        "published",
+        "new",
+        "change [CI]",
+        "outcome",
+        "vs common [CI]",
+        "outcome",
+        "flags",
+    ];
+    let body: Vec<[String; 11]> = rows
+        .iter()
+        .map(|r| {
+            let [rel, rel_outcome] = relative(r);
+            [
+                r.variant.clone(),
+                r.point.clone(),
+                format!("{} ({})", r.metric, r.unit),
+                pct(r.threshold),
+                value(r.published.as_ref(), r.published_trials),
+                value(r.new.as_ref(), r.new_trials),
+                change(r.scale, r.change.as_ref()),
+                r.outcome.as_str().to_owned(),
+                rel,
+                rel_outcome,
                 flag_ids(r),
             ]
         })
@@ -121,6 +178,12 @@ pub fn render(r: &RerunReport) -> String {
         "rerun of {} (run {})\n     as {} (run {}); spec hash {}",
         r.published_file, r.published_run, r.new_file, r.new_run, r.spec_hash
     );
+    if let Some(l) = &r.levels {
+        let _ = writeln!(out);
+        for line in crate::levels::lines(l) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     values_table(&mut out, &r.values, 1.0 - r.alpha);
     claims_table(&mut out, &r.claims);
     if !r.fingerprint_differences.is_empty() {

@@ -316,6 +316,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         },
         summary: Some(summary(im)),
         receive_stamps: None,
+        host_load: None,
     };
     let mut notes = im.notes.clone();
     notes.push(
@@ -355,6 +356,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         },
         repo: None,
         host: None,
+        host_probe: None,
         accelerators: Vec::new(),
         provenance: Default::default(),
         servers: Vec::new(),

@@ -77,6 +77,7 @@ pub(super) fn open(
         tool: opts.tool.clone(),
         repo: provenance::repo_info(spec_dir),
         host: Some(provenance::host_info()),
+        host_probe: Some(crate::hostprobe::run(probe_on_server_host(&spec.file))),
         accelerators: gpu::detect_accelerators().unwrap_or_default(),
         provenance: ProvenanceRecord {
             inputs: provenance::hash_files(&input_files(&spec.file), spec_dir),
@@ -239,4 +240,13 @@ pub(super) fn model_facts(
     servebench_spec::model_facts::resolve(facts, config.as_ref())
         .map(Some)
         .map_err(RunError::Setup)
+}
+
+/// Whether the spec's server runs on this host (launched here, not through Slurm), so the
+/// host probe describes the server's host; otherwise only the client's.
+pub(super) fn probe_on_server_host(spec: &servebench_spec::SpecFile) -> bool {
+    spec.spec
+        .server
+        .as_ref()
+        .is_some_and(|s| s.launcher.as_ref().is_none_or(|l| l.slurm.is_none()))
 }

@@ -15,7 +15,7 @@ use crate::rng::{mix3, salt};
 const MAX_STEP: Duration = Duration::from_secs(3600);
 
 /// Multiplies modelled step times by `jitter × speed × drift × repetition drift × step
-/// scale (selected steps) × time scale`.
+/// scale (selected steps) × time scale ÷ host speed`.
 #[derive(Debug, Clone)]
 pub(crate) struct Noise {
     rng: ChaCha8Rng,
@@ -27,6 +27,7 @@ pub(crate) struct Noise {
     /// The step scale of this server start (1.0 when its repetition is not selected).
     step_scale: f64,
     time_scale: f64,
+    host_speed: f64,
 }
 
 /// A lognormal with mean 1 and the given coefficient of variation, or `None` for cv 0.
@@ -57,6 +58,7 @@ impl Noise {
                 1.0
             },
             time_scale: params.time_scale,
+            host_speed: params.host_speed,
         }
     }
 
@@ -84,7 +86,8 @@ impl Noise {
         let minutes = now.as_secs_f64() / 60.0 / self.time_scale;
         let drift = (1.0 + self.drift_per_min * minutes).max(0.05);
         let step = if selected { self.step_scale } else { 1.0 };
-        let factor = jitter * self.speed * drift * self.repetition * step * self.time_scale;
+        let factor = jitter * self.speed * drift * self.repetition * step * self.time_scale
+            / self.host_speed;
         // Capped at an hour: a runaway drift must not overflow the clock.
         Duration::try_from_secs_f64(ms * factor / 1000.0)
             .unwrap_or(MAX_STEP)

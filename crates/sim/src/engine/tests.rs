@@ -27,6 +27,7 @@ fn params() -> EngineParams {
         step_scale_repetitions: None,
         step_scale_requests: None,
         time_scale: 1.0,
+        host_speed: 1.0,
         eos_mean_tokens: 0.0,
         default_max_tokens: 16,
     }
@@ -393,6 +394,23 @@ fn a_step_is_scaled_when_any_request_in_it_is_selected() {
     assert_eq!(t0[3], ms(34.0));
     assert_eq!(t0[4], ms(45.0));
     assert_eq!(trace[&1].last().map(|x| x.0), Some(ms(34.0)));
+}
+
+#[test]
+fn host_speed_divides_every_step() {
+    let mut p = params();
+    p.host_speed = 0.8;
+    let steps = steps_of(&mut Engine::new(p.clone(), 0), 0, 100, 3);
+    assert!(
+        steps
+            .iter()
+            .zip([25.0, 13.75, 13.75])
+            .all(|(a, b)| close(*a, b)),
+        "{steps:?}"
+    );
+    let mut q = params();
+    q.host_speed = 0.0;
+    assert!(q.validate().is_err());
 }
 
 #[test]

@@ -213,7 +213,7 @@ impl AppState {
              max_batched_tokens={} max_model_len={} prefill_ms_per_token={} decode_base_ms={} \
              decode_per_seq_ms={} jitter_cv={} speed_cv={} drift_per_min={} \
              drift_per_repetition={} step_scale={} step_scale_repetitions={reps} \
-             step_scale_requests={requests} time_scale={} eos_mean_tokens={} \
+             step_scale_requests={requests} time_scale={} host_speed={} eos_mean_tokens={} \
              default_max_tokens={} zero_delay={} startup_delay_ms={} error_rate_500={} \
              error_rate_429={} disconnect_rate={} stall_rate={} stall_ms={} malformed_rate={} \
              exit_after_requests={exit} flap_period_ms={} flap_down_ms={} api_key={} \
@@ -239,6 +239,7 @@ impl AppState {
             e.drift_per_repetition,
             e.step_scale,
             e.time_scale,
+            e.host_speed,
             e.eos_mean_tokens,
             e.default_max_tokens,
             e.is_zero_delay(),

@@ -18,6 +18,7 @@
 //! LoadGen (validity rules), Chromium Pinpoint.
 
 pub mod evidence;
+pub mod host;
 pub mod multiplicity;
 pub mod rules;
 pub mod sweep;
@@ -71,6 +72,9 @@ pub enum FlagId {
     Preempted,
     /// The KV cache at its capacity for much of an arm's trials (telemetry).
     KvFull,
+    /// Steal or other processes' CPU during trials above the calibrated threshold (host
+    /// load, [`host`]).
+    HostContended,
 }
 
 impl FlagId {
@@ -92,6 +96,7 @@ impl FlagId {
             FlagId::GpuBusyAtStart => "gpu-busy-at-start",
             FlagId::Preempted => "preempted",
             FlagId::KvFull => "kv-full",
+            FlagId::HostContended => "host-contended",
         }
     }
 }

@@ -155,10 +155,13 @@ impl BlockContext<'_> {
             error: None,
             slurm: None,
             gpus_before_start: None,
+            host_probe: None,
         };
         if let Some(t) = &self.telemetry {
             record.gpus_before_start = t.before_start(&variant.name, &env).await;
         }
+        // No server of this run runs now: the previous block's was stopped.
+        record.host_probe = crate::hostprobe::run_blocking(!through_slurm).await;
         let slurm_launch = match (slurm_spec, allocation) {
             (Some(sl), Some(allocation)) => {
                 let worker = server_spec.worker.clone().unwrap_or_default();
@@ -226,6 +229,7 @@ impl BlockContext<'_> {
         };
         record.pid = Some(running.pid());
         record.pgid = Some(running.pgid());
+        self.server_pgid = (!through_slurm).then(|| running.pgid());
         record.started_at = running.started_at().to_owned();
         record.ready_after_s = Some(running.ready_after().as_secs_f64());
         if let Some(step) = running.slurm_record() {

@@ -93,11 +93,13 @@ impl BlockContext<'_> {
             .telemetry
             .as_ref()
             .and_then(|tel| tel.begin(&t.variant, &target.base_url, metrics, auth));
+        let sampler = crate::hostprobe::load::Sampler::begin(self.server_pgid);
         let outcome = tokio::select! {
             r = run_trial(target, &cfg, &prompts) => r,
             _ = wait_cancel(self) => return None,
             _ = Progress::live_throughput(live) => return None,
         };
+        let host_load = sampler.and_then(|s| s.finish());
         let outcome = match (outcome, &self.telemetry) {
             (Ok(mut o), Some(tel)) => {
                 let line = match capture {
@@ -159,6 +161,7 @@ impl BlockContext<'_> {
                     errors,
                     summary: Some(o.summary),
                     receive_stamps: o.receive_stamps,
+                    host_load,
                 };
                 (trial, lines)
             }

@@ -52,6 +52,9 @@ pub(super) struct BlockContext<'a> {
     /// GPU samples and server scrapes during trials, the decode ceiling (`spec.telemetry`,
     /// `spec.model_facts`); set up when the first block opens.
     telemetry: Option<crate::telemetry::RunTelemetry>,
+    /// The open block's local server's process group (`None`: none, or not on this host),
+    /// whose CPU time the trials' host load keeps apart from other processes'.
+    server_pgid: Option<i32>,
 }
 
 impl<'a> BlockContext<'a> {
@@ -95,6 +98,7 @@ impl<'a> BlockContext<'a> {
             profile: None,
             said: BTreeSet::new(),
             telemetry: None,
+            server_pgid: None,
         })
     }
 
@@ -491,6 +495,7 @@ pub(super) fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResu
         errors: BTreeMap::new(),
         summary: None,
         receive_stamps: None,
+        host_load: None,
     }
 }
 
