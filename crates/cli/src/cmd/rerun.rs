@@ -90,7 +90,10 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
             serde_json::to_string_pretty(&report).context("serialising the report")?
         );
     } else {
-        print!("{}", rerun::render(&report));
+        print!(
+            "{}",
+            servebench_spec::text::printable(&rerun::render(&report))
+        );
     }
     if failed > 0 {
         eprintln!("{failed} trial(s) of the re-run failed: see {}", new.file);

@@ -75,6 +75,8 @@ impl Progress {
 
     /// A status line.
     pub(super) fn line(&self, msg: &str) {
+        // Status lines carry what servers said (a failure's detail, a log's tail).
+        let msg = &*servebench_spec::text::printable(msg);
         match (&self.bars, self.mode) {
             (Some((mp, ..)), _) => {
                 let _ = mp.println(msg);
@@ -148,7 +150,10 @@ impl Progress {
                 }
                 line
             }
-            _ => format!("FAILED: {}", t.failure.as_deref().unwrap_or("?")),
+            _ => format!(
+                "FAILED: {}",
+                servebench_spec::text::printable(t.failure.as_deref().unwrap_or("?"))
+            ),
         };
         let msg = format!(
             "#{} {} t={} point [{}]: {what}",
