@@ -293,3 +293,69 @@ fn the_same_runs_given_twice_are_not_pooled_as_more_trials() {
     assert!(text.contains("is the same as"), "{text}");
     assert!(common::walk(&dir.join("r")).is_empty(), "nothing written");
 }
+
+#[test]
+fn a_changed_input_file_is_named_by_compare_and_refused_by_rerun() {
+    let dir = scratch("hardening", "input-hash");
+    let trace = "{\"timestamp\": 0, \"input_tokens\": 8, \"output_tokens\": 2}\n\
+                 {\"timestamp\": 50, \"input_tokens\": 8, \"output_tokens\": 2}\n";
+    std::fs::write(dir.join("trace.jsonl"), trace).expect("trace");
+    let spec = write_spec(
+        &dir,
+        &minimal_spec("").replace(
+            "dataset: {kind: random, input_tokens: 8, output_tokens: 8}\n    requests: 8",
+            "dataset: {kind: trace, path: trace.jsonl}\n    warmup_requests: 0",
+        ),
+    );
+    let run = |name: &str| {
+        let o = sb(&dir)
+            .args(["run", "-q", "--results-dir", name])
+            .arg(&spec)
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{o:?}");
+        common::walk(&dir.join(name))
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .expect("result")
+    };
+    let first = run("one");
+    std::fs::write(
+        dir.join("trace.jsonl"),
+        trace.replace("\"output_tokens\": 2}\n{", "\"output_tokens\": 3}\n{"),
+    )
+    .expect("edit");
+    let second = run("two");
+    let (code, text) = out_of(
+        &sb(&dir)
+            .args(["compare", "--no-history"])
+            .arg(&first)
+            .arg(&second)
+            .output()
+            .expect("compare"),
+    );
+    assert_eq!(code, 0, "{text}");
+    // Before: the runs read as comparable.
+    assert!(text.contains("provenance.inputs[trace.jsonl]"), "{text}");
+    let anew: Vec<std::ffi::OsString> = ["--spec-dir", ".", "--results-dir", "three", "-q"]
+        .iter()
+        .map(Into::into)
+        .collect();
+    let with: Vec<std::ffi::OsString> = vec!["--with".into(), second.clone().into()];
+    for extra in [anew, with] {
+        let (code, text) = out_of(
+            &sb(&dir)
+                .arg("rerun")
+                .arg(&first)
+                .args(extra)
+                .output()
+                .expect("rerun"),
+        );
+        // Before: re-run on the edited trace and judged against the published values.
+        assert_eq!(code, 2, "{text}");
+        assert!(
+            text.contains("trace.jsonl is not the file the published run read"),
+            "{text}"
+        );
+    }
+}
