@@ -86,6 +86,17 @@ impl Progress {
         }
     }
 
+    /// A line said even with `-q`: something the result will lack (a probe not sent).
+    pub(super) fn warn(&self, msg: &str) {
+        let msg = format!("warning: {}", servebench_spec::text::printable(msg));
+        match &self.bars {
+            Some((mp, ..)) => {
+                let _ = mp.println(&msg);
+            }
+            None => eprintln!("servebench: {msg}"),
+        }
+    }
+
     /// A trial begins.
     pub(super) fn trial_start(&self, t: &PlannedTrial, point: &str) {
         let msg = format!(
