@@ -221,6 +221,34 @@ pub fn prepare(
     Ok(spec)
 }
 
+/// The one input-hash rule for a re-run: every file the published run read
+/// (`provenance.inputs`) must hash the same in `now` (the files as they are, or the re-run's
+/// own record). Results written before inputs were recorded are not checked.
+pub fn check_inputs(
+    published: &RunResult,
+    file: &str,
+    now: &[servebench_result::FileHash],
+) -> Result<(), RerunError> {
+    let show = |h: &servebench_result::FileHash| match (&h.sha256, &h.error) {
+        (Some(s), _) => s.clone(),
+        (None, Some(e)) => format!("unreadable ({e})"),
+        (None, None) => "unknown".into(),
+    };
+    for was in &published.provenance.inputs {
+        let found = now.iter().find(|n| n.path == was.path);
+        let differs = found.is_none_or(|n| n.sha256 != was.sha256);
+        if differs {
+            return Err(RerunError::InputChanged {
+                file: file.to_owned(),
+                input: was.path.clone(),
+                then: show(was),
+                now: found.map_or_else(|| "not read".to_owned(), show),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,32 +330,4 @@ mod tests {
             Err(RerunError::Malformed(_))
         ));
     }
-}
-
-/// The one input-hash rule for a re-run: every file the published run read
-/// (`provenance.inputs`) must hash the same in `now` (the files as they are, or the re-run's
-/// own record). Results written before inputs were recorded are not checked.
-pub fn check_inputs(
-    published: &RunResult,
-    file: &str,
-    now: &[servebench_result::FileHash],
-) -> Result<(), RerunError> {
-    let show = |h: &servebench_result::FileHash| match (&h.sha256, &h.error) {
-        (Some(s), _) => s.clone(),
-        (None, Some(e)) => format!("unreadable ({e})"),
-        (None, None) => "unknown".into(),
-    };
-    for was in &published.provenance.inputs {
-        let found = now.iter().find(|n| n.path == was.path);
-        let differs = found.is_none_or(|n| n.sha256 != was.sha256);
-        if differs {
-            return Err(RerunError::InputChanged {
-                file: file.to_owned(),
-                input: was.path.clone(),
-                then: show(was),
-                now: found.map_or_else(|| "not read".to_owned(), show),
-            });
-        }
-    }
-    Ok(())
 }
