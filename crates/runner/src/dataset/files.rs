@@ -404,7 +404,8 @@ mod tests {
                 "{\"prompt\": \"x\", \"max_tokens\": 4000000000}",
                 ":1: `max_tokens` 4,000,000,000 is above",
             ),
-            ("[1]", ":1: invalid type"),
+            ("[1]", ":1: the line is a JSON array: a prompt file is JSON lines"),
+            ("7", ":1: invalid type"),
         ];
         for (line, want) in cases {
             let f = file(&format!("\n{{\"prompt\": \"ok\"}}\n{line}\n"));
