@@ -26,14 +26,6 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`printable`], with newlines and tabs escaped too: for one line of a table.
-pub fn printable_line(s: &str) -> String {
-    printable(s)
-        .replace('\n', "\\n")
-        .replace('\t', "\\t")
-        .replace('\r', "\\r")
-}
-
 fn needs_escape(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -61,7 +53,7 @@ mod tests {
             printable("\x1b]0;pwned\x07\x1b[31mred\u{9b}\u{202e}"),
             "\\x1b]0;pwned\\x07\\x1b[31mred\\x9b\\u{202e}"
         );
-        assert_eq!(printable_line("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+        assert_eq!(printable("a\rb"), "a\\x0db");
         assert!(matches!(printable("ok"), Cow::Borrowed(_)));
     }
 
