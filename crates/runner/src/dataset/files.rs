@@ -404,7 +404,10 @@ mod tests {
                 "{\"prompt\": \"x\", \"max_tokens\": 4000000000}",
                 ":1: `max_tokens` 4,000,000,000 is above",
             ),
-            ("[1]", ":1: the line is a JSON array: a prompt file is JSON lines"),
+            (
+                "[1]",
+                ":1: the line is a JSON array: a prompt file is JSON lines",
+            ),
             ("7", ":1: invalid type"),
         ];
         for (line, want) in cases {
