@@ -61,15 +61,43 @@ enum Command {
     Sim(Box<servebench_sim::SimArgs>),
 }
 
-/// Printing commands end quietly when their reader goes away (`servebench plan … | head`),
-/// as command-line tools do, instead of panicking on the write error. Not for `run`,
-/// `rerun` and `sim`: a closed pipe must not kill a measurement before it stops its server.
-#[allow(unsafe_code)]
-fn die_quietly_on_closed_pipe() {
-    use nix::sys::signal::{SigHandler, Signal, signal};
-    // SAFETY: restores the default disposition of SIGPIPE (installs no Rust handler), at the
-    // start of main before any other thread exists.
-    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+/// SIGPIPE stays ignored in every command (Rust's runtime ignores it before `main`), so a
+/// write to a closed socket or pipe is an `EPIPE` error, never a death by signal: `probe
+/// https://` of a plain-HTTP server, whose answer closes the connection while the TLS hello
+/// is written, used to die of SIGPIPE (exit 141) once the disposition was reset. A printing
+/// command whose reader went away (`servebench plan … | head -1`) ends quietly on that
+/// error (exit 0, nothing on stderr), through [`closed_stdout`]; `run`, `rerun` and `sim`
+/// keep going (a closed pipe must not stop a measurement before it stops its server).
+static PRINTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a panic message is `print!`'s on a closed stdout.
+fn is_closed_stdout_panic(msg: &str) -> bool {
+    msg.contains("failed printing to stdout") && msg.contains("os error 32")
+}
+
+/// `print!` panics on `EPIPE`: a printing command ends quietly there instead.
+fn end_quietly_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if PRINTING.load(std::sync::atomic::Ordering::Relaxed) && is_closed_stdout_panic(msg) {
+            std::process::exit(Exit::Ok as i32);
+        }
+        default(info);
+    }));
+}
+
+/// An error that is stdout's `EPIPE` (a command that writes with `?`, e.g. `export`).
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) must fail a write with EFBIG, which the
@@ -105,12 +133,14 @@ fn main() {
             std::process::exit(code as i32);
         }
     };
-    if !matches!(
+    let printing = !matches!(
         cli.command,
         Command::Run(_) | Command::Rerun(_) | Command::Sim(_)
-    ) {
-        die_quietly_on_closed_pipe();
-    }
+    );
+    // probe's own errors may be a socket's EPIPE: only its printing ends quietly.
+    let writes_stdout_only = printing && !matches!(cli.command, Command::Probe(_));
+    PRINTING.store(printing, std::sync::atomic::Ordering::Relaxed);
+    end_quietly_on_closed_stdout();
     if !matches!(cli.command, Command::Sim(_)) {
         survive_file_size_limits();
     }
@@ -132,8 +162,12 @@ fn main() {
     };
     let code = match result {
         Ok(code) => code,
+        Err(e) if writes_stdout_only && closed_stdout(&e) => Exit::Ok,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            eprintln!(
+                "Error: {}",
+                servebench_spec::text::printable(&format!("{e:#}"))
+            );
             Exit::Usage
         }
     };

@@ -135,6 +135,15 @@ fn leaves(r: &RunResult) -> BTreeMap<String, String> {
             format!("exit {status}: {}", c.stdout.trim()),
         );
     }
+    // The files the run read (prompt file, trace, tokenizer, the probe's prompts and
+    // reference answers): two runs that read different contents measured different
+    // workloads, whatever their specs say (the one input-hash rule, docs/reliability.md).
+    for f in &r.provenance.inputs {
+        out.insert(
+            format!("provenance.inputs[{}]", f.path),
+            f.sha256.clone().unwrap_or_else(|| "unreadable".into()),
+        );
+    }
     for f in &r.provenance.files {
         out.insert(
             format!("provenance.files[{}]", f.path),

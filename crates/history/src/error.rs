@@ -25,6 +25,17 @@ pub enum HistoryError {
         /// Why nothing was read.
         why: String,
     },
+    /// `--git` given an option instead of a revision: never passed to git, where it could
+    /// write a file (`--output=FILE`).
+    #[error(
+        "--git {range}: a revision or a range starts with a name, not `-` (`main`, \
+         `v1.2..HEAD`); a value that starts with `-` is never passed to git, where it would be \
+         read as an option"
+    )]
+    NotARevision {
+        /// The value given.
+        range: String,
+    },
     /// A folder could not be listed.
     #[error("cannot list {}", path.display())]
     Read {

@@ -97,9 +97,17 @@ fn blobs(dir: &Path, oids: &[String]) -> Result<BTreeMap<String, Vec<u8>>, Histo
 /// `paths`, in the git repository of the folder `dir` (paths relative to it).
 pub fn read_git(dir: &Path, range: &str, paths: &[PathBuf]) -> Result<Loaded, HistoryError> {
     let specs: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    if range.starts_with('-') {
+        return Err(HistoryError::NotARevision {
+            range: range.to_owned(),
+        });
+    }
+    // `--end-of-options` before the revision and `--` before the paths: no value the user
+    // gives can become an option of git (`--output=FILE` would write a file).
     let mut args = vec![
         "rev-list".to_owned(),
         "--reverse".into(),
+        "--end-of-options".into(),
         range.to_owned(),
         "--".into(),
     ];
@@ -110,6 +118,7 @@ pub fn read_git(dir: &Path, range: &str, paths: &[PathBuf]) -> Result<Loaded, Hi
         &[
             "rev-list".into(),
             "-n1".into(),
+            "--end-of-options".into(),
             range.to_owned(),
             "--".into(),
         ],
@@ -127,6 +136,7 @@ pub fn read_git(dir: &Path, range: &str, paths: &[PathBuf]) -> Result<Loaded, Hi
             "-r".into(),
             "-z".into(),
             "--full-name".into(),
+            "--end-of-options".into(),
             c.clone(),
             "--".into(),
         ];

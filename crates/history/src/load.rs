@@ -37,6 +37,9 @@ pub struct Loaded {
 
 /// What the text of one `.json` file is, if not a run.
 pub(crate) fn classify(text: &str) -> Result<RunResult, String> {
+    if servebench_spec::text::starts_with_bom(text.as_bytes()) {
+        return Err(servebench_spec::text::BOM_WORDS.to_owned());
+    }
     let value: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) if e.is_eof() => {

@@ -253,6 +253,12 @@ pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
         path: path.to_owned(),
         error: source,
     })?;
+    if servebench_spec::text::starts_with_bom(text.as_bytes()) {
+        return Err(StoreError::Parse {
+            path: path.to_owned(),
+            message: servebench_spec::text::BOM_WORDS.to_owned(),
+        });
+    }
     serde_json::from_str(&text).map_err(|e| StoreError::Parse {
         path: path.to_owned(),
         message: e.to_string(),

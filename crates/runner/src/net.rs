@@ -24,6 +24,18 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
     {
         return "connection refused (nothing listens there)".to_owned();
     }
+    // rustls read a reply that is not TLS at all: a plain-HTTP server behind `https://`.
+    if parts.iter().any(|p| {
+        p.contains("InvalidContentType") || p.contains("corrupt message") || p.contains("HTTP/1.")
+    }) && e.url().is_some_and(|u| u.scheme() == "https")
+    {
+        let inner = parts.pop().unwrap_or_default();
+        return format!(
+            "the server answered the TLS handshake with something that is not TLS ({inner}): \
+             it serves plain HTTP there, so write the URL with `http://`, or enable TLS on the \
+             server"
+        );
+    }
     // The innermost cause is what a person needs.
     parts.pop().unwrap_or_default()
 }

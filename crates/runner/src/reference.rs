@@ -74,12 +74,29 @@ pub fn load_reference(path: &Path) -> Result<Vec<ReferenceItem>, ReferenceError>
         line,
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read it: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| err(0, format!("cannot read it: {e}")))?;
+    if servebench_spec::text::starts_with_bom(&bytes) {
+        return Err(err(1, servebench_spec::text::BOM_WORDS.to_owned()));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let raw = e.as_bytes();
+        let line = 1 + raw[..at].iter().filter(|b| **b == b'\n').count();
+        err(line, "not UTF-8 text: save the file as UTF-8".to_owned())
+    })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
             continue;
+        }
+        if line.trim_start().starts_with('[') {
+            return Err(err(
+                n,
+                "the line is a JSON array: a reference file is JSON lines, one object per \
+                 line, {\"prompt\": \"…\", \"answer\": \"…\"}"
+                    .to_owned(),
+            ));
         }
         let v: Value = serde_json::from_str(line).map_err(|e| {
             err(

@@ -28,6 +28,7 @@ pub mod schema;
 pub mod search;
 mod semantic;
 pub mod substitute;
+pub mod text;
 pub mod types;
 
 pub use diagnostics::{Diagnostic, Severity, SpecErrors};

@@ -107,12 +107,19 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
     // typed parse, which would otherwise refuse it without saying where.
     let mut doc = doc;
     integral_floats(&mut doc);
-    let file_spec: SpecFile = match serde_json::from_value(doc) {
+    let file_spec: SpecFile = match serde_path_to_error::deserialize(doc) {
         Ok(s) => s,
         Err(e) => {
-            diags.push(
-                Diagnostic::error(KeyPath::root(), e.to_string()).at(Some(Pos { line: 1, col: 1 })),
-            );
+            // The key the typed parse stopped at, so that the error (and a `--set` that
+            // wrote the value) is named, not the document.
+            let path = typed_path(e.path());
+            let pos = index.locate(&path).or(Some(Pos { line: 1, col: 1 }));
+            let message = if path.0.is_empty() {
+                e.inner().to_string()
+            } else {
+                format!("`{path}`: {}", e.inner())
+            };
+            diags.push(Diagnostic::error(path, message).at(pos));
             return Err(fail(diags));
         }
     };
@@ -133,6 +140,21 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
         warnings: found,
         overrides: Vec::new(),
     })
+}
+
+/// The key path a typed parse error names.
+fn typed_path(p: &serde_path_to_error::Path) -> KeyPath {
+    use serde_path_to_error::Segment as S;
+    let mut out = KeyPath::root();
+    for seg in p.iter() {
+        out = match seg {
+            S::Seq { index } => out.index(*index),
+            S::Map { key } => out.key(key),
+            S::Enum { variant } => out.key(variant),
+            S::Unknown => break,
+        };
+    }
+    out
 }
 
 /// Every number with no fractional part written as a float (`1e3`, `64.0`) as the integer it

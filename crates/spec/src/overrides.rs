@@ -208,7 +208,7 @@ pub fn set(doc: &mut Value, o: &Override) -> Result<(), OverrideError> {
         match node {
             Value::Object(map) => {
                 let allowed = schema::allowed_keys(&schema, &here);
-                if !allowed.iter().any(|k| k == seg) {
+                if !allowed.iter().any(|k| k == seg) && !schema::free_map(&schema, &here) {
                     let suggestion = did_you_mean(seg, allowed.iter().map(String::as_str))
                         .map(|s| format!(" (did you mean `{s}`?)"))
                         .unwrap_or_default();
@@ -223,6 +223,10 @@ pub fn set(doc: &mut Value, o: &Override) -> Result<(), OverrideError> {
                 if last {
                     if value.is_null() {
                         map.remove(seg);
+                    } else if (value.is_number() || value.is_boolean())
+                        && schema::wants_string(&schema, &here.key(seg))
+                    {
+                        map.insert(seg.clone(), Value::String(o.value.clone()));
                     } else {
                         map.insert(seg.clone(), value);
                     }

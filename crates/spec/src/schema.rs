@@ -360,15 +360,19 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// Keys the schema allows at `path` (following `$ref`s and unions).
-pub(crate) fn allowed_keys(schema: &Value, path: &KeyPath) -> Vec<String> {
+/// The schema nodes that describe the value at `path` (following `$ref`s and unions, and a
+/// free map's `additionalProperties` for a key it does not list).
+fn nodes_at<'a>(schema: &'a Value, path: &KeyPath) -> Vec<&'a Value> {
     let mut nodes = vec![schema];
     for seg in &path.0 {
         let mut next = Vec::new();
         for n in nodes {
             for n in expand(schema, n) {
                 let child = match seg {
-                    Segment::Key(k) => n.get("properties").and_then(|p| p.get(k)),
+                    Segment::Key(k) => n
+                        .get("properties")
+                        .and_then(|p| p.get(k))
+                        .or_else(|| n.get("additionalProperties").filter(|a| a.is_object())),
                     Segment::Index(_) => n.get("items"),
                 };
                 if let Some(c) = child {
@@ -378,15 +382,37 @@ pub(crate) fn allowed_keys(schema: &Value, path: &KeyPath) -> Vec<String> {
         }
         nodes = next;
     }
-    let mut keys: Vec<String> = nodes
+    nodes.into_iter().flat_map(|n| expand(schema, n)).collect()
+}
+
+/// Keys the schema allows at `path` (following `$ref`s and unions).
+pub(crate) fn allowed_keys(schema: &Value, path: &KeyPath) -> Vec<String> {
+    let mut keys: Vec<String> = nodes_at(schema, path)
         .into_iter()
-        .flat_map(|n| expand(schema, n))
         .filter_map(|n| n.get("properties").and_then(Value::as_object))
         .flat_map(|m| m.keys().cloned())
         .collect();
     keys.sort();
     keys.dedup();
     keys
+}
+
+/// Whether the value at `path` can only be a string (`server.env.FOO`, a variant's name):
+/// `--set` then reads `1` or `true` as the text it is, not a number.
+pub(crate) fn wants_string(schema: &Value, path: &KeyPath) -> bool {
+    let types: Vec<&Value> = nodes_at(schema, path)
+        .into_iter()
+        .filter_map(|n| n.get("type"))
+        .collect();
+    !types.is_empty() && types.iter().all(|t| t.as_str() == Some("string"))
+}
+
+/// Whether the value at `path` is a free map (`server.env`, `target.headers`): any key is
+/// allowed there, its values checked by the schema.
+pub(crate) fn free_map(schema: &Value, path: &KeyPath) -> bool {
+    nodes_at(schema, path)
+        .into_iter()
+        .any(|n| n.get("additionalProperties").is_some_and(Value::is_object))
 }
 
 /// A schema node with its `$ref` resolved and its `anyOf`/`oneOf`/`allOf` branches listed.

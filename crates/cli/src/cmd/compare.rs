@@ -72,6 +72,11 @@ pub(crate) struct GateArgs {
     /// `compare.gate.margin` and each metric's threshold.
     #[arg(long = "gate-margin", value_name = "FRACTION")]
     pub gate_margin: Option<f64>,
+    /// Pass what the gate could not judge instead of failing on it: a gated cell without a
+    /// verdict, a comparison with no gated cell (no sweep point in common), an output gate
+    /// with no probe recorded (docs/ci.md, "What a gate cannot judge").
+    #[arg(long)]
+    pub allow_unjudged: bool,
 }
 
 impl GateArgs {
@@ -95,6 +100,7 @@ impl GateArgs {
         if off && asked.is_empty() {
             gate.fail_on.clear();
         }
+        gate.allow_unjudged = self.allow_unjudged;
         Ok(gate)
     }
 }
@@ -196,7 +202,7 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
             serde_json::to_string_pretty(&report).context("serialising the report")?
         );
     } else {
-        print!("{}", render(&report));
+        print!("{}", servebench_spec::text::printable(&render(&report)));
     }
     Ok(match &report.gate {
         Some(g) if g.tripped => Exit::Failed,
@@ -225,7 +231,10 @@ fn capacity(first: &servebench_compare::LoadedResult, args: &Args) -> Result<Exi
             serde_json::to_string_pretty(&report).context("serialising the report")?
         );
     } else {
-        print!("{}", render_capacity(&report));
+        print!(
+            "{}",
+            servebench_spec::text::printable(&render_capacity(&report))
+        );
     }
     let gate = args.gate.resolve(&first.result.spec)?;
     Ok(if capacity_tripped(&report, &gate.fail_on)? {

@@ -98,7 +98,10 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
             serde_json::to_string_pretty(&history).context("serialising the history")?
         );
     } else {
-        print!("{}", servebench_history::render(&history));
+        print!(
+            "{}",
+            servebench_spec::text::printable(&servebench_history::render(&history))
+        );
     }
     Ok(match &history.gate {
         Some(g) if g.tripped => Exit::Failed,

@@ -45,6 +45,11 @@ pub(crate) struct Args {
     /// `target.tls.ca_file`).
     #[arg(long, value_name = "PEM")]
     ca_file: Option<PathBuf>,
+    /// The longest any one step waits on the server, in seconds: the generation request
+    /// (a stream that stalls or never ends is cut there), the tokenizer, the context limit,
+    /// the verify rules, the metrics.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    deadline: f64,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -52,6 +57,13 @@ pub(crate) struct Args {
 
 /// Probe; exit 1 when a guarantee the spec needs fails or nothing answers.
 pub(crate) fn run(args: Args) -> Result<Exit> {
+    if !(args.deadline.is_finite() && args.deadline > 0.0 && args.deadline <= 86_400.0) {
+        bail!(
+            "--deadline {}: give the seconds a step may wait, more than 0 and at most 86400 \
+             (e.g. --deadline 30, the default)",
+            args.deadline
+        );
+    }
     if args.output_tokens < 2 {
         bail!("--output-tokens must be at least 2 (a length check of 1 token proves little)");
     }
@@ -116,6 +128,8 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         spec_dir,
         log: args.log.clone(),
         output_tokens: args.output_tokens,
+        deadline: std::time::Duration::from_secs_f64(args.deadline),
+        progress: !args.json,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -123,7 +137,10 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
     let report = match rt.block_on(probe(&opts)) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("servebench probe: {e}");
+            eprintln!(
+                "servebench probe: {}",
+                servebench_spec::text::printable(&e.to_string())
+            );
             return Ok(Exit::Failed);
         }
     };
@@ -134,7 +151,7 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", render(&report));
+        print!("{}", servebench_spec::text::printable(&render(&report)));
     }
     Ok(if report.needed_fails() {
         Exit::Failed

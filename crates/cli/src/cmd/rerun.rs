@@ -75,6 +75,11 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
                     p.display()
                 );
             }
+            rerun::check_inputs(
+                &published.result,
+                &published.file,
+                &new.result.provenance.inputs,
+            )?;
             new
         }
         None => match measure(&published, &args)? {
@@ -90,7 +95,10 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
             serde_json::to_string_pretty(&report).context("serialising the report")?
         );
     } else {
-        print!("{}", rerun::render(&report));
+        print!(
+            "{}",
+            servebench_spec::text::printable(&rerun::render(&report))
+        );
     }
     if failed > 0 {
         eprintln!("{failed} trial(s) of the re-run failed: see {}", new.file);
@@ -116,6 +124,13 @@ fn measure(published: &LoadedResult, args: &Args) -> Result<Option<LoadedResult>
         &overrides,
         args.spec_dir.as_deref(),
     )?;
+    let names: Vec<String> = (published.result.provenance.inputs.iter())
+        .map(|f| f.path.clone())
+        .collect();
+    let dir = (spec.path.as_deref().and_then(std::path::Path::parent))
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+    let now = servebench_runner::provenance::hash_files(&names, &dir);
+    rerun::check_inputs(&published.result, &published.file, &now)?;
     if !args.quiet {
         eprintln!(
             "servebench: re-running the spec stored in {} (hash {})",

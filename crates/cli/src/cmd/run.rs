@@ -140,8 +140,14 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     .context("the run could not continue")?;
     let capacity = servebench_compare::capacity::capacity_report(&outcome.result);
     match &capacity {
-        Some(c) => print!("{}", servebench_compare::capacity::render_capacity(c)),
-        None => print!("{}", table::render(&outcome.result)),
+        Some(c) => print!(
+            "{}",
+            servebench_spec::text::printable(&servebench_compare::capacity::render_capacity(c))
+        ),
+        None => print!(
+            "{}",
+            servebench_spec::text::printable(&table::render(&outcome.result))
+        ),
     }
     println!("\nresult: {}", outcome.result_path.display());
     if outcome.interrupted {
@@ -224,7 +230,10 @@ fn gate_after_run(outcome: &RunOutcome, gate: &servebench_compare::GateSpec) -> 
     let g = servebench_compare::evaluate_gates(&report, gate);
     let tripped = g.tripped;
     report.gate = Some(g);
-    println!("\n{}", servebench_compare::render(&report));
+    println!(
+        "\n{}",
+        servebench_spec::text::printable(&servebench_compare::render(&report))
+    );
     Ok(tripped)
 }
 

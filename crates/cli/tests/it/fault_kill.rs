@@ -239,3 +239,53 @@ fn a_server_being_started_when_servebench_was_killed_is_stopped_by_the_resume() 
     assert_eq!(r["status"], "complete");
     assert_eq!(count(&r, "trials"), 2);
 }
+
+#[test]
+fn a_probe_prompt_file_edited_before_a_resume_is_refused_and_the_killed_runs_server_stopped() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let trace =
+        std::fs::read_to_string(repo().join("crates/runner/tests/fixtures/trace-plain.jsonl"))
+            .expect("fixture");
+    std::fs::write(dir.path().join("trace.jsonl"), &trace).expect("trace");
+    let probe = "{\"prompt\": \"Name a colour.\"}\n{\"prompt\": \"Name a fruit.\"}\n";
+    std::fs::write(dir.path().join("probe.jsonl"), probe).expect("probe");
+    let text = format!(
+        "{}  equivalence: {{prompts_file: probe.jsonl, output_tokens: 4}}\n",
+        trace_spec()
+    );
+    let spec = write_spec(dir.path(), &text);
+    let path = kill_when(start_run(dir.path(), &spec), dir.path(), |v| {
+        count(v, "trials") == 1
+    });
+    let r = read_json(&path);
+    let pgid = r["servers"][0]["pgid"].as_i64().expect("pgid");
+    assert!(Path::new(&format!("/proc/{pgid}")).exists(), "outlived");
+    // Block 1 was probed with these prompts: the rest must not be probed with others.
+    std::fs::write(
+        dir.path().join("probe.jsonl"),
+        probe.replace("fruit", "metal"),
+    )
+    .expect("edit");
+    let (code, err) = resume(dir.path(), &path);
+    // Before: resumed (exit 0), its blocks probed with two different prompt files.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("probe.jsonl changed since the run began"),
+        "{err}"
+    );
+    // Before: the refused resume left the killed run's server running without a word.
+    assert!(
+        err.contains(&format!(
+            "server group {pgid} (base) from the interrupted run"
+        )),
+        "{err}"
+    );
+    let gone = Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{pgid}")).exists() && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !Path::new(&format!("/proc/{pgid}")).exists(),
+        "{pgid} alive"
+    );
+}

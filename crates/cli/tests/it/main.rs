@@ -19,6 +19,8 @@ mod fault_matrix;
 mod fault_wire;
 mod from_peer;
 mod gate_e2e;
+mod hardening;
+mod hardening_probe;
 mod history_cli;
 mod https_e2e;
 mod import_e2e;

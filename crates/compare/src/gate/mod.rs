@@ -34,6 +34,7 @@
 //! (docs/architecture.md, "Exit codes").
 
 mod outputs;
+mod unjudged;
 
 use servebench_spec::SpecFile;
 use servebench_stats::Direction;
@@ -58,6 +59,10 @@ pub struct GateSpec {
     pub points: Vec<String>,
     /// θ of the non-inferiority and superiority conditions (`None`: each metric's threshold).
     pub margin: Option<f64>,
+    /// Pass what could not be judged (`--allow-unjudged`, docs/ci.md): by default a gated
+    /// cell with no verdict, a comparison with no gated cell (no sweep point in common) and
+    /// an output gate with no probe recorded trip the gate ([`unjudged`]).
+    pub allow_unjudged: bool,
 }
 
 /// What a sequential cell must answer before it stops (from [`GateSpec::needs`]).
@@ -96,6 +101,7 @@ impl GateSpec {
             metrics: g.metrics.clone(),
             points,
             margin: g.margin,
+            allow_unjudged: false,
         }
     }
 
@@ -414,6 +420,9 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
             }
         }
         reasons.extend(outputs::reasons(c, &pair, &asked));
+        if !gate.allow_unjudged {
+            reasons.extend(unjudged::reasons(c, &pair, &asked, gate));
+        }
         if has(FailOn::Suspicious) {
             let mut ids: Vec<&str> = c
                 .metrics
@@ -436,6 +445,9 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                 ));
             }
         }
+    }
+    if !gate.allow_unjudged && report.comparisons.is_empty() && !asked.is_empty() {
+        reasons.push(unjudged::nothing_compared(&asked));
     }
     GateOutcome {
         fail_on: asked,

@@ -73,6 +73,24 @@ pub enum RerunError {
         /// The spec's variants.
         available: String,
     },
+    /// A file the published run read differs now (or is gone): the re-run would measure
+    /// another workload and judge it against the published values.
+    #[error(
+        "cannot re-run {file}: {input} is not the file the published run read (then {then}, \
+         now {now}); a re-run with it would be judged against values measured on other \
+         inputs. Restore the file (from the commit the result names), or run the spec anew \
+         and compare the two results"
+    )]
+    InputChanged {
+        /// The published result.
+        file: String,
+        /// The input file, as the spec names it.
+        input: String,
+        /// Its published hash.
+        then: String,
+        /// Its hash now, or why it cannot be read.
+        now: String,
+    },
     /// The stored spec no longer validates with this servebench.
     #[error("the spec stored in {file} does not validate with this servebench:\n{errors}")]
     Invalid {
@@ -201,6 +219,34 @@ pub fn prepare(
         (None, None) => None,
     };
     Ok(spec)
+}
+
+/// The one input-hash rule for a re-run: every file the published run read
+/// (`provenance.inputs`) must hash the same in `now` (the files as they are, or the re-run's
+/// own record). Results written before inputs were recorded are not checked.
+pub fn check_inputs(
+    published: &RunResult,
+    file: &str,
+    now: &[servebench_result::FileHash],
+) -> Result<(), RerunError> {
+    let show = |h: &servebench_result::FileHash| match (&h.sha256, &h.error) {
+        (Some(s), _) => s.clone(),
+        (None, Some(e)) => format!("unreadable ({e})"),
+        (None, None) => "unknown".into(),
+    };
+    for was in &published.provenance.inputs {
+        let found = now.iter().find(|n| n.path == was.path);
+        let differs = found.is_none_or(|n| n.sha256 != was.sha256);
+        if differs {
+            return Err(RerunError::InputChanged {
+                file: file.to_owned(),
+                input: was.path.clone(),
+                then: show(was),
+                now: found.map_or_else(|| "not read".to_owned(), show),
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

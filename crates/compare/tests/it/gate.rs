@@ -80,6 +80,7 @@ fn gate(fail_on: &[FailOn], points: &[&str], margin: Option<f64>) -> GateSpec {
         metrics: Some(vec!["output_throughput".into()]),
         points: points.iter().map(|p| (*p).to_owned()).collect(),
         margin,
+        allow_unjudged: false,
     }
 }
 
@@ -358,6 +359,7 @@ fn a_latency_s_reasons_are_turned_for_its_direction() {
         metrics: Some(vec![metric.into()]),
         points: vec!["c=32".into()],
         margin: None,
+        allow_unjudged: false,
     };
     let ni = evaluate_gates(
         &r,

@@ -279,6 +279,13 @@ pub fn import_file(
         path: path.to_owned(),
         error: source,
     })?;
+    if servebench_spec::text::starts_with_bom(&bytes) {
+        return Err(ImportError::Field {
+            path: path.to_owned(),
+            line: 1,
+            message: servebench_spec::text::BOM_WORDS.to_owned(),
+        });
+    }
     let text = String::from_utf8_lossy(&bytes);
     let digest = sha256(&bytes);
     let docs = documents(path, &text, tool)?;

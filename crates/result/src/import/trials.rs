@@ -54,6 +54,31 @@ fn whence(r: &RunResult) -> String {
     }
 }
 
+/// Refuses a run given twice (the same file named twice, a copy of it, or the same line
+/// twice): pooled, it would count one measurement as two trials and narrow the interval on
+/// evidence that is not there. Two runs are the same when their measured trial is, value
+/// for value (two real runs never agree to the microsecond on every figure).
+fn refuse_repeats(runs: &[RunResult]) -> Result<(), ImportError> {
+    let key = |r: &RunResult| serde_json::to_string(&r.trials).unwrap_or_default();
+    for (i, r) in runs.iter().enumerate() {
+        if let Some(earlier) = runs[..i].iter().find(|e| key(e) == key(r)) {
+            let (path, line) = match &r.import {
+                Some(info) => (info.source_file.clone().into(), info.line.unwrap_or(1)),
+                None => (r.run_id.clone().into(), 1),
+            };
+            return Err(ImportError::Field {
+                path,
+                line,
+                message: format!(
+                    "this run is the same as {} (every measured value equal): pooled twice it                      would count one run as two trials. Give each run once (drop the repeated                      file or line)",
+                    whence(earlier)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The imported `runs` (one trial each, in the order given) as one result whose single arm
 /// has one trial per run.
 pub fn pool_as_trials(runs: Vec<RunResult>) -> Result<RunResult, ImportError> {
@@ -63,6 +88,7 @@ pub fn pool_as_trials(runs: Vec<RunResult>) -> Result<RunResult, ImportError> {
             message: "nothing to pool: give the runs' files".into(),
         });
     };
+    refuse_repeats(&runs)?;
     for r in &runs[1..] {
         if let Some(diff) = first_difference(first, r) {
             let (path, line) = match &r.import {

@@ -59,6 +59,13 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
             line: number,
             message,
         };
+        if line.trim_start().starts_with('[') {
+            return Err(bad(
+                "the line is a JSON array: a prompt file is JSON lines, one object per line, \
+                 {\"prompt\": \"…\", \"max_tokens\": 128}"
+                    .into(),
+            ));
+        }
         let l: JsonlLine = serde_json::from_str(line).map_err(|e| {
             bad(format!(
                 "{e}; a prompt line is {{\"prompt\": \"…\", \"max_tokens\": 128}} or \
@@ -397,7 +404,11 @@ mod tests {
                 "{\"prompt\": \"x\", \"max_tokens\": 4000000000}",
                 ":1: `max_tokens` 4,000,000,000 is above",
             ),
-            ("[1]", ":1: invalid type"),
+            (
+                "[1]",
+                ":1: the line is a JSON array: a prompt file is JSON lines",
+            ),
+            ("7", ":1: invalid type"),
         ];
         for (line, want) in cases {
             let f = file(&format!("\n{{\"prompt\": \"ok\"}}\n{line}\n"));

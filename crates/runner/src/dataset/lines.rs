@@ -33,6 +33,13 @@ pub(crate) fn for_each_line(
         if buf.last() == Some(&b'\r') {
             buf.pop();
         }
+        if number == 1 && servebench_spec::text::starts_with_bom(&buf) {
+            return Err(DatasetError::Parse {
+                path: path.to_owned(),
+                line: 1,
+                message: servebench_spec::text::BOM_WORDS.to_owned(),
+            });
+        }
         let text = std::str::from_utf8(&buf).map_err(|e| DatasetError::Parse {
             path: path.to_owned(),
             line: number,

@@ -111,6 +111,24 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
             ));
         }
     }
+    if let Some(file) = spec
+        .spec
+        .equivalence
+        .as_ref()
+        .and_then(|e| e.prompts_file.as_ref())
+        .filter(|f| !f.trim().is_empty())
+    {
+        let path = spec_dir.join(file);
+        match load_jsonl(&path) {
+            Ok(entries) if entries.is_empty() => out.push(InputProblem::dataset(
+                "equivalence.prompts_file",
+                &path,
+                DatasetError::Empty,
+            )),
+            Ok(_) => {}
+            Err(e) => out.push(InputProblem::dataset("equivalence.prompts_file", &path, e)),
+        }
+    }
     let target = &spec.spec.target;
     if target.tokenizer == TokenizerSource::Local
         && let Some(p) = &target.tokenizer_path
@@ -192,9 +210,11 @@ fn trace_dir(dir: &Path, out: &mut Vec<InputProblem>) {
 
 const PATH_KEY: &str = "workload.dataset.path";
 
-/// The workload's own files, as the spec names them (relative to its folder): the prompt
-/// file or trace, and a local tokenizer. Their hashes are recorded when a run begins.
-pub(super) fn input_files(spec: &SpecFile) -> Vec<String> {
+/// Every file a run reads, as the spec names them (relative to its folder): the prompt file
+/// or trace, a local tokenizer, and the equivalence probe's prompt file or reference
+/// answers. Their hashes are recorded when a run begins (`provenance.inputs`) and checked
+/// by `run --resume`, `rerun` and `compare` (one input-hash rule, docs/reliability.md).
+pub fn input_files(spec: &SpecFile) -> Vec<String> {
     let d = &spec.spec.workload.dataset;
     let t = &spec.spec.target;
     let mut out = Vec::new();
@@ -209,6 +229,13 @@ pub(super) fn input_files(spec: &SpecFile) -> Vec<String> {
         && let Some(p) = &t.tokenizer_path
     {
         out.push(p.clone());
+    }
+    if let Some(e) = &spec.spec.equivalence {
+        for p in [&e.prompts_file, &e.reference].into_iter().flatten() {
+            if !p.trim().is_empty() && !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
     }
     out
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use cluster::BATCH_SCRIPT_ENV;
-pub use inputs::{InputProblem, check_inputs};
+pub use inputs::{InputProblem, check_inputs, input_files};
 pub use progress::ProgressMode;
 pub use upfront::unset_env;
 pub use workload::{api_kind, load_config};
@@ -154,8 +154,25 @@ async fn tls_preflight(file: &servebench_spec::SpecFile, spec_dir: &Path) -> Res
         .map_err(|e| RunError::Setup(e.to_string()))
 }
 
-/// Carry out `spec`.
+/// Carry out `spec`. A `--resume` refused before anything starts (the spec or an input file
+/// changed, a file that cannot be used) still stops the killed run's servers, saying so:
+/// nothing else would, and they hold the accelerator.
 pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    let out = run_spec(spec, opts).await;
+    if let (Err(e), Some(path)) = (&out, &opts.resume)
+        && matches!(
+            e,
+            RunError::SpecChanged { .. } | RunError::InputChanged { .. } | RunError::Setup(_)
+        )
+        && let Ok(killed) = servebench_result::load_result(path)
+    {
+        setup::stop_orphans(&killed).await;
+        cluster::stop_orphan_steps(&killed).await;
+    }
+    out
+}
+
+async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let plan: Plan = plan(&spec.file);
     if plan.sequential.is_some() && opts.sequencer.is_none() {
         return Err(RunError::Setup(

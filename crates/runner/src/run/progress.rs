@@ -75,12 +75,25 @@ impl Progress {
 
     /// A status line.
     pub(super) fn line(&self, msg: &str) {
+        // Status lines carry what servers said (a failure's detail, a log's tail).
+        let msg = &*servebench_spec::text::printable(msg);
         match (&self.bars, self.mode) {
             (Some((mp, ..)), _) => {
                 let _ = mp.println(msg);
             }
             (None, ProgressMode::Quiet) => {}
             (None, _) => eprintln!("servebench: {msg}"),
+        }
+    }
+
+    /// A line said even with `-q`: something the result will lack (a probe not sent).
+    pub(super) fn warn(&self, msg: &str) {
+        let msg = format!("warning: {}", servebench_spec::text::printable(msg));
+        match &self.bars {
+            Some((mp, ..)) => {
+                let _ = mp.println(&msg);
+            }
+            None => eprintln!("servebench: {msg}"),
         }
     }
 
@@ -148,7 +161,10 @@ impl Progress {
                 }
                 line
             }
-            _ => format!("FAILED: {}", t.failure.as_deref().unwrap_or("?")),
+            _ => format!(
+                "FAILED: {}",
+                servebench_spec::text::printable(t.failure.as_deref().unwrap_or("?"))
+            ),
         };
         let msg = format!(
             "#{} {} t={} point [{}]: {what}",

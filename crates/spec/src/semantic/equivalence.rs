@@ -3,7 +3,7 @@
 //! repeatability against).
 
 use super::at;
-use crate::bounds::{MAX_PROBE_PROMPTS, MAX_PROMPT_TOKENS, grouped};
+use crate::bounds::{MAX_PROBE_PROMPTS, MAX_PROMPT_TOKENS, MAX_REQUESTS, grouped};
 use crate::diagnostics::Diagnostic;
 use crate::types::{DEFAULT_PROBE_PROMPTS, Equivalence, ServerRestart, SpecFile};
 
@@ -97,6 +97,39 @@ fn sizes(e: &Equivalence, out: &mut Vec<Diagnostic>) {
             )
             .with_hint("e.g. `output_tokens: 64` (the default)"),
         );
+    }
+    // The probe's warm-up and concurrencies are counts of requests, bounded as
+    // `workload.warmup_requests` and a trial's requests are.
+    if e.warmup_requests > MAX_REQUESTS {
+        out.push(
+            Diagnostic::error(
+                at("equivalence.warmup_requests"),
+                format!(
+                    "`warmup_requests: {}` is above servebench's ceiling of {} requests",
+                    grouped(e.warmup_requests.into()),
+                    grouped(MAX_REQUESTS.into())
+                ),
+            )
+            .with_hint(
+                "a few requests warm a server up, e.g. `warmup_requests: 2` (the default) \
+                 (the ceiling keeps a typo from running for ever; docs/reliability.md lists them)",
+            ),
+        );
+    }
+    for (i, c) in e.concurrency.iter().enumerate() {
+        if *c > MAX_REQUESTS {
+            out.push(
+                Diagnostic::error(
+                    at(&format!("equivalence.concurrency[{i}]")),
+                    format!(
+                        "a probe concurrency of {} is above servebench's ceiling of {} requests",
+                        grouped((*c).into()),
+                        grouped(MAX_REQUESTS.into())
+                    ),
+                )
+                .with_hint("e.g. `concurrency: [1, 8]`"),
+            );
+        }
     }
 }
 

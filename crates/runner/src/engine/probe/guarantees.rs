@@ -12,7 +12,12 @@ use super::{PROMPT, ProbeOptions};
 use crate::dataset::{AnyCounter, ChatMessage, TokenCounter};
 use crate::loadgen::ApiKind;
 
-pub(super) fn streaming_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
+pub(super) fn streaming_check(
+    rec: &RequestRecord,
+    p: &Profile,
+    asked: u32,
+    deadline: std::time::Duration,
+) -> CheckRecord {
     let g = Guarantee::Streaming;
     match rec.error {
         None => {
@@ -35,15 +40,34 @@ pub(super) fn streaming_check(rec: &RequestRecord, p: &Profile) -> CheckRecord {
             )
             .needed(true)
         }
-        Some(kind) => CheckRecord::new(
-            g,
-            CheckOutcome::Fails,
-            format!(
-                "the request failed ({kind}): {}",
-                rec.error_detail.as_deref().unwrap_or("no detail")
-            ),
-        )
-        .needed(true),
+        Some(kind) => {
+            let got: u64 = rec.events.iter().map(|e| u64::from(e.tokens)).sum();
+            let cut = if kind == servebench_result::record::ErrorKind::Timeout {
+                let more = if got > u64::from(asked) {
+                    format!(
+                        "; it sent {got} tokens where {asked} were asked and did not end: the \
+                         engine ignores max_tokens"
+                    )
+                } else {
+                    format!("; {got} of the {asked} tokens asked had arrived: the stream stalled")
+                };
+                format!(
+                    " — cut at the deadline of {} s (--deadline){more}",
+                    deadline.as_secs_f64()
+                )
+            } else {
+                String::new()
+            };
+            CheckRecord::new(
+                g,
+                CheckOutcome::Fails,
+                format!(
+                    "the request failed ({kind}): {}{cut}",
+                    rec.error_detail.as_deref().unwrap_or("no detail")
+                ),
+            )
+            .needed(true)
+        }
     }
 }
 

@@ -42,7 +42,16 @@ pub struct ProbeOptions {
     pub log: Option<PathBuf>,
     /// Output tokens asked of the generation requests.
     pub output_tokens: u32,
+    /// The longest any one step may wait on the server (the generation request, the
+    /// tokenizer, the context limit, the verify rules, the metrics), `probe --deadline`.
+    pub deadline: Duration,
+    /// Say each step on stderr as it begins (not with `--json`).
+    pub progress: bool,
 }
+
+/// The default of [`ProbeOptions::deadline`]: a probe's request for a few tokens takes well
+/// under a second on a warm server; a stream that stalls or never ends is cut here.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// What the probe found.
 #[derive(Debug, Clone, Serialize)]
@@ -111,8 +120,10 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         ),
         model_check(resolved.models.as_ref(), &model, p),
     ];
-    let rec = generate(&target, &plan, opts.output_tokens).await;
-    checks.push(streaming_check(&rec, p));
+    let step = Step::new(opts);
+    step.say("streaming request");
+    let rec = generate(&target, &plan, opts.output_tokens, opts.deadline).await;
+    checks.push(streaming_check(&rec, p, opts.output_tokens, opts.deadline));
     checks.push(usage_check(&rec, p));
     checks.push(length_check(
         &rec,
@@ -121,8 +132,21 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         w.ignore_eos,
         opts.output_tokens,
     ));
-    checks.push(tokenize_check(spec, &plan, &rec, opts.api).await);
-    let limit = crate::server::context_limit(ep.reach(), p, &model).await;
+    checks.push(
+        step.run(
+            Guarantee::Tokenize,
+            tokenize_check(spec, &plan, &rec, opts.api),
+        )
+        .await,
+    );
+    step.say("context limit");
+    let limit = tokio::time::timeout(
+        opts.deadline,
+        crate::server::context_limit(ep.reach(), p, &model),
+    )
+    .await
+    .ok()
+    .flatten();
     checks.push(match limit {
         Some(l) => CheckRecord::new(
             Guarantee::ContextLimit,
@@ -133,13 +157,17 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             Guarantee::ContextLimit,
             CheckOutcome::NotAvailable,
             format!(
-                "{} says no limit servebench can read: requests longer than it takes fail one by one",
+                "{} says no limit servebench can read (or none within the deadline): requests \
+                 longer than it takes fail one by one",
                 p.name
             ),
         ),
     });
-    checks.push(verify_check(opts, spec, p).await);
-    checks.push(metrics_check(ep, p).await);
+    checks.push(
+        step.run(Guarantee::Verify, verify_check(opts, spec, p))
+            .await,
+    );
+    checks.push(step.run(Guarantee::Metrics, metrics_check(ep, p)).await);
     Ok(ProbeReport {
         base_url: ep.base_url.clone(),
         model,
@@ -205,11 +233,57 @@ fn default_spec_for(model: &str, api: ApiKind) -> Result<SpecFile, ProbeError> {
         .map_err(|e| ProbeError::Model(format!("the model name `{model}` cannot be probed: {e}")))
 }
 
-/// One streamed request for `n` output tokens, with the body the profile decides.
-async fn generate(target: &Target, plan: &BlockPlan, n: u32) -> RequestRecord {
+/// Each step of a probe bounded by the deadline, and said on stderr as it begins.
+struct Step {
+    deadline: Duration,
+    progress: bool,
+}
+
+impl Step {
+    fn new(opts: &ProbeOptions) -> Step {
+        Step {
+            deadline: opts.deadline,
+            progress: opts.progress,
+        }
+    }
+
+    fn say(&self, what: &str) {
+        if self.progress {
+            eprintln!(
+                "servebench probe: {what} (deadline {} s) …",
+                self.deadline.as_secs_f64()
+            );
+        }
+    }
+
+    /// `check`, or a failure that says it did not answer within the deadline.
+    async fn run(
+        &self,
+        g: Guarantee,
+        check: impl std::future::Future<Output = CheckRecord>,
+    ) -> CheckRecord {
+        self.say(g.label());
+        match tokio::time::timeout(self.deadline, check).await {
+            Ok(c) => c,
+            Err(_) => CheckRecord::new(
+                g,
+                CheckOutcome::Fails,
+                format!(
+                    "no answer within the deadline of {} s: the server stalled (raise it with \
+                     --deadline SECS if it is only slow)",
+                    self.deadline.as_secs_f64()
+                ),
+            ),
+        }
+    }
+}
+
+/// One streamed request for `n` output tokens, with the body the profile decides, cut at
+/// `deadline` (a stream that stalls, or never ends, fails as `timeout` there).
+async fn generate(target: &Target, plan: &BlockPlan, n: u32, deadline: Duration) -> RequestRecord {
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = Some(1);
-    cfg.request_timeout = Duration::from_secs(120);
+    cfg.request_timeout = deadline;
     cfg.ignore_eos = plan.body.ignore_eos;
     cfg.min_tokens = if plan.body.min_tokens {
         MinTokens::MatchMax

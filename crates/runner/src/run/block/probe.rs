@@ -47,7 +47,9 @@ impl BlockContext<'_> {
         let (prompts, rules) = match self.probe_prompts(eq).await {
             Ok(p) => p,
             Err(why) => {
-                ui.line(&format!(
+                // Said even with `-q`: the result will have no probe for this block, and an
+                // output gate on it fails as unjudged (docs/ci.md).
+                ui.warn(&format!(
                     "block {}: equivalence probe not sent: {why}",
                     block.index + 1
                 ));
@@ -57,8 +59,8 @@ impl BlockContext<'_> {
         let client = match crate::server::probe_client(target.ca_file.as_deref()) {
             Ok(c) => c,
             Err(why) => {
-                ui.line(&format!(
-                    "block {}: equivalence probe: {why}",
+                ui.warn(&format!(
+                    "block {}: equivalence probe not sent: {why}",
                     block.index + 1
                 ));
                 return Ok(());
