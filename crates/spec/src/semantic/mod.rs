@@ -7,6 +7,7 @@ mod equivalence;
 mod gate;
 mod launcher;
 pub(crate) mod refs;
+mod request_body;
 mod search;
 mod telemetry;
 mod trials;
@@ -31,6 +32,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     gate::check(spec, &mut out);
     telemetry::check(spec, &mut out);
     equivalence::check(spec, &mut out);
+    request_body::check(spec, &mut out);
     out
 }
 

@@ -18,6 +18,7 @@ use super::{Endpoint, Resolved, Unreachable};
 use crate::dataset::{Prompt, TrialPrompts};
 use crate::loadgen::{ApiKind, LoadConfig, MinTokens, Target, run_trial};
 
+mod body;
 mod guarantees;
 
 use guarantees::{length_check, streaming_check, tokenize_check, usage_check, verify_check};
@@ -138,6 +139,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             ),
         ),
     });
+    checks.extend(body::request_body_checks(&target, &plan, spec).await);
     checks.push(verify_check(opts, spec, p).await);
     checks.push(metrics_check(ep, p).await);
     Ok(ProbeReport {
@@ -154,6 +156,7 @@ fn pick_model(opts: &ProbeOptions, r: &Resolved) -> Result<String, ProbeError> {
         .model
         .clone()
         .or_else(|| opts.spec.as_ref().map(|s| s.spec.target.model.clone()))
+        .filter(|m| m != servebench_spec::AUTO_MODEL)
     {
         return Ok(m);
     }
@@ -207,6 +210,16 @@ fn default_spec_for(model: &str, api: ApiKind) -> Result<SpecFile, ProbeError> {
 
 /// One streamed request for `n` output tokens, with the body the profile decides.
 async fn generate(target: &Target, plan: &BlockPlan, n: u32) -> RequestRecord {
+    generate_with(target, plan, n, serde_json::Map::new()).await
+}
+
+/// [`generate`] with `extra` merged into the body (`request_body`).
+async fn generate_with(
+    target: &Target,
+    plan: &BlockPlan,
+    n: u32,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> RequestRecord {
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = Some(1);
     cfg.request_timeout = Duration::from_secs(120);
@@ -218,6 +231,7 @@ async fn generate(target: &Target, plan: &BlockPlan, n: u32) -> RequestRecord {
     };
     cfg.stream_options = plan.body.stream_options;
     cfg.generation_config = plan.body.generation_config;
+    cfg.extra_body = extra;
     let prompts = TrialPrompts {
         measured: vec![Prompt::text(PROMPT, n)],
         ..TrialPrompts::default()
