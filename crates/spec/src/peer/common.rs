@@ -294,13 +294,7 @@ pub(crate) fn extra_body(
     v: &Values<'_>,
     flag: &'static str,
     lines: &mut Lines,
-) -> Result<
-    (
-        Option<serde_json::Map<String, serde_json::Value>>,
-        Vec<String>,
-    ),
-    PeerError,
-> {
+) -> Result<(Option<crate::request_body::BodyMap>, Vec<String>), PeerError> {
     let Some(text) = v.str(flag) else {
         return Ok((None, Vec::new()));
     };
