@@ -71,6 +71,7 @@ fn record(i: u64, tokens: u32) -> RequestRecord {
             ..Default::default()
         }),
         turn: None,
+        images: 0,
         answer: None,
     }
 }

@@ -70,6 +70,8 @@ pub enum Guarantee {
     Verify,
     /// The Prometheus metrics endpoint answers.
     Metrics,
+    /// A request carrying the spec's `request_body` is accepted.
+    RequestBody,
 }
 
 impl Guarantee {
@@ -85,6 +87,7 @@ impl Guarantee {
             Guarantee::ContextLimit => "context limit read",
             Guarantee::Verify => "verify rules match",
             Guarantee::Metrics => "metrics endpoint",
+            Guarantee::RequestBody => "request body accepted",
         }
     }
 }

@@ -328,6 +328,10 @@ pub struct RequestRecord {
     /// absent for every other dataset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnRef>,
+    /// Images the request carried (`image_url` parts); its input tokens are then the
+    /// server's `usage.prompt_tokens` alone, with no local estimate. 0 (absent) otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub images: u32,
     /// The generated text, collected only while a conversation needs it for its next turn
     /// (the load generator sets it to `Some("")` to ask for it); never written.
     #[serde(skip)]
@@ -442,3 +446,7 @@ impl schemars::JsonSchema for TokenEvent {
 
 #[cfg(test)]
 mod tests;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}

@@ -63,6 +63,10 @@ pub struct SimArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Append every generation request's JSON body, as received, one line each, to FILE
+    /// (created if missing): what a client really sent.
+    #[arg(long, value_name = "FILE")]
+    pub record_requests: Option<std::path::PathBuf>,
     /// Run as a worker rank of a multi-node server (servebench's Slurm tests): bind nothing,
     /// print a start line with the label, and stay alive until SIGTERM or SIGINT (exit 0), or
     /// until the head at --head-url, having answered once, stops answering (exit 1). Every
@@ -297,6 +301,7 @@ impl SimArgs {
             },
             wire: self.wire.to_params(),
             output: self.output.to_params()?,
+            record_requests: self.record_requests.clone(),
         };
         config.validate()?;
         Ok(config)

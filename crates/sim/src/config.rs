@@ -345,6 +345,10 @@ pub struct SimConfig {
     pub wire: WireParams,
     /// What the simulated model writes.
     pub output: OutputParams,
+    /// Append every generation request's JSON body, as received, one line each, to this
+    /// file (`--record-requests`): what a client really sent, for tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_requests: Option<std::path::PathBuf>,
 }
 
 /// The certificate chain and key a simulator serves HTTPS with (PEM files).
@@ -390,6 +394,7 @@ impl SimConfig {
             tls: None,
             wire: WireParams::default(),
             output: OutputParams::default(),
+            record_requests: None,
         }
     }
 

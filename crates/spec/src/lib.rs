@@ -24,6 +24,7 @@ pub mod plan;
 pub mod position;
 pub mod rate;
 pub mod reference;
+pub mod request_body;
 pub mod schema;
 pub mod search;
 mod semantic;

@@ -126,7 +126,10 @@ fn aggregate_words(a: Aggregate) -> String {
     match a {
         Aggregate::Trial => "over the trial".into(),
         Aggregate::Mean => "mean".into(),
-        Aggregate::Quantile(q) => format!("{}th percentile", (q * 100.0).round()),
+        Aggregate::Quantile(q) => {
+            let pct = (q * 100_000.0).round() / 1000.0;
+            format!("{pct}th percentile")
+        }
         Aggregate::Min => "smallest".into(),
         Aggregate::Max => "largest".into(),
     }
@@ -312,9 +315,74 @@ fn capitalize(s: &str) -> String {
     }
 }
 
-/// Look a metric up by name.
+/// Look a metric up by name: a catalogue name, or any percentile of a per-request family
+/// written `<family>_pNN` (`ttft_p95`, `e2e_p99_9` for the 99.9th; see [`percentile`]).
 pub fn metric(name: &str) -> Option<Metric> {
-    catalogue().into_iter().find(|m| m.name == name)
+    catalogue()
+        .into_iter()
+        .find(|m| m.name == name)
+        .or_else(|| percentile_metric(name))
+}
+
+/// The families whose every percentile can be named: those whose per-trial histogram the
+/// result stores (TTFT, TPOT, ITL, E2E, and the reasoning ones TTFR and TTFA), so the
+/// percentile is read from it, for committed results too.
+pub const PERCENTILE_FAMILIES: [&str; 6] = ["ttft", "tpot", "itl", "e2e", "ttfr", "ttfa"];
+
+fn percentile_families() -> impl Iterator<Item = &'static str> {
+    PERCENTILE_FAMILIES.into_iter()
+}
+
+/// The regular expression of a percentile's suffix: `p` and a level from 1 to 99 with up to
+/// three decimals after `_` (`p95`, `p99_9`, `p99_99`).
+pub const PERCENTILE_SUFFIX: &str = "p[1-9][0-9]?(_[0-9]{1,3})?";
+
+/// `<family>_pNN` as (family, quantile): `ttft_p95` → (`ttft`, 0.95), `e2e_p99_9` → (`e2e`,
+/// 0.999). `None` for anything else (`p0`, `p100`, `p050`, an unknown family).
+pub fn percentile(name: &str) -> Option<(&'static str, f64)> {
+    let (family, level) = name.rsplit_once("_p").and_then(|(f, l)| {
+        // `e2e_p99_9`: the family is before the last `_p` whose rest is a level.
+        Some((f, l)).filter(|_| !l.is_empty())
+    })?;
+    let family = percentile_families().find(|f| *f == family)?;
+    let (whole, frac) = match level.split_once('_') {
+        Some((w, f)) => (w, Some(f)),
+        None => (level, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || whole.len() > 2 || whole.starts_with('0') {
+        return None;
+    }
+    if let Some(f) = frac
+        && (!digits(f) || f.len() > 3)
+    {
+        return None;
+    }
+    // In thousandths of a percent, so 99.9 is 99 900 exactly and q = 0.999 is the double
+    // nearest 0.999.
+    let whole: u64 = whole.parse().ok()?;
+    let frac: u64 = match frac {
+        Some(f) => format!("{f:0<3}").parse().ok()?,
+        None => 0,
+    };
+    let milli = whole * 1000 + frac;
+    (milli > 0 && milli < 100_000).then_some((family, milli as f64 / 100_000.0))
+}
+
+/// A percentile outside the catalogue's fixed set, as a metric of its family.
+fn percentile_metric(name: &str) -> Option<Metric> {
+    let (family, q) = percentile(name)?;
+    let template = catalogue()
+        .into_iter()
+        .find(|m| m.name == format!("{family}_p50"))?;
+    let words = aggregate_words(Aggregate::Quantile(q));
+    let description = template.description.replacen("50th percentile", &words, 1);
+    Some(Metric {
+        name: name.to_owned(),
+        aggregate: Aggregate::Quantile(q),
+        description,
+        ..template
+    })
 }
 
 /// Every metric name, in catalogue order.
@@ -337,11 +405,22 @@ impl JsonSchema for MetricName {
         let all = catalogue();
         let names: Vec<&str> = all.iter().map(|m| m.name.as_str()).collect();
         let docs: Vec<&str> = all.iter().map(|m| m.description.as_str()).collect();
+        let families: Vec<&str> = percentile_families().collect();
+        let pattern = format!("^({})_{PERCENTILE_SUFFIX}$", families.join("|"));
         json_schema!({
-            "type": "string",
-            "description": "A metric of the catalogue (docs/metrics.md; docs/spec.md lists them with their units).",
-            "enum": names,
-            "markdownEnumDescriptions": docs
+            "description": "A metric of the catalogue (docs/metrics.md; docs/spec.md lists them with their units), or any percentile of a per-request family: `ttft_p95`, `e2e_p99_9` (99.9th).",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "enum": names,
+                    "markdownEnumDescriptions": docs
+                },
+                {
+                    "type": "string",
+                    "pattern": pattern,
+                    "description": "Any percentile: `<family>_pNN` (`ttft_p95`), decimals after `_` (`ttft_p99_9`)."
+                }
+            ]
         })
     }
 }
@@ -400,7 +479,28 @@ mod tests {
             metric("itl_per_token_p90").map(|m| m.min_requests()),
             Some(44)
         );
-        assert!(metric("ttft_p95").is_none());
+        assert_eq!(
+            metric("ttft_p95").map(|m| (m.aggregate, m.min_requests(), m.direction)),
+            Some((Aggregate::Quantile(0.95), 90, Direction::LowerIsBetter))
+        );
+        assert!(metric("ttft_p95").is_some_and(|m| m.description.starts_with("95th percentile")));
+        assert_eq!(percentile("e2e_p99_9"), Some(("e2e", 0.999)));
+        assert_eq!(percentile("itl_p75"), Some(("itl", 0.75)));
+        assert_eq!(percentile("itl_per_token_p75"), None);
+        assert_eq!(percentile("ttfa_p1"), Some(("ttfa", 0.01)));
+        for bad in [
+            "ttft_p0",
+            "ttft_p100",
+            "ttft_p050",
+            "ttft_p9_",
+            "ttft_p99_1234",
+            "foo_p95",
+            "output_throughput_p95",
+            "ttft_p",
+            "ttft_p9x",
+        ] {
+            assert!(metric(bad).is_none(), "{bad}");
+        }
         assert_eq!(
             metric("ttfa_p50").map(|m| m.direction),
             Some(Direction::LowerIsBetter)

@@ -205,8 +205,12 @@ fn humanize(
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
-            if crate::metrics::is_catalogue(&opts) {
-                vec![unknown_metric(path.key(&key), &key, &opts)]
+            if crate::metrics::is_catalogue(&opts) || matches!(error.kind(), K::AnyOf { .. }) {
+                vec![unknown_metric(
+                    path.key(&key),
+                    &key,
+                    &crate::metrics::metric_names(),
+                )]
             } else {
                 vec![Diagnostic::error(
                     path.key(&key),
@@ -260,6 +264,16 @@ fn humanize(
                 if *limit == 1 { "" } else { "s" }
             ),
         )],
+        // A metric name (`compare.metrics`, `trials.until_decided.metrics`, a gate's): the
+        // catalogue or a percentile pattern.
+        K::AnyOf { .. } if is_metric_list(path) => {
+            let name = got.trim_matches('`');
+            vec![unknown_metric(
+                path.clone(),
+                name,
+                &crate::metrics::metric_names(),
+            )]
+        }
         K::Pattern { .. } | K::AnyOf { .. } | K::OneOfNotValid { .. } => {
             let msg = match expected_words(field) {
                 Some(w) => format!("{here} is {got}: {w}"),
@@ -278,6 +292,13 @@ fn humanize(
 }
 
 /// A metric name the catalogue does not have, with the nearest name.
+/// Whether `path` is an entry of a list of metric names (`…metrics[i]`).
+fn is_metric_list(path: &KeyPath) -> bool {
+    let text = path.to_string();
+    text.rsplit_once('[')
+        .is_some_and(|(before, _)| before.ends_with(".metrics"))
+}
+
 fn unknown_metric(path: KeyPath, name: &str, names: &[String]) -> Diagnostic {
     let d = Diagnostic::error(path, format!("unknown metric `{name}`"));
     let list = "docs/spec.md (\"Metric names\") and docs/metrics.md list every metric";

@@ -349,8 +349,8 @@ fn usage_errors_exit_2() {
         .code(2);
     sb().arg("compare")
         .arg(three())
-        .args(["--metric", "ttft_p95"])
+        .args(["--metric", "ttft_p100"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("unknown metric `ttft_p95`"));
+        .stderr(predicates::str::contains("unknown metric `ttft_p100`"));
 }

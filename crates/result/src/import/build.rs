@@ -116,6 +116,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 server: ServerPatch::default(),
                 base_url: None,
                 vars: BTreeMap::new(),
+                request_body: None,
             }],
             workload: Workload {
                 dataset: Dataset {
@@ -126,6 +127,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                     shared_prefix: None,
                     multi_turn: None,
                     trace: None,
+                    image: None,
                 },
                 ignore_eos: im.ignore_eos,
                 requests: Some(im.requests.max(1)),

@@ -85,6 +85,19 @@ impl TrialSummary {
         self.all
             .metric(name)
             .or_else(|| self.reported.get(name).copied())
+            .or_else(|| self.any_percentile(name))
+    }
+
+    /// A percentile outside the summary's fixed set (`ttft_p95`, `e2e_p99_9`), read from the
+    /// trial's stored histogram of its family (TTFT, TPOT, ITL, E2E, and the reasoning ones
+    /// TTFR and TTFA), so committed results answer it too; `None` for other families.
+    fn any_percentile(&self, name: &str) -> Option<f64> {
+        let (family, q) = servebench_spec::metrics::percentile(name)?;
+        // The catalogue's own percentiles are the summary's exact order statistics, or absent.
+        if [0.5, 0.9, 0.99].contains(&q) {
+            return None;
+        }
+        self.histograms.quantile_ms(family, q)
     }
 
     /// A metric over the steady window, by catalogue name.

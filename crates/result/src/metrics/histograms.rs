@@ -25,6 +25,14 @@ pub struct LatencyHistograms {
     pub itl: String,
     /// End-to-end latency, encoded.
     pub e2e: String,
+    /// Time to first reasoning token (requests that reasoned), encoded; empty when no
+    /// request reasoned, and in files written before it was stored.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ttfr: String,
+    /// Time to first answer token, encoded; empty when no request reasoned (it is then
+    /// TTFT), and in files written before it was stored.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ttfa: String,
 }
 
 /// A histogram that could not be decoded.
@@ -36,6 +44,28 @@ pub enum HistogramError {
 }
 
 impl LatencyHistograms {
+    /// The encoded histogram of a percentile family (`ttft`, `tpot`, `itl`, `e2e`, `ttfr`,
+    /// `ttfa`); `None` for a family without one, or one not stored in this file.
+    pub fn family(&self, family: &str) -> Option<&str> {
+        let h = match family {
+            "ttft" => &self.ttft,
+            "tpot" => &self.tpot,
+            "itl" => &self.itl,
+            "e2e" => &self.e2e,
+            "ttfr" => &self.ttfr,
+            "ttfa" => &self.ttfa,
+            _ => return None,
+        };
+        (!h.is_empty()).then_some(h.as_str())
+    }
+
+    /// The `q` quantile of `family` in ms, from its stored histogram (so any percentile of a
+    /// committed result can be read); `None` without the histogram or with no value in it.
+    pub fn quantile_ms(&self, family: &str, q: f64) -> Option<f64> {
+        let h = Self::decode(self.family(family)?).ok()?;
+        (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1000.0)
+    }
+
     /// Decodes one of the serialised fields (the stats crate's codec: base64 of the V2
     /// deflate format).
     pub fn decode(encoded: &str) -> Result<Histogram<u64>, HistogramError> {
@@ -55,6 +85,10 @@ pub struct HistogramSet {
     pub itl: Histogram<u64>,
     /// End-to-end latency.
     pub e2e: Histogram<u64>,
+    /// Time to first reasoning token.
+    pub ttfr: Histogram<u64>,
+    /// Time to first answer token.
+    pub ttfa: Histogram<u64>,
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -69,6 +103,8 @@ impl Default for HistogramSet {
             tpot: new_histogram(),
             itl: new_histogram(),
             e2e: new_histogram(),
+            ttfr: new_histogram(),
+            ttfa: new_histogram(),
         }
     }
 }
@@ -96,6 +132,18 @@ impl HistogramSet {
             tpot: encode(&self.tpot),
             itl: encode(&self.itl),
             e2e: encode(&self.e2e),
+            // Stored only when some request reasoned (older files and runs without
+            // reasoning keep their shape).
+            ttfr: if self.ttfr.is_empty() {
+                String::new()
+            } else {
+                encode(&self.ttfr)
+            },
+            ttfa: if self.ttfr.is_empty() {
+                String::new()
+            } else {
+                encode(&self.ttfa)
+            },
         }
     }
 }

@@ -136,6 +136,11 @@ pub struct TokenAccounting {
     /// Σ prompt tokens of those same requests: the denominator of the hit ratio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_reported_prompt_tokens: Option<u64>,
+    /// Requests that carried images: their input tokens are the server's
+    /// `usage.prompt_tokens` only (no local count knows an image's tokens). Absent when
+    /// none did.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub image_requests: usize,
 }
 
 impl TokenAccounting {
@@ -300,10 +305,13 @@ pub fn summarize(records: &[RequestRecord], opts: &SummaryOptions) -> TrialSumma
             *tokens.cache_reported_prompt_tokens.get_or_insert(0) += prompt;
         }
         tokens.output_length_checked += usize::from(r.output_target.is_some());
+        tokens.image_requests += usize::from(r.images > 0);
         let hs = [
             (&mut hist.ttft, m.ttft_ms),
             (&mut hist.tpot, m.tpot_ms),
             (&mut hist.e2e, m.e2e_ms),
+            (&mut hist.ttfr, m.ttfr_ms),
+            (&mut hist.ttfa, m.ttfa_ms),
         ];
         for (h, v) in hs {
             if let Some(v) = v {
@@ -489,4 +497,8 @@ impl TrialSummary {
         let met = self.all.slo_met?;
         (self.all.requests > 0).then(|| met as f64 / self.all.requests as f64)
     }
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }

@@ -340,6 +340,7 @@ impl<C: TokenCounter> FileDataset<C> {
             expected_input_tokens: input,
             input_tokens_exact: input.is_some() && self.counter.is_exact(),
             max_tokens,
+            images: Vec::new(),
         })
     }
 }

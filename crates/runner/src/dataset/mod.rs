@@ -8,6 +8,7 @@
 
 pub mod conversation;
 pub mod files;
+pub mod image;
 pub mod lengths;
 mod lines;
 pub mod prompt;

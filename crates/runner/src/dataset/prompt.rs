@@ -35,6 +35,11 @@ pub struct Prompt {
     pub input_tokens_exact: bool,
     /// `max_tokens` sent with the request: the requested output length.
     pub max_tokens: u32,
+    /// Images sent with it (chat only) as `image_url` content parts after the text: data
+    /// URLs made before the trial, or URLs. Their token count is the server's alone
+    /// (`usage.prompt_tokens`): a prompt with images has no expected input length.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl Prompt {
@@ -45,6 +50,7 @@ impl Prompt {
             expected_input_tokens: None,
             input_tokens_exact: false,
             max_tokens,
+            images: Vec::new(),
         }
     }
 }

@@ -173,6 +173,7 @@ impl<C: TokenCounter> SharedPrefixBuilder<C> {
                 expected_input_tokens: Some(count),
                 input_tokens_exact: exact,
                 max_tokens: output,
+                images: Vec::new(),
             });
         }
         Ok(out)

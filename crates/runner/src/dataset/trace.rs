@@ -384,6 +384,7 @@ impl<C: TokenCounter> TraceBuilder<C> {
                 expected_input_tokens: Some(count),
                 input_tokens_exact: exact,
                 max_tokens: e.output_tokens,
+                images: Vec::new(),
             });
         }
         Ok(out)

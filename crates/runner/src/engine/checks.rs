@@ -54,12 +54,22 @@ fn tokenizer(
     let t = profile
         .tokenize
         .or(servebench_spec::engine::GENERIC.tokenize);
+    // `request_body` fields that change how a chat prompt renders go to the chat endpoint
+    // where the profile says it takes them; otherwise chat prompts are not counted there
+    // (their lengths are estimates, docs/spec.md "Request bodies").
+    let chat_fields = spec.workload_render_fields();
+    let names: Vec<&str> = chat_fields.keys().map(String::as_str).collect();
+    let renders = profile.tokenize.is_none() || profile.tokenizes_with(&names);
     match spec.spec.target.tokenizer {
         TokenizerSource::Server => TokenizerSpec::Server {
             base_url: target.base_url.clone(),
             path: t.map_or("/tokenize", |t| t.path).into(),
             style: t.map_or(TokenizeStyle::Auto, |t| t.body.into()),
-            chat_path: t.and_then(|t| t.chat_path).map(str::to_owned),
+            chat_path: t
+                .and_then(|t| t.chat_path)
+                .filter(|_| renders)
+                .map(str::to_owned),
+            chat_fields,
             model: Some(target.model.clone()),
             api_key: target.api_key.clone(),
             headers: target.headers.clone(),
@@ -72,19 +82,43 @@ fn tokenizer(
     }
 }
 
-/// Whether `model` is among a `/v1/models` answer (`models`), needed where the engine
-/// refuses a request for a model it does not serve (`profile.request.checks_model`); the
-/// others answer any name with their one model.
-pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> CheckRecord {
-    let Some(ids) = models
+/// The model ids of a `/v1/models` answer.
+fn model_ids(models: Option<&Value>) -> Option<Vec<&str>> {
+    models
         .and_then(|d| d.get("data"))
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|m| m.get("id").and_then(Value::as_str))
-                .collect::<Vec<_>>()
+                .collect()
         })
-    else {
+}
+
+/// `target.model: auto`: the one model a `/v1/models` answer lists; an error saying what
+/// it lists (none, or several by name) otherwise.
+pub fn auto_model(models: Option<&Value>) -> Result<String, String> {
+    match model_ids(models).as_deref() {
+        Some([only]) => Ok((*only).to_owned()),
+        None | Some([]) => Err(
+            "`target.model: auto`, but GET /v1/models lists no model: name it in `target.model`"
+                .into(),
+        ),
+        Some(many) => Err(format!(
+            "`target.model: auto`, but GET /v1/models lists {} models ({}): name one in              `target.model` (--set target.model=NAME)",
+            many.len(),
+            many.iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Whether `model` is among a `/v1/models` answer (`models`), needed where the engine
+/// refuses a request for a model it does not serve (`profile.request.checks_model`); the
+/// others answer any name with their one model.
+pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> CheckRecord {
+    let Some(ids) = model_ids(models) else {
         return CheckRecord::new(
             Guarantee::ModelServed,
             CheckOutcome::NotAvailable,

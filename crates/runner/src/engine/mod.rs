@@ -10,7 +10,7 @@ pub mod probe;
 
 use std::path::PathBuf;
 
-pub use checks::{BlockPlan, block_checks, model_check};
+pub use checks::{BlockPlan, auto_model, block_checks, model_check};
 pub use detect::{Resolved, Unreachable, resolve};
 
 /// Where and how a target is reached: what requests send.

@@ -49,8 +49,6 @@ struct Body<'a> {
     /// transformers serve's `generation_config`: a JSON string of `GenerationConfig` fields.
     #[serde(skip_serializing_if = "Option::is_none")]
     generation_config: Option<String>,
-    #[serde(flatten)]
-    extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// A prompt the target's API cannot send.
@@ -59,6 +57,14 @@ pub enum BodyError {
     /// A chat prompt for the completions API.
     #[error("prompt {index} has chat messages but the target API is `completions`")]
     MessagesToCompletions {
+        /// The prompt, 0-based.
+        index: usize,
+    },
+    /// A prompt with images for the completions API.
+    #[error(
+        "prompt {index} has images but the target API is `completions`: images go in chat messages"
+    )]
+    ImagesToCompletions {
         /// The prompt, 0-based.
         index: usize,
     },
@@ -87,6 +93,9 @@ pub fn build_body(
 ) -> Result<Bytes, BodyError> {
     if prompt.max_tokens == 0 {
         return Err(BodyError::ZeroMaxTokens { index });
+    }
+    if !prompt.images.is_empty() {
+        return image_body(target, cfg, prompt, index);
     }
     let input = match (&prompt.body, target.api) {
         (PromptBody::Text(t), ApiKind::Completions) => Input::Prompt { prompt: t },
@@ -126,14 +135,64 @@ pub fn build_body(
                 n = prompt.max_tokens
             )
         }),
-        extra: &cfg.extra_body,
     };
-    serde_json::to_vec(&body)
-        .map(Bytes::from)
-        .map_err(|e| BodyError::Serialise {
-            index,
-            message: e.to_string(),
-        })
+    let ser = |e: serde_json::Error| BodyError::Serialise {
+        index,
+        message: e.to_string(),
+    };
+    if cfg.extra_body.is_empty() {
+        return serde_json::to_vec(&body).map(Bytes::from).map_err(ser);
+    }
+    // `request_body`: a JSON merge patch over the body servebench builds (docs/spec.md,
+    // "Request bodies"); a `null` removes a field.
+    let mut value = serde_json::to_value(&body).map_err(ser)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        servebench_spec::request_body::apply(map, &cfg.extra_body);
+    }
+    serde_json::to_vec(&value).map(Bytes::from).map_err(ser)
+}
+
+/// A chat request whose last user message carries `prompt.images` as `image_url` parts
+/// after its text (the OpenAI content-part form every engine that takes images reads).
+fn image_body(
+    target: &Target,
+    cfg: &LoadConfig,
+    prompt: &Prompt,
+    index: usize,
+) -> Result<Bytes, BodyError> {
+    use serde_json::{Value, json};
+    if target.api != ApiKind::Chat {
+        return Err(BodyError::ImagesToCompletions { index });
+    }
+    let text_only = Prompt {
+        images: Vec::new(),
+        ..prompt.clone()
+    };
+    let bytes = build_body(target, cfg, &text_only, index)?;
+    let ser = |e: serde_json::Error| BodyError::Serialise {
+        index,
+        message: e.to_string(),
+    };
+    let mut body: Value = serde_json::from_slice(&bytes).map_err(ser)?;
+    let parts_of = |text: &Value| {
+        let mut parts = vec![json!({"type": "text", "text": text})];
+        parts.extend(
+            prompt
+                .images
+                .iter()
+                .map(|u| json!({"type": "image_url", "image_url": {"url": u}})),
+        );
+        Value::Array(parts)
+    };
+    if let Some(last) = body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.iter_mut().rev().find(|m| m["role"] == "user"))
+    {
+        let text = last["content"].take();
+        last["content"] = parts_of(&text);
+    }
+    serde_json::to_vec(&body).map(Bytes::from).map_err(ser)
 }
 
 /// The output length a request is meant to produce, when the configuration fixes it.
@@ -180,6 +239,50 @@ mod tests {
                 "stream_options":{"include_usage":true},"temperature":0.0,"ignore_eos":true,
                 "min_tokens":8,"top_k":1})
         );
+    }
+
+    #[test]
+    fn the_request_body_is_merged_over_the_body_and_null_removes() {
+        let mut cfg = LoadConfig::new(1);
+        cfg.extra_body = serde_json::json!({"chat_template_kwargs": {"enable_thinking": false},
+            "stream_options": {"continuous_usage_stats": true}, "ignore_eos": null,
+            "top_k": 20})
+        .as_object()
+        .expect("object")
+        .clone();
+        let b = build_body(&target(ApiKind::Chat), &cfg, &Prompt::text("hi", 8), 0).expect("ok");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"model":"m","messages":[{"role":"user","content":"hi"}],
+                "max_tokens":8,"stream":true,
+                "stream_options":{"include_usage":true,"continuous_usage_stats":true},
+                "temperature":0.0,"chat_template_kwargs":{"enable_thinking":false},"top_k":20})
+        );
+    }
+
+    #[test]
+    fn images_are_image_url_parts_after_the_text_of_the_user_message() {
+        let cfg = LoadConfig::new(1);
+        let p = Prompt {
+            images: vec![
+                "data:image/png;base64,AAAA".into(),
+                "https://x/y.png".into(),
+            ],
+            ..Prompt::text("describe", 4)
+        };
+        let b = build_body(&target(ApiKind::Chat), &cfg, &p, 0).expect("ok");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role": "user", "content": [
+                {"type": "text", "text": "describe"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}])
+        );
+        assert_eq!(v["max_tokens"], 4);
+        let err = build_body(&target(ApiKind::Completions), &cfg, &p, 2).unwrap_err();
+        assert_eq!(err, BodyError::ImagesToCompletions { index: 2 });
     }
 
     #[test]

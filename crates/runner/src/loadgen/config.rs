@@ -185,7 +185,9 @@ pub struct LoadConfig {
     /// `ignore_eos` cannot be sent (the engine profile decides; servebench_spec::engine).
     #[serde(default)]
     pub generation_config: bool,
-    /// Extra fields merged into every request body (backend-specific knobs).
+    /// Fields merged into every request body as a JSON merge patch (`null` removes a field):
+    /// the spec's `request_body`, the workload's and the variant's
+    /// (`SpecFile::request_body`).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Service-level objectives for goodput; `None`: goodput is not reported.
     pub slo: Option<Slo>,

@@ -188,6 +188,7 @@ pub(super) fn template(cfg: &LoadConfig, p: &Prompt, i: usize) -> RequestRecord 
         output_target: output_target(cfg, p),
         expected_input_tokens: p.expected_input_tokens,
         input_tokens_exact: p.input_tokens_exact,
+        images: p.images.len() as u32,
         ..RequestRecord::default()
     }
 }
@@ -207,15 +208,7 @@ fn prepare<'a>(
         .enumerate()
         .map(|(i, p)| {
             let body = build_body(target, cfg, p, i)?;
-            let template = RequestRecord {
-                index: i as u32,
-                prompt_index: i as u32,
-                max_tokens: p.max_tokens,
-                output_target: output_target(cfg, p),
-                expected_input_tokens: p.expected_input_tokens,
-                input_tokens_exact: p.input_tokens_exact,
-                ..RequestRecord::default()
-            };
+            let template = template(cfg, p, i);
             Ok(Prepared { body, template })
         })
         .collect()

@@ -92,7 +92,10 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
     match d.kind {
         DatasetKind::Trace => trace(spec, spec_dir, &mut out),
         DatasetKind::Jsonl | DatasetKind::Sharegpt => prompt_file(spec, spec_dir, &mut out),
-        DatasetKind::Random | DatasetKind::SharedPrefix | DatasetKind::MultiTurn => {}
+        DatasetKind::Random
+        | DatasetKind::SharedPrefix
+        | DatasetKind::MultiTurn
+        | DatasetKind::Image => {}
     }
     if let Some(file) = spec
         .spec

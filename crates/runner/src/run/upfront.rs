@@ -98,7 +98,13 @@ pub(super) async fn check_endpoints(
                  (`--set target.base_url=URL`); no result file was written"
             ))
         })?;
-        let c = engine::model_check(resolved.models.as_ref(), &s.target.model, resolved.profile);
+        let model = if s.target.model == servebench_spec::AUTO_MODEL {
+            engine::auto_model(resolved.models.as_ref())
+                .map_err(|e| RunError::Setup(format!("{url}: {e}; no result file was written")))?
+        } else {
+            s.target.model.clone()
+        };
+        let c = engine::model_check(resolved.models.as_ref(), &model, resolved.profile);
         if c.outcome == CheckOutcome::Fails {
             let set = c
                 .set

@@ -10,11 +10,13 @@ use servebench_spec::{
     TraceFormat,
 };
 
+use crate::dataset::image::{ImageShape, data_urls};
 use crate::dataset::{
     AnyCounter, DatasetError, FileDataset, LengthDist, MultiTurnBuilder, MultiTurnDataset,
     RandomDataset, RandomPromptBuilder, SharedPrefixBuilder, SharedPrefixDataset, TokenizerSpec,
     TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
 };
+use crate::dataset::{prompt_seed, warmup_seed};
 use crate::loadgen::schedule::offsets_within;
 use crate::loadgen::{ApiKind, Arrival, LoadConfig, MinTokens};
 use servebench_result::metrics::Slo;
@@ -138,6 +140,11 @@ pub(super) enum PromptSource {
     Random {
         builders: Vec<RandomPromptBuilder<AnyCounter>>,
     },
+    /// Random prompts with random images (`image`): the random builders, and the images.
+    Image {
+        builders: Vec<RandomPromptBuilder<AnyCounter>>,
+        shape: ImageShape,
+    },
     /// Prompts from a file.
     File(Box<FileDataset<AnyCounter>>),
     /// Groups of prompts sharing a prefix; one builder per sweep point's output length.
@@ -166,6 +173,27 @@ impl PromptSource {
         let d = &spec.spec.workload.dataset;
         let chat = spec.spec.target.api == SpecApi::OpenaiChat;
         match d.kind {
+            DatasetKind::Image => {
+                let img = d.image.ok_or_else(|| {
+                    DatasetError::InvalidLength("an image dataset needs its `image` block".into())
+                })?;
+                let mut random = spec.clone();
+                random.spec.workload.dataset.kind = DatasetKind::Random;
+                let PromptSource::Random { builders } =
+                    PromptSource::new(&random, points, tokenizer, spec_dir)?
+                else {
+                    return Err(DatasetError::InvalidLength("no random builders".into()));
+                };
+                Ok(PromptSource::Image {
+                    builders,
+                    shape: ImageShape {
+                        count: img.count,
+                        width: img.width,
+                        height: img.height,
+                        format: img.format.into(),
+                    },
+                })
+            }
             DatasetKind::Random => {
                 let mut builders = Vec::with_capacity(points.len());
                 for p in points {
@@ -309,6 +337,16 @@ impl PromptSource {
                 })?;
                 b.trial_prompts(n, warm, seed, trial, point as u32).await
             }
+            PromptSource::Image { builders, shape } => {
+                let b = builders.get_mut(point).ok_or_else(|| {
+                    DatasetError::InvalidLength(format!("no sweep point {point}"))
+                })?;
+                let mut prompts = b.trial_prompts(n, warm, seed, trial, point as u32).await?;
+                let base = prompt_seed(seed, trial, point as u32);
+                attach_images(&mut prompts.measured, shape, base);
+                attach_images(&mut prompts.warmup, shape, warmup_seed(base));
+                Ok(prompts)
+            }
             PromptSource::File(f) => f.trial_prompts(n, warm, seed, trial, point as u32).await,
             PromptSource::MultiTurn { builders } => {
                 let b = builders.get_mut(point).ok_or_else(|| {
@@ -344,5 +382,16 @@ impl PromptSource {
                 b.trial_prompts(warm, seed, trial, point as u32).await
             }
         }
+    }
+}
+
+/// Gives every prompt its images, drawn from `seed` and its position (made and encoded
+/// here, before the trial). The input length becomes the server's to say: no local count
+/// knows an image's tokens.
+fn attach_images(prompts: &mut [crate::dataset::Prompt], shape: &ImageShape, seed: u64) {
+    for (i, p) in prompts.iter_mut().enumerate() {
+        p.images = data_urls(shape, crate::dataset::prompt::splitmix64(seed ^ i as u64));
+        p.expected_input_tokens = None;
+        p.input_tokens_exact = false;
     }
 }

@@ -51,6 +51,10 @@ pub struct WireArgs {
     /// llama.cpp 30 000, TGI 15 000, the others never).
     #[arg(long, value_name = "MS")]
     pub sse_ping_ms: Option<u64>,
+    /// Prompt tokens each `image_url` part of a chat message counts for (its prefill time
+    /// grows with them), under every personality whose engine takes images (all but `tgi`).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub image_tokens: u32,
 }
 
 impl Default for WireArgs {
@@ -68,6 +72,7 @@ impl Default for WireArgs {
             held_back_rate: d.held_back_rate,
             flash_attn: d.flash_attn,
             sse_ping_ms: d.sse_ping_ms,
+            image_tokens: d.image_tokens,
         }
     }
 }
@@ -86,6 +91,7 @@ impl WireArgs {
             held_back_rate: self.held_back_rate,
             flash_attn: self.flash_attn,
             sse_ping_ms: self.sse_ping_ms,
+            image_tokens: self.image_tokens,
         }
     }
 }

@@ -136,6 +136,9 @@ pub struct WireParams {
     /// Milliseconds of silence after which a stream gets an SSE comment (`:`) to keep it
     /// alive; `None`: the engine's default (llama.cpp 30 s, TGI 15 s, others never).
     pub sse_ping_ms: Option<u64>,
+    /// Prompt tokens each `image_url` part of a chat message counts for (its prefill time
+    /// grows with them), under every personality whose engine takes images.
+    pub image_tokens: u32,
 }
 
 impl Default for WireParams {
@@ -152,6 +155,7 @@ impl Default for WireParams {
             held_back_rate: 0.0,
             flash_attn: FlashAttn::Auto,
             sse_ping_ms: None,
+            image_tokens: 256,
         }
     }
 }

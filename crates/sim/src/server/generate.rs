@@ -85,6 +85,7 @@ async fn generate(
         Ok(b) => b,
         Err(e) => return failure(&st, ApiError::new(e.status(), e.body_text())),
     };
+    st.record(&body);
     let req = match dialect::admit(api, &body, &st.config) {
         Ok(r) => r,
         Err(e) => return failure(&st, e),

@@ -71,6 +71,18 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         kill.clone(),
     );
     let config_cache = config.prefix_cache;
+    let record = match &config.record_requests {
+        Some(path) => Some(std::sync::Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    SimError::InvalidConfig(format!("--record-requests {}: {e}", path.display()))
+                })?,
+        )),
+        None => None,
+    };
     let state = Arc::new(AppState {
         ready_at: Instant::now() + delay,
         created_unix: std::time::SystemTime::now()
@@ -88,6 +100,7 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         stop: stop.clone(),
         prefix_cache: config_cache
             .map(|p| std::sync::Mutex::new(crate::prefix_cache::PrefixCache::new(p))),
+        record,
     });
     eprintln!("{}", state.log_line(local));
     for line in dialect::start_lines(&state.config, local) {

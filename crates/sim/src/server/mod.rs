@@ -107,9 +107,29 @@ pub(crate) struct AppState {
     stop: CancellationToken,
     /// The prefix cache, when `--prefix-cache` is on.
     pub(crate) prefix_cache: Option<std::sync::Mutex<crate::prefix_cache::PrefixCache>>,
+    /// `--record-requests`: the file every generation request's body is appended to.
+    pub(crate) record: Option<std::sync::Mutex<std::fs::File>>,
 }
 
 impl AppState {
+    /// Appends a generation request's body to the `--record-requests` file, one line (a
+    /// body holding a newline is written with it escaped, as JSON would have it).
+    pub(crate) fn record(&self, body: &[u8]) {
+        use std::io::Write;
+        let Some(file) = &self.record else { return };
+        let line: Vec<u8> = match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(v) => serde_json::to_vec(&v).unwrap_or_default(),
+            Err(_) => body
+                .iter()
+                .map(|&b| if b == b'\n' { b' ' } else { b })
+                .collect(),
+        };
+        if let Ok(mut f) = file.lock() {
+            let _ = f.write_all(&line);
+            let _ = f.write_all(b"\n");
+        }
+    }
+
     pub(crate) fn ready(&self) -> bool {
         let now = Instant::now();
         if now < self.ready_at {

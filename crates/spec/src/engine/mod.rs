@@ -61,6 +61,20 @@ pub struct RequestFacts {
     /// `GenerationConfig`: `{"min_new_tokens": N, "max_new_tokens": N}` fixes the length where
     /// `ignore_eos` cannot be sent.
     pub generation_config: bool,
+    /// Every request field it accepts, where that list is known (transformers serve's
+    /// TypedDicts): a field outside it gets `unknown_fields`.
+    pub accepts: Option<AcceptedFields>,
+    /// Takes `image_url` content parts in chat messages (for a vision-language model).
+    pub images: bool,
+}
+
+/// The complete lists of request fields an engine accepts, per API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcceptedFields {
+    /// `/v1/chat/completions`.
+    pub chat: &'static [&'static str],
+    /// `/v1/completions`.
+    pub completions: &'static [&'static str],
 }
 
 /// The body a tokenize endpoint takes for a completion prompt.
@@ -88,6 +102,9 @@ pub struct TokenizeFacts {
     /// The endpoint that takes `{"messages": [...]}` and counts the rendered chat template,
     /// where there is one.
     pub chat_path: Option<&'static str>,
+    /// The fields that change how a chat prompt renders (`request_body::RENDER_FIELDS`)
+    /// the chat endpoint takes beside `messages`.
+    pub chat_fields: &'static [&'static str],
 }
 
 /// Where an engine says the longest request (prompt + output) it takes.
@@ -357,6 +374,32 @@ impl Profile {
     /// Whether `verify: [{server_arg: …}]` can be read back.
     pub fn reads_server_args(&self) -> bool {
         !self.server_args.is_empty()
+    }
+
+    /// The HTTP status it answers a request carrying field `key` with, where the list of
+    /// fields it accepts is known and `key` is not in it.
+    pub fn refuses_field(&self, key: &str, chat: bool) -> Option<u16> {
+        let status = self.refuses_unknown()?;
+        let a = self.request.accepts?;
+        let list = if chat { a.chat } else { a.completions };
+        (!list.contains(&key)).then_some(status)
+    }
+
+    /// The HTTP status it answers a request carrying a field it does not know with, where
+    /// it refuses such requests (transformers serve 422, TensorRT-LLM 400).
+    pub fn refuses_unknown(&self) -> Option<u16> {
+        match self.request.unknown_fields {
+            UnknownFields::Refused(status) => Some(status),
+            UnknownFields::Dropped => None,
+        }
+    }
+
+    /// Whether the chat tokenize endpoint takes every field of `fields` (render fields).
+    pub fn tokenizes_with(&self, fields: &[&str]) -> bool {
+        fields.is_empty()
+            || self.tokenize.is_some_and(|t| {
+                t.chat_path.is_some() && fields.iter().all(|f| t.chat_fields.contains(f))
+            })
     }
 
     /// The request fields it refuses with an HTTP error, with the status.

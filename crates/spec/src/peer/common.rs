@@ -87,8 +87,6 @@ pub(crate) fn model_and_tokenizer(
     v: &Values<'_>,
     served_flag: &'static str,
     lines: &mut Lines,
-    needs: &mut Vec<String>,
-    ask: &str,
 ) -> (Option<String>, Option<String>) {
     let model = v.str(served_flag).or(v.str("--model")).map(str::to_owned);
     if v.has("--model") {
@@ -109,12 +107,8 @@ pub(crate) fn model_and_tokenizer(
             format!("target.model: {}", v.str(served_flag).unwrap_or("")),
         );
     }
-    if model.is_none() {
-        needs.push(format!(
-            "target.model — {ask}; servebench sends `target.model` in every request: write the \
-             served model's name (or `--set target.model=NAME` on the command line)"
-        ));
-    }
+    // Without a model the draft says `target.model: auto`: servebench reads /v1/models as
+    // the tool does, and refuses a server that lists several, naming them.
     let tokenizer = match v.str("--tokenizer") {
         Some(t) if t.ends_with(".json") => {
             lines.mapped(
@@ -290,4 +284,66 @@ pub(crate) fn finish(
         needs,
         notes,
     }
+}
+
+/// A tool's extra request fields (SGLang's `--extra-request-body`, vLLM's `--extra-body`: a
+/// JSON object both merge over their request payload with `payload.update`) as
+/// `workload.request_body`, with the fields servebench sets that it replaces as
+/// `request_body_takes_over`.
+pub(crate) fn extra_body(
+    v: &Values<'_>,
+    flag: &'static str,
+    lines: &mut Lines,
+) -> Result<(Option<crate::request_body::BodyMap>, Vec<String>), PeerError> {
+    let Some(text) = v.str(flag) else {
+        return Ok((None, Vec::new()));
+    };
+    let mut map = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(m)) => m,
+        Ok(_) | Err(_) => {
+            return Err(PeerError::BadValue {
+                flag: flag.into(),
+                value: text.to_owned(),
+                why: "a JSON object, e.g. '{\"top_k\": 20}'".into(),
+            });
+        }
+    };
+    // What servebench cannot let a spec replace: the request's identity and the stream.
+    let dropped: Vec<String> = ["model", "prompt", "messages", "stream"]
+        .into_iter()
+        .filter(|k| map.remove(*k).is_some())
+        .map(str::to_owned)
+        .collect();
+    let takes_over: Vec<String> = map
+        .keys()
+        .filter(|k| crate::request_body::owned(k).is_some())
+        .cloned()
+        .collect();
+    let also = if takes_over.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", and request_body_takes_over: [{}] (the tool's fields replace servebench's, as \
+             its payload.update does)",
+            takes_over.join(", ")
+        )
+    };
+    let not_sent = if dropped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not carried: {} (servebench sends the target's model and the dataset's \
+             prompt, streamed)",
+            dropped.join(", ")
+        )
+    };
+    lines.mapped(
+        flag,
+        v,
+        format!(
+            "workload.request_body: every generation request carries these fields{also}\
+             {not_sent}"
+        ),
+    );
+    Ok((Some(map).filter(|m| !m.is_empty()), takes_over))
 }

@@ -23,7 +23,12 @@ pub struct DraftDataset {
     /// `trace` (Mooncake format): speed, `timestamp_unit: s` instead of ms, block tokens,
     /// requests.
     pub trace: Option<DraftTrace>,
+    /// `image` (PNG): count, width, height.
+    pub image: Option<DraftImage>,
 }
+
+/// The images of a draft's `image` dataset: count per request, width, height.
+pub type DraftImage = (u32, u32, u32);
 
 /// A replayed trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +56,7 @@ pub struct Draft {
     pub base_url: String,
     /// `target.api`.
     pub api: ApiKind,
-    /// `target.model` (`None`: the tool asks the server; the spec gets a placeholder).
+    /// `target.model` (`None`: the tool asks the server; the spec gets `auto`).
     pub model: Option<String>,
     /// `target.tokenizer_path` with `tokenizer: local` (else `tokenizer: server`).
     pub tokenizer_path: Option<String>,
@@ -81,10 +86,16 @@ pub struct Draft {
     pub slo: [Option<f64>; 3],
     /// `trials.count`.
     pub trials: u32,
+    /// `workload.request_body` (the tool's extra request fields).
+    pub request_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `workload.request_body_takes_over`: fields servebench sets that the tool's extra
+    /// fields replace.
+    pub takes_over: Vec<String>,
 }
 
-/// The model placeholder of a command line that names no model.
-pub const MODEL_PLACEHOLDER: &str = "MODEL";
+/// The model of a command line that names none: `auto`, the one model the server's
+/// `/v1/models` lists (as the tools ask it).
+pub const MODEL_PLACEHOLDER: &str = crate::types::AUTO_MODEL;
 
 fn q(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
@@ -165,6 +176,7 @@ impl Draft {
             DatasetKind::SharedPrefix => "shared_prefix",
             DatasetKind::MultiTurn => "multi_turn",
             DatasetKind::Trace => "trace",
+            DatasetKind::Image => "image",
         };
         let _ = writeln!(s, "      kind: {kind}");
         if let Some(t) = d.input_tokens {
@@ -182,6 +194,12 @@ impl Draft {
             let _ = writeln!(s, "        prompts_per_group: {per}");
             let _ = writeln!(s, "        prefix_tokens: {}", count(prefix));
             let _ = writeln!(s, "        suffix_tokens: {}", count(suffix));
+        }
+        if let Some((count, width, height)) = d.image {
+            let _ = writeln!(
+                s,
+                "      image: {{count: {count}, width: {width}, height: {height}, format: png}}"
+            );
         }
         if let Some(t) = &d.trace {
             let _ = writeln!(s, "      trace:");
@@ -217,6 +235,21 @@ impl Draft {
         let _ = writeln!(s, "    ignore_eos: {}", self.ignore_eos);
         let _ = writeln!(s, "    temperature: {}", num(self.temperature));
         let _ = writeln!(s, "    seed: {}", self.seed);
+        if let Some(b) = &self.request_body {
+            // JSON is YAML's flow style: the fields exactly as the tool sent them.
+            let _ = writeln!(
+                s,
+                "    request_body: {}",
+                serde_json::Value::Object(b.clone())
+            );
+        }
+        if !self.takes_over.is_empty() {
+            let _ = writeln!(
+                s,
+                "    request_body_takes_over: [{}]",
+                self.takes_over.join(", ")
+            );
+        }
         if self.slo.iter().any(Option::is_some) {
             let _ = writeln!(s, "  slo:");
             for (key, v) in ["ttft", "tpot", "e2e"].iter().zip(self.slo) {

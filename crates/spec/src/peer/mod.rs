@@ -18,7 +18,7 @@ pub mod sglang;
 mod table;
 pub mod vllm;
 
-pub use draft::{Draft, DraftDataset, DraftTrace, MODEL_PLACEHOLDER};
+pub use draft::{Draft, DraftDataset, DraftImage, DraftTrace, MODEL_PLACEHOLDER};
 
 /// What became of one flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

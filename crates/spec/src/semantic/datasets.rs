@@ -19,6 +19,7 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
         ),
         ("multi_turn", d.multi_turn.is_some(), DatasetKind::MultiTurn),
         ("trace", d.trace.is_some(), DatasetKind::Trace),
+        ("image", d.image.is_some(), DatasetKind::Image),
     ];
     for (name, given, kind) in blocks {
         if given && d.kind != kind {
@@ -28,6 +29,30 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
                     format!("`{name}` is only read with `kind: {name}`"),
                 )
                 .with_hint(format!("set `kind: {name}`, or remove the `{name}` block")),
+            );
+        }
+    }
+    if d.kind == DatasetKind::Image {
+        if d.image.is_none() {
+            out.push(
+                Diagnostic::error(
+                    at("workload.dataset"),
+                    "an `image` dataset needs its `image` block",
+                )
+                .with_hint("e.g. `image: {count: 1, width: 512, height: 512, format: png}`"),
+            );
+        }
+        if let Some(img) = &d.image {
+            image_bytes(spec, img, out);
+        }
+        if s.target.api != ApiKind::OpenaiChat {
+            out.push(
+                Diagnostic::error(
+                    at("workload.dataset.kind"),
+                    "images are sent as `image_url` parts of chat messages, which the \
+                     completions API has not",
+                )
+                .with_hint("set `target.api: openai-chat`"),
             );
         }
     }
@@ -288,5 +313,38 @@ fn trace(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             at("workload.dataset.trace.duration"),
             "`duration` must be greater than 0",
         ));
+    }
+}
+
+/// Most bytes of raw pixels the images of one trial (warm-up included) may hold: they are
+/// made and encoded before the trial and held in memory while it runs.
+pub(crate) const MAX_IMAGE_BYTES_PER_TRIAL: u64 = 1 << 30;
+
+fn image_bytes(spec: &SpecFile, img: &crate::types::ImageSpec, out: &mut Vec<Diagnostic>) {
+    let w = &spec.spec.workload;
+    let per_request = u64::from(img.count) * u64::from(img.width) * u64::from(img.height) * 3;
+    let requests = crate::plan::sweep_points(spec)
+        .iter()
+        .filter_map(|p| p.requests)
+        .max()
+        .unwrap_or(0);
+    let total = per_request * (u64::from(requests) + u64::from(w.warmup_requests));
+    if total > MAX_IMAGE_BYTES_PER_TRIAL {
+        out.push(
+            Diagnostic::error(
+                at("workload.dataset.image"),
+                format!(
+                    "a trial's images would hold {:.1} GiB of pixels ({} requests × {} images \
+                     × {}×{}×3 bytes); servebench makes them before the trial and holds at most \
+                     1 GiB",
+                    total as f64 / f64::from(1u32 << 30),
+                    u64::from(requests) + u64::from(w.warmup_requests),
+                    img.count,
+                    img.width,
+                    img.height
+                ),
+            )
+            .with_hint("use smaller or fewer images, or fewer requests per trial"),
+        );
     }
 }

@@ -8,6 +8,7 @@ mod evidence;
 mod gate;
 mod launcher;
 pub(crate) mod refs;
+mod request_body;
 mod search;
 mod telemetry;
 mod trials;
@@ -33,6 +34,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     telemetry::check(spec, &mut out);
     equivalence::check(spec, &mut out);
     evidence::check(spec, &mut out);
+    request_body::check(spec, &mut out);
     out
 }
 

@@ -14,12 +14,12 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
     let w = &s.workload;
     let d = &w.dataset;
     match d.kind {
-        DatasetKind::Random => {
+        DatasetKind::Random | DatasetKind::Image => {
             if d.input_tokens.is_none() && s.sweep.input_tokens.is_none() {
                 out.push(
                     Diagnostic::error(
                         at("workload.dataset"),
-                        "a `random` dataset needs `input_tokens`",
+                        format!("a `{}` dataset needs `input_tokens`", kind_name(d.kind)),
                     )
                     .with_hint("e.g. `input_tokens: 512`"),
                 );
@@ -28,7 +28,7 @@ pub(super) fn check(spec: &SpecFile, index: &PositionIndex, out: &mut Vec<Diagno
                 out.push(
                     Diagnostic::error(
                         at("workload.dataset"),
-                        "a `random` dataset needs `output_tokens`",
+                        format!("a `{}` dataset needs `output_tokens`", kind_name(d.kind)),
                     )
                     .with_hint("e.g. `output_tokens: 128`"),
                 );
@@ -211,6 +211,7 @@ fn kind_name(k: DatasetKind) -> &'static str {
         DatasetKind::SharedPrefix => "shared_prefix",
         DatasetKind::MultiTurn => "multi_turn",
         DatasetKind::Trace => "trace",
+        DatasetKind::Image => "image",
     }
 }
 

@@ -28,6 +28,11 @@ pub struct Variant {
     /// Values read as `${variant.NAME}` in the server block and verify rules.
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
+    /// Fields merged over `workload.request_body` (and so over the body servebench builds)
+    /// in this variant's generation requests, a `null` removing a key: an A/B whose variable
+    /// is a request field (`{chat_template_kwargs: {enable_thinking: true}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Arguments appended to and environment merged over `server`.

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// `target.model`'s value that means "the one model the server lists".
+pub const AUTO_MODEL: &str = "auto";
+
 /// The API the load generator talks to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -18,7 +21,9 @@ pub struct Target {
     /// `openai-completions` (`/v1/completions`) or `openai-chat` (`/v1/chat/completions`).
     #[serde(default)]
     pub api: ApiKind,
-    /// The model name sent in every request.
+    /// The model name sent in every request, or `auto`: the one model the server's
+    /// `/v1/models` lists, read at each server start, said and recorded in the result's
+    /// checks (a server listing several is refused, with their names).
     pub model: String,
     /// Which engine serves it: `auto` (default: detected from what the server answers, and
     /// said), `sglang`, `vllm`, `llamacpp`, `trtllm`, `tgi`, `transformers`, or `openai` (a

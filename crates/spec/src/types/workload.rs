@@ -64,6 +64,20 @@ pub struct Workload {
     /// as timeouts. Default: no deadline besides the per-request timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_timeout: Option<HumanDuration>,
+    /// Fields merged into the JSON body of every generation request (measured and warm-up):
+    /// a mapping merged recursively over the body servebench builds, a `null` removing a key,
+    /// e.g. `{chat_template_kwargs: {enable_thinking: false}}` or `{top_k: 20}`. Each
+    /// variant's `request_body` is merged over it. A field servebench sets itself (`model`,
+    /// `prompt`, `messages`, `stream`, `stream_options`, `max_tokens`, `temperature`,
+    /// `ignore_eos`, `min_tokens`, `generation_config`) is refused unless
+    /// `request_body_takes_over` names it. Never sent with readiness, verify or metrics
+    /// requests (docs/spec.md, "Request bodies").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Fields servebench sets that `request_body` (here or in a variant) may set or remove
+    /// instead, e.g. `[max_tokens]`: the result's stored spec says so, and so does `run`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_body_takes_over: Vec<String>,
 }
 
 fn default_true() -> bool {
@@ -99,7 +113,8 @@ pub struct Dataset {
     /// `random` (generated prompts of exact token length), `jsonl` (one `{"prompt"}` or
     /// `{"messages"}` object a line), `sharegpt` (ShareGPT conversations), `shared_prefix`
     /// (groups of prompts sharing a prefix), `multi_turn` (chat conversations) or `trace`
-    /// (a timed request trace replayed on its own clock). docs/workloads.md says more.
+    /// (a timed request trace replayed on its own clock) or `image` (random prompts with
+    /// random images). docs/workloads.md says more.
     pub kind: DatasetKind,
     /// Input length in tokens (`random` only): a number, or `{min, max}` drawn uniformly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +137,9 @@ pub struct Dataset {
     /// How a `trace` is read and replayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
+    /// The images of each request of an `image` dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageSpec>,
 }
 
 /// Kinds of dataset.
@@ -141,6 +159,46 @@ pub enum DatasetKind {
     MultiTurn,
     /// A JSONL trace of timed requests (`trace`), replayed open loop on its own clock.
     Trace,
+    /// Random prompts of exact token length (as `random`), each with seeded random images
+    /// (`image`: count, width × height, format) sent as data URLs in `image_url` content
+    /// parts; needs `target.api: openai-chat`.
+    Image,
+}
+
+/// `dataset.image`: the images of each request of an `image` dataset, made and encoded
+/// before the trial from its prompt seed (random pixels: every request's images are its own,
+/// so no image cache is hit across requests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSpec {
+    /// Images per request.
+    #[serde(default = "default_image_count")]
+    #[schemars(range(min = 1, max = 64))]
+    pub count: u32,
+    /// Width in pixels.
+    #[schemars(range(min = 1, max = 8192))]
+    pub width: u32,
+    /// Height in pixels.
+    #[schemars(range(min = 1, max = 8192))]
+    pub height: u32,
+    /// `png` (8-bit RGB) or `bmp` (24-bit, uncompressed).
+    #[serde(default)]
+    pub format: ImageFormat,
+}
+
+fn default_image_count() -> u32 {
+    1
+}
+
+/// How the images of an `image` dataset are encoded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageFormat {
+    /// PNG, 8-bit RGB.
+    #[default]
+    Png,
+    /// BMP, 24-bit, uncompressed.
+    Bmp,
 }
 
 /// `dataset.shared_prefix`: a trial sends `groups × prompts_per_group` prompts; the prompts

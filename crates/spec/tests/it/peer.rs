@@ -76,7 +76,9 @@ fn the_seeds_sglang_command_becomes_a_valid_spec() {
             assert!(t.needs.is_empty());
         } else {
             assert_eq!(s.target.base_url.as_deref(), Some("http://127.0.0.1:30000"));
-            assert!(t.needs[0].starts_with("target.model"));
+            // No --model: `auto`, the one model /v1/models lists, as the tool asks it.
+            assert_eq!(s.target.model, "auto");
+            assert!(t.needs.is_empty(), "{:?}", t.needs);
         }
     }
 }
@@ -199,6 +201,7 @@ fn each_flag_given_alone_gets_one_line() {
                 "--timed-trace-sec-multiplier" => &["0.001"],
                 "--base-url" => &["http://10.0.0.1:9000"],
                 "--host" => &["10.0.0.1"],
+                "--extra-request-body" | "--extra-body" => &["{\"top_k\": 1}"],
                 _ => &["1"],
             };
             let is_switch = peer_switch(tool, flag);

@@ -68,6 +68,9 @@ pub enum TokenizerSpec {
         /// The endpoint that counts `{"messages": [...]}` as the chat template renders them,
         /// where the engine has one.
         chat_path: Option<String>,
+        /// Fields sent with `messages` that change how they render (`request_body`'s
+        /// `chat_template_kwargs`, `tools`, …), where the chat endpoint takes them.
+        chat_fields: serde_json::Map<String, serde_json::Value>,
         /// The `model` field sent, where the server wants one.
         model: Option<String>,
         /// Bearer token, if the server needs one.
@@ -215,6 +218,7 @@ impl AnyCounter {
                 path,
                 style,
                 chat_path,
+                chat_fields,
                 model,
                 api_key,
                 headers,
@@ -228,6 +232,7 @@ impl AnyCounter {
                     *style,
                 )?;
                 t.set_chat_path(base_url, chat_path.as_deref())?;
+                t.chat_fields.clone_from(chat_fields);
                 t.set_headers(headers)?;
                 if ca_file.is_some() {
                     t.set_ca_file(ca_file.as_deref())?;

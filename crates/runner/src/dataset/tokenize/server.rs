@@ -45,6 +45,8 @@ pub struct ServerTokenizer {
     headers: reqwest::header::HeaderMap,
     style: TokenizeStyle,
     round_trips: u64,
+    /// Sent with every `{"messages"}` count: the request body's render fields.
+    pub(crate) chat_fields: serde_json::Map<String, serde_json::Value>,
 }
 
 impl std::fmt::Debug for ServerTokenizer {
@@ -169,6 +171,7 @@ impl ServerTokenizer {
             headers: reqwest::header::HeaderMap::new(),
             style,
             round_trips: 0,
+            chat_fields: serde_json::Map::new(),
         })
     }
 
@@ -178,7 +181,19 @@ impl ServerTokenizer {
         key: &str,
         value: serde_json::Value,
     ) -> Result<Answer, DatasetError> {
-        let mut body = serde_json::Map::new();
+        self.request_with(url, key, value, &serde_json::Map::new())
+            .await
+    }
+
+    /// [`Self::request`] with `extra` fields beside `key`.
+    async fn request_with(
+        &mut self,
+        url: &reqwest::Url,
+        key: &str,
+        value: serde_json::Value,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Answer, DatasetError> {
+        let mut body = extra.clone();
         body.insert(key.to_owned(), value);
         if key == "content" {
             // llama.cpp counts BOS in `usage.prompt_tokens`; ask /tokenize to count it too,
@@ -297,7 +312,10 @@ impl TokenCounter for ServerTokenizer {
         let v = serde_json::to_value(messages)
             .map_err(|e| DatasetError::Tokenize(format!("serialising messages: {e}")))?;
         let has_text = messages.iter().any(|m| !m.content.trim().is_empty());
-        Ok(match self.request(&url, "messages", v).await? {
+        let extra = std::mem::take(&mut self.chat_fields);
+        let answer = self.request_with(&url, "messages", v, &extra).await;
+        self.chat_fields = extra;
+        Ok(match answer? {
             Answer::Count(0) if has_text => None,
             Answer::Count(n) => Some(n),
             Answer::Refused(..) => None,

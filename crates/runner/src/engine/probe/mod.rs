@@ -18,6 +18,7 @@ use super::{Endpoint, Resolved, Unreachable};
 use crate::dataset::{Prompt, TrialPrompts};
 use crate::loadgen::{ApiKind, LoadConfig, MinTokens, Target, run_trial};
 
+mod body;
 mod guarantees;
 
 use guarantees::{length_check, streaming_check, tokenize_check, usage_check, verify_check};
@@ -163,6 +164,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             ),
         ),
     });
+    checks.extend(body::request_body_checks(&target, &plan, spec, opts.deadline).await);
     checks.push(
         step.run(Guarantee::Verify, verify_check(opts, spec, p))
             .await,
@@ -182,6 +184,7 @@ fn pick_model(opts: &ProbeOptions, r: &Resolved) -> Result<String, ProbeError> {
         .model
         .clone()
         .or_else(|| opts.spec.as_ref().map(|s| s.spec.target.model.clone()))
+        .filter(|m| m != servebench_spec::AUTO_MODEL)
     {
         return Ok(m);
     }
@@ -281,6 +284,17 @@ impl Step {
 /// One streamed request for `n` output tokens, with the body the profile decides, cut at
 /// `deadline` (a stream that stalls, or never ends, fails as `timeout` there).
 async fn generate(target: &Target, plan: &BlockPlan, n: u32, deadline: Duration) -> RequestRecord {
+    generate_with(target, plan, n, deadline, serde_json::Map::new()).await
+}
+
+/// [`generate`] with `extra` merged into the body (`request_body`).
+async fn generate_with(
+    target: &Target,
+    plan: &BlockPlan,
+    n: u32,
+    deadline: Duration,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> RequestRecord {
     let mut cfg = LoadConfig::new(1);
     cfg.max_concurrency = Some(1);
     cfg.request_timeout = deadline;
@@ -292,6 +306,7 @@ async fn generate(target: &Target, plan: &BlockPlan, n: u32, deadline: Duration)
     };
     cfg.stream_options = plan.body.stream_options;
     cfg.generation_config = plan.body.generation_config;
+    cfg.extra_body = extra;
     let prompts = TrialPrompts {
         measured: vec![Prompt::text(PROMPT, n)],
         ..TrialPrompts::default()

@@ -103,6 +103,7 @@ fn prompt(history: Vec<ChatMessage>, max_tokens: u32) -> Prompt {
         expected_input_tokens: None,
         input_tokens_exact: false,
         max_tokens,
+        images: Vec::new(),
     }
 }
 

@@ -41,12 +41,14 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let cfg = load_config(
+        let mut cfg = load_config(
             self.spec,
             point,
             schedule_seed(t.prompt_seed),
             &self.body_plan(),
         );
+        // `request_body`: measured and warm-up requests carry the variant's merged body.
+        cfg.extra_body = self.spec.request_body(&t.variant);
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
@@ -77,10 +79,17 @@ impl BlockContext<'_> {
                 took * 1e6 / count.max(1) as f64
             ));
         }
-        let prompts = match prompts {
+        let mut prompts = match prompts {
             Ok(p) => p,
             Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
         };
+        // Prompts are fitted with the workload's render fields (the same for every variant,
+        // so prompts stay paired); a variant rendering them otherwise has estimated lengths.
+        if self.spec.render_fields(&t.variant) != self.spec.workload_render_fields() {
+            for p in prompts.measured.iter_mut().chain(prompts.warmup.iter_mut()) {
+                p.input_tokens_exact = false;
+            }
+        }
         // Requests longer than the server takes would each fail: refuse the trial unsent.
         if let Some(limit) = &self.limit
             && let Err(why) = crate::server::check_lengths(&prompts, limit)

@@ -386,7 +386,7 @@ impl<'a> BlockContext<'a> {
             ui.line(&format!("block {}: {reason}", block.index + 1));
             return Err(Opening::Failed(reason));
         }
-        let target = Target {
+        let mut target = Target {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api: api_kind(self.spec.spec.target.api),
             model: self.spec.spec.target.model.clone(),
@@ -398,7 +398,7 @@ impl<'a> BlockContext<'a> {
         self.profile = None;
         self.limit = None;
         if let Err(reason) = self
-            .preflight(block, variant, &target, resolved, result, ui)
+            .preflight(block, variant, &mut target, resolved, result, ui)
             .await
         {
             ui.line(&format!("block {}: {reason}", block.index + 1));

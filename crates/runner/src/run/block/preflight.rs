@@ -3,7 +3,7 @@
 //! guarantees that cost no generation request, recorded in `result.preflight`.
 
 use servebench_result::RunResult;
-use servebench_result::checks::BlockChecks;
+use servebench_result::checks::{BlockChecks, CheckOutcome, CheckRecord, Guarantee};
 use servebench_spec::Variant;
 use servebench_spec::plan::Block;
 
@@ -20,7 +20,7 @@ impl BlockContext<'_> {
         &mut self,
         block: &Block,
         variant: &Variant,
-        target: &Target,
+        target: &mut Target,
         resolved: Option<Resolved>,
         result: &mut RunResult,
         ui: &mut Progress,
@@ -32,10 +32,12 @@ impl BlockContext<'_> {
                 .await
                 .map_err(|e| format!("the target does not answer: {e}"))?,
         };
+        let chosen = self.auto_model(block, target, &resolved, ui)?;
         let w = &self.spec.spec.workload;
         let plan = BlockPlan::new(self.spec, target, &self.spec_dir, resolved.profile);
-        let (checks, limit) =
+        let (mut checks, limit) =
             engine::block_checks(&ep, &resolved, &target.model, &plan, w.ignore_eos).await;
+        checks.extend(chosen);
         self.limit = limit;
         let engine = resolved.record.describe();
         if self.said.insert(engine.clone()) {
@@ -72,5 +74,30 @@ impl BlockContext<'_> {
         } else {
             Err(format!("not measured: {}", blocking.join("; ")))
         }
+    }
+
+    /// `target.model: auto`: the one model the server lists becomes the block's, said once
+    /// and recorded as a check of the block; several or none refuse the block.
+    fn auto_model(
+        &mut self,
+        block: &Block,
+        target: &mut Target,
+        resolved: &Resolved,
+        ui: &mut Progress,
+    ) -> Result<Option<CheckRecord>, String> {
+        if self.spec.spec.target.model != servebench_spec::AUTO_MODEL {
+            return Ok(None);
+        }
+        let model = engine::auto_model(resolved.models.as_ref())?;
+        let line = format!("target.model: auto: the server serves `{model}`, which is used");
+        if self.said.insert(line.clone()) {
+            ui.line(&format!("block {}: {line}", block.index + 1));
+        }
+        target.model.clone_from(&model);
+        Ok(Some(CheckRecord::new(
+            Guarantee::ModelServed,
+            CheckOutcome::Holds,
+            format!("target.model: auto: `{model}`, the one model /v1/models lists"),
+        )))
     }
 }

@@ -73,6 +73,7 @@ impl BlockContext<'_> {
             profile,
             eq: eq.clone(),
             timeout,
+            extra: self.spec.request_body(&block.variant),
         });
         for _ in 0..eq.warmup_requests {
             if self.cancelled() {
@@ -219,6 +220,8 @@ struct Asker {
     profile: &'static Profile,
     eq: Equivalence,
     timeout: Duration,
+    /// The variant's `request_body` (docs/spec.md, "Request bodies").
+    extra: Map<String, Value>,
 }
 
 impl Asker {
@@ -248,7 +251,14 @@ impl Asker {
     /// One prompt's greedy completion.
     async fn ask(&self, prompt: &PromptBody) -> ProbeOutput {
         let chat = self.target.api == ApiKind::Chat;
-        let body = request_body(&self.target.model, prompt, chat, self.profile, &self.eq);
+        let body = request_body(
+            &self.target.model,
+            prompt,
+            chat,
+            self.profile,
+            &self.eq,
+            &self.extra,
+        );
         let url = crate::server::probe_url(&self.target.base_url, self.target.api.path());
         let mut req = self.client.post(url).timeout(self.timeout).json(&body);
         if let Some(k) = &self.target.api_key {
@@ -287,15 +297,28 @@ fn short(s: &str) -> String {
 }
 
 /// The non-streamed greedy request of one probe prompt, with the log-probability and
-/// token-id fields the engine takes on this API.
+/// token-id fields the engine takes on this API. The variant's `request_body` (`extra`) is
+/// carried, under the probe's own fields: what makes the answer greedy and comparable
+/// (model, prompt, `max_tokens`, `temperature`, `stream`, `seed`, log-probabilities, token
+/// ids) is never the spec's.
 pub(crate) fn request_body(
     model: &str,
     prompt: &PromptBody,
     chat: bool,
     profile: &Profile,
     eq: &Equivalence,
+    extra: &Map<String, Value>,
 ) -> Value {
     let mut b = Map::new();
+    servebench_spec::request_body::apply(&mut b, extra);
+    for owned in [
+        "min_tokens",
+        "ignore_eos",
+        "stream_options",
+        "generation_config",
+    ] {
+        b.remove(owned);
+    }
     b.insert("model".into(), json!(model));
     match (prompt, chat) {
         (PromptBody::Text(t), false) => {
@@ -438,18 +461,27 @@ mod tests {
         let eq = Equivalence::default();
         let p = PromptBody::Text("hi".into());
         let llama = profile(Engine::Llamacpp).expect("profile");
-        let b = request_body("m", &p, false, llama, &eq);
+        let b = request_body("m", &p, false, llama, &eq, &Map::new());
         assert_eq!(b["logprobs"], json!(5));
         assert_eq!(b["temperature"], json!(0));
         assert_eq!(b["stream"], json!(false));
         let vllm = profile(Engine::Vllm).expect("profile");
-        let b = request_body("m", &p, true, vllm, &eq);
+        let b = request_body("m", &p, true, vllm, &eq, &Map::new());
         assert_eq!(b["logprobs"], json!(true));
         assert_eq!(b["top_logprobs"], json!(5));
         assert_eq!(b["return_token_ids"], json!(true));
         let tf = profile(Engine::Transformers).expect("profile");
-        let b = request_body("m", &p, true, tf, &eq);
+        let b = request_body("m", &p, true, tf, &eq, &Map::new());
         assert!(b.get("logprobs").is_none(), "{b}");
+        // The spec's body is carried; the fields that make the probe greedy stay its own.
+        let extra = json!({"chat_template_kwargs": {"enable_thinking": false},
+            "temperature": 0.7, "seed": 9, "max_tokens": 3, "top_k": 1});
+        let b = request_body("m", &p, true, vllm, &eq, extra.as_object().expect("map"));
+        assert_eq!(b["chat_template_kwargs"], json!({"enable_thinking": false}));
+        assert_eq!(b["top_k"], json!(1));
+        assert_eq!(b["temperature"], json!(0));
+        assert_eq!(b["seed"], json!(eq.seed));
+        assert_eq!(b["max_tokens"], json!(eq.output_tokens));
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub(super) fn check(
         min_tokens: false,
         // The completions route sends `logprobs: None` whatever is asked (server.rs:858).
         logprobs: api == Api::Chat,
+        // Not read at db931fcf: image parts are refused rather than guessed at.
+        images: false,
         ..Rules::generic()
     })
 }

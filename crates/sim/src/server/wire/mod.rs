@@ -43,8 +43,23 @@ pub(crate) enum Content {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ContentPart {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
     #[serde(default)]
     text: Option<String>,
+}
+
+/// The `image_url` parts of `messages`.
+pub(crate) fn image_parts(messages: &[ChatMessage]) -> usize {
+    messages
+        .iter()
+        .filter_map(|m| match &m.content {
+            Some(Content::Parts(p)) => Some(p),
+            _ => None,
+        })
+        .flatten()
+        .filter(|p| p.kind.as_deref() == Some("image_url"))
+        .count()
 }
 
 #[derive(Debug, Deserialize)]
@@ -141,6 +156,9 @@ pub(crate) struct Rules {
     pub(crate) tokens_as_ids: bool,
     /// `return_token_ids` is acted on (vLLM, SGLang).
     pub(crate) token_ids: bool,
+    /// `image_url` content parts are taken, each `--image-tokens` prompt tokens (every
+    /// engine whose source was read to take them); otherwise a request with one is refused.
+    pub(crate) images: bool,
 }
 
 /// How the context window (`--max-model-len`) limits a request.
@@ -167,6 +185,7 @@ impl Rules {
             top_logprobs_default: 0,
             tokens_as_ids: false,
             token_ids: false,
+            images: true,
         }
     }
 }
@@ -293,7 +312,16 @@ pub(crate) fn parse_generation(
             None | Some([]) => {
                 return Err(ApiError::invalid("`messages` must be a non-empty list"));
             }
-            Some(m) => tokenizer::count(&render_messages(m)),
+            Some(m) => {
+                let images = image_parts(m);
+                if images > 0 && !rules.images {
+                    return Err(ApiError::bad_request(format!(
+                        "this engine ({}) takes no image input",
+                        config.wire.engine.name()
+                    )));
+                }
+                tokenizer::count(&render_messages(m)) + images * config.wire.image_tokens as usize
+            }
         },
     };
     if prompt == 0 {

@@ -16,11 +16,15 @@ pub static GENERIC: Profile = Profile {
         unknown_fields: UnknownFields::Dropped,
         checks_model: true,
         generation_config: false,
+        accepts: None,
+        // The OpenAI API's `image_url` content parts (the simulator counts `--image-tokens` each).
+        images: true,
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Either,
         chat_path: Some("/tokenize"),
+        chat_fields: &[],
     }),
     context_limit: &[
         LimitSource::ModelsMaxModelLen,

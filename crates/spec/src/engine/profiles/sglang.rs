@@ -23,11 +23,23 @@ pub(super) static SGLANG: Profile = Profile {
         unknown_fields: UnknownFields::Dropped,
         checks_model: false,
         generation_config: false,
+        accepts: None,
+        // protocol.py:640-642 ChatCompletionMessageContentImagePart (`image_url`), for a
+        // multimodal model.
+        images: true,
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Prompt,
         chat_path: Some("/tokenize"),
+        // protocol.py:1752-1758: TokenizeRequest takes `tools`, `tool_choice`,
+        // `reasoning_effort`, `chat_template_kwargs` beside `messages`.
+        chat_fields: &[
+            "chat_template_kwargs",
+            "tools",
+            "tool_choice",
+            "reasoning_effort",
+        ],
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--context-length"),

@@ -22,11 +22,15 @@ pub(super) static TGI: Profile = Profile {
         unknown_fields: UnknownFields::Dropped,
         checks_model: false,
         generation_config: false,
+        accepts: None,
+        // Not read at db931fcf: no image part is sent to TGI, and its simulator refuses them.
+        images: false,
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Inputs,
         chat_path: Some("/chat_tokenize"),
+        chat_fields: &[],
     }),
     context_limit: &[LimitSource::InfoMaxTotalTokens],
     context_flag: Some("--max-total-tokens"),

@@ -22,11 +22,16 @@ pub(super) static TRTLLM: Profile = Profile {
         unknown_fields: UnknownFields::Refused(400),
         checks_model: false,
         generation_config: false,
+        accepts: None,
+        // tensorrt_llm/serve/chat_utils.py @0c351902 `parse_chat_message_content_part`:
+        // `image_url` parts loaded as image media, for a multimodal model.
+        images: true,
     },
     tokenize: Some(TokenizeFacts {
         path: "/_internal/tokenize",
         body: TokenizeBody::Prompt,
         chat_path: None,
+        chat_fields: &[],
     }),
     context_limit: &[],
     context_flag: Some("--max_seq_len"),

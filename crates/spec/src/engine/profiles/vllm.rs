@@ -22,11 +22,18 @@ pub(super) static VLLM: Profile = Profile {
         unknown_fields: UnknownFields::Dropped,
         checks_model: true,
         generation_config: false,
+        accepts: None,
+        // renderers/chat_utils/content_parser.py:182-183: an `image_url` part is fetched
+        // (a data URL decoded), for a multimodal model.
+        images: true,
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Prompt,
         chat_path: Some("/tokenize"),
+        // serve/tokenize/protocol.py:87-114: TokenizeChatRequest takes `chat_template`,
+        // `chat_template_kwargs`, `tools` beside `messages`.
+        chat_fields: &["chat_template_kwargs", "chat_template", "tools"],
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--max-model-len"),

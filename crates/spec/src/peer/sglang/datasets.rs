@@ -2,7 +2,7 @@
 
 use super::sglang_range;
 use crate::peer::common::{count_words, u32_of};
-use crate::peer::draft::{DraftDataset, DraftTrace};
+use crate::peer::draft::{DraftDataset, DraftImage, DraftTrace};
 use crate::peer::table::Lines;
 use crate::peer::{PeerError, Values};
 use crate::types::{DatasetKind, TokenCount};
@@ -21,14 +21,20 @@ pub(super) fn dataset(
         path: None,
         shared_prefix: None,
         trace: None,
+        image: None,
     };
     let mut out_requests = Some(requests);
     let num_prompts_line = |lines: &mut Lines, text: String| {
         lines.given_or_default("--num-prompts", v, "1000", text);
     };
     match name {
-        "random" | "random-ids" => {
-            let what = if name == "random" {
+        "random" | "random-ids" | "image" => {
+            let what = if name == "image" {
+                d.kind = DatasetKind::Image;
+                d.image = Some(image(v, lines)?);
+                "random prompts with random images (datasets/image.py); servebench's text is \
+                 words adjusted to the exact length the server counts"
+            } else if name == "random" {
                 "bench_serving's `random` cuts ShareGPT text to each length; servebench's \
                  random prompts are words adjusted to the exact length the server counts"
             } else {
@@ -38,7 +44,10 @@ pub(super) fn dataset(
             lines.mapped(
                 "--dataset-name",
                 v,
-                format!("workload.dataset.kind: random — {what}"),
+                format!(
+                    "workload.dataset.kind: {} — {what}",
+                    if name == "image" { "image" } else { "random" }
+                ),
             );
             let input = u32_of(v, "--random-input-len", 1024)?;
             let output = u32_of(v, "--random-output-len", 1024)?;
@@ -327,4 +336,86 @@ pub(super) fn dataset(
         );
     }
     Ok((d, out_requests))
+}
+
+/// `--image-count`, `--image-resolution`, `--image-format`, `--image-content` and
+/// `--random-image-count` (SGLang 0.5.23 serving.py:2432-2464, datasets/image.py:73-100) as
+/// `dataset.image`.
+fn image(v: &Values<'_>, lines: &mut Lines) -> Result<DraftImage, PeerError> {
+    let count = u32_of(v, "--image-count", 1)?;
+    lines.given_or_default(
+        "--image-count",
+        v,
+        "1",
+        format!("workload.dataset.image.count: {count}"),
+    );
+    let res = v.str("--image-resolution").unwrap_or("1080p");
+    let bad = || PeerError::BadValue {
+        flag: "--image-resolution".into(),
+        value: res.to_owned(),
+        why: "4k, 1080p, 720p, 360p or HEIGHTxWIDTH".into(),
+    };
+    let (width, height) = match res {
+        "4k" => (3840, 2160),
+        "1080p" => (1920, 1080),
+        "720p" => (1280, 720),
+        "360p" => (640, 360),
+        r if r.starts_with("random:") => {
+            lines.refused(
+                "--image-resolution",
+                v,
+                "servebench draws every image at one size; written as 1080p",
+            );
+            (1920, 1080)
+        }
+        r => {
+            let (h, w) = r
+                .to_lowercase()
+                .split_once('x')
+                .map(|(h, w)| (h.to_owned(), w.to_owned()))
+                .ok_or_else(bad)?;
+            (
+                w.parse::<u32>().map_err(|_| bad())?,
+                h.parse::<u32>().map_err(|_| bad())?,
+            )
+        }
+    };
+    if !res.starts_with("random:") {
+        lines.given_or_default(
+            "--image-resolution",
+            v,
+            "1080p",
+            format!(
+                "workload.dataset.image: width {width}, height {height} (bench_serving's \
+                 HEIGHTxWIDTH)"
+            ),
+        );
+    }
+    let format = v.str("--image-format").unwrap_or("jpeg");
+    let text = if format == "png" {
+        "workload.dataset.image.format: png".to_owned()
+    } else {
+        format!(
+            "workload.dataset.image.format: png — servebench writes PNG or BMP, not {format}: \
+             the same pixels, a larger payload"
+        )
+    };
+    lines.given_or_default("--image-format", v, "jpeg", text);
+    match v.str("--image-content") {
+        Some("blank") => lines.refused(
+            "--image-content",
+            v,
+            "servebench's images are random pixels (every request's its own)",
+        ),
+        Some(_) => lines.mapped("--image-content", v, "random pixels, as servebench's"),
+        None => {}
+    }
+    if v.has("--random-image-count") {
+        lines.refused(
+            "--random-image-count",
+            v,
+            "servebench sends the same number of images with every request",
+        );
+    }
+    Ok((count, width, height))
 }

@@ -89,11 +89,7 @@ pub(crate) const ROWS: &[Row] = &[
     row("--disable-ignore-eos", Switch, Read),
     row("--temperature", One, Read),
     row("--top-p", One, Read),
-    row(
-        "--extra-request-body",
-        One,
-        Refused("servebench sends no extra request fields"),
-    ),
+    row("--extra-request-body", One, Read),
     row(
         "--apply-chat-template",
         Switch,

@@ -25,8 +25,8 @@ mod flags;
 
 use super::argv;
 use super::common::{
-    base_url, finish, goodput, headers, model_and_tokenizer, name_of, request_rate, u32_of,
-    variant_of,
+    base_url, extra_body, finish, goodput, headers, model_and_tokenizer, name_of, request_rate,
+    u32_of, variant_of,
 };
 use super::draft::Draft;
 use super::table::{Lines, defs};
@@ -64,7 +64,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
     let parsed = argv::parse(argv, &defs(ROWS), str::to_owned)?;
     let v = Values { parsed: &parsed };
     let mut lines = Lines::default();
-    let mut needs = Vec::new();
+    let needs = Vec::new();
 
     let backend = v.str("--backend").unwrap_or("sglang").to_owned();
     let api = match backend.as_str() {
@@ -119,13 +119,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         &mut lines,
         "bench_serving",
     )?;
-    let (model, tokenizer_path) = model_and_tokenizer(
-        &v,
-        "--served-model-name",
-        &mut lines,
-        &mut needs,
-        "bench_serving asks the server's /v1/models when --model is not given",
-    );
+    let (model, tokenizer_path) = model_and_tokenizer(&v, "--served-model-name", &mut lines);
 
     let dataset_name = v.str("--dataset-name").unwrap_or("sharegpt").to_owned();
     let requests = u32_of(&v, "--num-prompts", 1000)?;
@@ -261,6 +255,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
     }
 
     let name = name_of("sglang", model.as_deref());
+    let (request_body, takes_over) = extra_body(&v, "--extra-request-body", &mut lines)?;
     let draft = Draft {
         description: format!(
             "SGLang bench_serving's {dataset_name} workload, translated by `servebench from sglang`"
@@ -284,6 +279,8 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         seed: seed.unsigned_abs(),
         slo,
         trials: 5,
+        request_body,
+        takes_over,
     };
     let lines = lines.finish(ROWS, &v, &dataset_name, "bench_serving");
     Ok(finish(TOOL, draft, lines, &parsed, needs))

@@ -20,6 +20,7 @@ pub(super) fn dataset(
         path: None,
         shared_prefix: None,
         trace: None,
+        image: None,
     };
     let requests = u32_of(v, "--num-prompts", 1000)?;
     let mut out_requests = Some(requests);

@@ -266,11 +266,7 @@ pub(crate) const ROWS: &[Row] = &[
         One,
         Refused("servebench renders no prompts on the client"),
     ),
-    row(
-        "--extra-body",
-        One,
-        Refused("servebench sends no extra request fields"),
-    ),
+    row("--extra-body", One, Read),
     row(
         "--skip-tokenizer-init",
         Switch,

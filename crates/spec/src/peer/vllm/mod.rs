@@ -25,7 +25,8 @@ use std::collections::BTreeMap;
 
 use super::argv;
 use super::common::{
-    base_url, finish, goodput, headers, model_and_tokenizer, name_of, request_rate, variant_of,
+    base_url, extra_body, finish, goodput, headers, model_and_tokenizer, name_of, request_rate,
+    variant_of,
 };
 use super::draft::Draft;
 use super::table::{Lines, defs};
@@ -89,7 +90,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
     let parsed = argv::parse(argv, &defs(ROWS), dashes)?;
     let v = Values { parsed: &parsed };
     let mut lines = Lines::default();
-    let mut needs = Vec::new();
+    let needs = Vec::new();
 
     let backend = v.str("--backend").unwrap_or("openai").to_owned();
     let endpoint = v.str("--endpoint").unwrap_or("/v1/completions").to_owned();
@@ -150,13 +151,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         );
     }
     let base_url = base_url(&v, "127.0.0.1", 8000, &mut lines, "vllm bench serve")?;
-    let (model, tokenizer_path) = model_and_tokenizer(
-        &v,
-        "--served-model-name",
-        &mut lines,
-        &mut needs,
-        "vllm bench serve asks the server's /v1/models when --model is not given",
-    );
+    let (model, tokenizer_path) = model_and_tokenizer(&v, "--served-model-name", &mut lines);
 
     let dataset_name = v.str("--dataset-name").unwrap_or("random").to_owned();
     let (dataset, requests, forced_eos) = datasets::dataset(&v, &dataset_name, &mut lines)?;
@@ -290,6 +285,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         }
         lines.mapped("--metadata", &v, "metadata.labels as vllm.KEY: VALUE");
     }
+    let (request_body, takes_over) = extra_body(&v, "--extra-body", &mut lines)?;
     let draft = Draft {
         name: name_of("vllm", model.as_deref()),
         description: format!(
@@ -313,6 +309,8 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         seed: seed.unsigned_abs(),
         slo,
         trials: 5,
+        request_body,
+        takes_over,
     };
     let lines = lines.finish(ROWS, &v, &dataset_name, "vllm bench serve");
     Ok(finish(TOOL, draft, lines, &parsed, needs))
