@@ -139,7 +139,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         ),
     });
     checks.push(verify_check(opts, spec, p).await);
-    checks.push(metrics_check(ep, p).await);
+    checks.push(metrics_check(ep, p, &model).await);
     Ok(ProbeReport {
         base_url: ep.base_url.clone(),
         model,
