@@ -34,6 +34,10 @@ pub struct WireArgs {
     /// `--enable-metrics`, llama.cpp `--metrics`, TensorRT-LLM `return_perf_metrics`).
     #[arg(long, alias = "metrics")]
     pub enable_metrics: bool,
+    /// TensorRT-LLM's `enable_iter_perf_stats: true`: without it its `/prometheus/metrics`
+    /// serves no running, waiting or KV-cache gauge.
+    #[arg(long)]
+    pub enable_iter_perf_stats: bool,
     /// Report cached prompt tokens (`usage.prompt_tokens_details.cached_tokens`) where the
     /// engine needs a switch for it (SGLang `--enable-cache-report`, vLLM
     /// `--enable-prompt-tokens-details`).
@@ -64,6 +68,7 @@ impl Default for WireArgs {
             model_path: d.model_path,
             tp_size: d.tp_size,
             enable_metrics: d.enable_metrics,
+            enable_iter_perf_stats: d.iter_perf_stats,
             enable_cache_report: d.cache_report,
             held_back_rate: d.held_back_rate,
             flash_attn: d.flash_attn,
@@ -82,6 +87,7 @@ impl WireArgs {
             model_path: self.model_path.clone(),
             tp_size: self.tp_size,
             enable_metrics: self.enable_metrics,
+            iter_perf_stats: self.enable_iter_perf_stats,
             cache_report: self.enable_cache_report,
             held_back_rate: self.held_back_rate,
             flash_attn: self.flash_attn,

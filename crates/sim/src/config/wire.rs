@@ -123,6 +123,9 @@ pub struct WireParams {
     /// `--enable-metrics`, llama.cpp `--metrics`, TensorRT-LLM `return_perf_metrics`);
     /// engines that always serve them ignore it.
     pub enable_metrics: bool,
+    /// TensorRT-LLM's `enable_iter_perf_stats`: its running, waiting and KV gauges are
+    /// served only with it.
+    pub iter_perf_stats: bool,
     /// Report cached prompt tokens where the engine needs a switch for it (SGLang
     /// `--enable-cache-report`, vLLM `--enable-prompt-tokens-details`).
     pub cache_report: bool,
@@ -148,6 +151,7 @@ impl Default for WireParams {
             model_path: None,
             tp_size: 1,
             enable_metrics: false,
+            iter_perf_stats: false,
             cache_report: false,
             held_back_rate: 0.0,
             flash_attn: FlashAttn::Auto,

@@ -88,6 +88,7 @@ async fn running_waiting_and_kv_use_in_each_engines_names() {
         c.engine.max_batched_tokens = 512;
         c.engine.decode_base_ms = 40.0;
         c.wire.enable_metrics = true;
+        c.wire.iter_perf_stats = true;
         let h = start(c).await;
         let url = format!("{}/v1/completions", h.base_url());
         let streams: Vec<_> = (0..4)
@@ -187,4 +188,27 @@ async fn metrics_switches_per_engine() {
     let (s, v) = get_json(&client(), &format!("{}/metrics", h.base_url())).await;
     assert_eq!((s, v), (200, json!([])));
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+// TensorRT-LLM serves its running, waiting and KV gauges only with `enable_iter_perf_stats`
+// (metrics/collector.py `log_iteration_stats`, started by openai_server.py's lifespan only
+// then); `return_perf_metrics` alone gives the per-request counters. Before: the gauges came
+// with `return_perf_metrics` alone.
+#[tokio::test]
+async fn trtllm_gauges_need_iter_perf_stats() {
+    for iter in [false, true] {
+        let mut c = engine(Personality::Trtllm);
+        c.wire.enable_metrics = true;
+        c.wire.iter_perf_stats = iter;
+        let h = start(c).await;
+        let (s, t) = text(&format!("{}/prometheus/metrics", h.base_url())).await;
+        assert_eq!(s, 200, "{t}");
+        assert_eq!(
+            sample(&t, "trtllm_num_requests_running").is_some(),
+            iter,
+            "{t}"
+        );
+        assert!(sample(&t, "trtllm_prompt_tokens_total").is_some(), "{t}");
+        h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }

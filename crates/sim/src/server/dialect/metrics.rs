@@ -29,10 +29,12 @@
 //!   `tgi_queue_size`, `tgi_batch_current_max_tokens`;
 //! * TensorRT-LLM, `tensorrt_llm/metrics/collector.py`: at `/prometheus/metrics`, only with
 //!   `return_perf_metrics` (`/metrics` is JSON); labels `model_name`, `engine_type`
-//!   (`pytorch`, the backend); gauges `trtllm_num_requests_running`,
+//!   (`pytorch`, the backend); counters `trtllm_prompt_tokens_total`,
+//!   `trtllm_generation_tokens_total`; the gauges `trtllm_num_requests_running`,
 //!   `trtllm_num_requests_waiting`, `trtllm_kv_cache_utilization`,
-//!   `trtllm_num_paused_requests`; counters `trtllm_prompt_tokens_total`,
-//!   `trtllm_generation_tokens_total`;
+//!   `trtllm_num_paused_requests` only with `enable_iter_perf_stats`
+//!   (`--enable-iter-perf-stats`; `log_iteration_stats`, started by openai_server.py's
+//!   lifespan only then, and run when a request finishes);
 //! * transformers serve: no metrics endpoint;
 //! * the generic dialect: `servebench_sim_*` at `/metrics`.
 
@@ -112,7 +114,7 @@ async fn metrics(State(st): State<Arc<AppState>>) -> Response {
         _ => {}
     }
     let s = snapshot(&st);
-    let body = render(p, &st.config.model, &s);
+    let body = render(p, &st.config.model, &s, st.config.wire.iter_perf_stats);
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, content_type(p))],
@@ -188,8 +190,63 @@ fn escape(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// The metrics text of one personality.
-pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
+/// TensorRT-LLM (metrics/collector.py): the per-request counters with
+/// `return_perf_metrics`; the running, waiting, KV and paused gauges only with
+/// `enable_iter_perf_stats` (`log_iteration_stats`, started by openai_server.py's lifespan
+/// only then). TensorRT-LLM updates those gauges when a request finishes; the simulator
+/// writes the engine model's values at each scrape.
+fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
+    let n = |v: u64| py_float(v as f64);
+    let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
+    if iter_stats {
+        let gauges = [
+            (
+                "trtllm_num_requests_running",
+                "Number of active requests",
+                n(s.running),
+            ),
+            (
+                "trtllm_num_requests_waiting",
+                "Number of queued requests",
+                n(s.waiting),
+            ),
+            (
+                "trtllm_kv_cache_utilization",
+                "KV cache utilization",
+                py_float(s.kv_usage),
+            ),
+            (
+                "trtllm_num_paused_requests",
+                "Number of paused requests",
+                n(s.preemptions),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            f.head(name, help, "gauge");
+            f.sample(name, &l, &v);
+        }
+    }
+    let counters = [
+        (
+            "trtllm_prompt_tokens",
+            "Cumulative number of prompt (input) tokens processed.",
+            s.prompt_tokens,
+        ),
+        (
+            "trtllm_generation_tokens",
+            "Cumulative number of generation (output) tokens produced.",
+            s.generation_tokens,
+        ),
+    ];
+    for (name, help, v) in counters {
+        f.head(name, help, "counter");
+        f.sample(&format!("{name}_total"), &l, &n(v));
+    }
+}
+
+/// The metrics text of one personality (`iter_stats`: TensorRT-LLM's
+/// `enable_iter_perf_stats`).
+pub(crate) fn render(p: Personality, model: &str, s: &Snapshot, iter_stats: bool) -> String {
     let mut out = String::new();
     let mut f = Family { out: &mut out };
     let m = escape(model);
@@ -353,51 +410,7 @@ pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
                 f.sample(name, "", &v.to_string());
             }
         }
-        Personality::Trtllm => {
-            let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
-            let gauges = [
-                (
-                    "trtllm_num_requests_running",
-                    "Number of active requests",
-                    n(s.running),
-                ),
-                (
-                    "trtllm_num_requests_waiting",
-                    "Number of queued requests",
-                    n(s.waiting),
-                ),
-                (
-                    "trtllm_kv_cache_utilization",
-                    "KV cache utilization",
-                    py_float(s.kv_usage),
-                ),
-                (
-                    "trtllm_num_paused_requests",
-                    "Number of paused requests",
-                    n(s.preemptions),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, &l, &v);
-            }
-            let counters = [
-                (
-                    "trtllm_prompt_tokens",
-                    "Cumulative number of prompt (input) tokens processed.",
-                    s.prompt_tokens,
-                ),
-                (
-                    "trtllm_generation_tokens",
-                    "Cumulative number of generation (output) tokens produced.",
-                    s.generation_tokens,
-                ),
-            ];
-            for (name, help, v) in counters {
-                f.head(name, help, "counter");
-                f.sample(&format!("{name}_total"), &l, &n(v));
-            }
-        }
+        Personality::Trtllm => trtllm(&mut f, &m, s, iter_stats),
         Personality::Generic | Personality::Transformers => {
             let gauges = [
                 (
