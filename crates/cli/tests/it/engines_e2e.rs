@@ -162,6 +162,38 @@ fn probe_tells_every_personality_and_what_it_guarantees() {
     }
 }
 
+// TensorRT-LLM's running/waiting/KV gauges need `enable_iter_perf_stats` besides
+// `return_perf_metrics` (metrics/collector.py `log_iteration_stats`, openai_server.py
+// lifespan): the probe says so and what to set. Before: the personality served the gauges
+// with `--enable-metrics` alone, and the check named nothing to set.
+#[test]
+fn probe_says_trtllm_needs_iter_perf_stats() {
+    for (flags, want) in [
+        (&["--engine", "trtllm", "--enable-metrics"][..], "fails"),
+        (
+            &[
+                "--engine",
+                "trtllm",
+                "--enable-metrics",
+                "--enable-iter-perf-stats",
+            ][..],
+            "holds",
+        ),
+    ] {
+        let s = sim(flags);
+        let (_, v) = probe(&s.url, &["--output-tokens", "6"]);
+        assert_eq!(outcome(&v, "metrics"), want, "{flags:?}: {v:#}");
+        if want == "fails" {
+            let set = v["checks"]
+                .as_array()
+                .and_then(|a| a.iter().find(|c| c["guarantee"] == "metrics"))
+                .and_then(|c| c["set"].as_str())
+                .unwrap_or("");
+            assert!(set.contains("enable_iter_perf_stats: true"), "{v:#}");
+        }
+    }
+}
+
 #[test]
 fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
     for form in ["dict", "dataclass"] {

@@ -198,6 +198,11 @@ pub struct ServerSeries {
     /// The metric names read for each common series (`running` → `vllm:num_requests_running`).
     #[serde(default)]
     pub names: BTreeMap<String, String>,
+    /// How each common series is read, where the engine's profile says (`preemptions` →
+    /// `counter`: its increase over the trial; `gauge`: its peak). Files written before it
+    /// have none: a series that never falls is then read as a counter.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kinds: BTreeMap<String, String>,
     /// Scrape times, ms from the trial's measured start (when the answer arrived).
     pub t_ms: Vec<i64>,
     /// Requests running (in the batch).

@@ -325,29 +325,7 @@ fn server_summary(
         .collect();
     let kv_full_share = (!kv.is_empty())
         .then(|| kv.iter().filter(|k| **k >= 0.98).count() as f64 / kv.len() as f64);
-    // Preemptions: the counter's rise from the last scrape before the window to the last
-    // inside it (a counter never falls; a gauge — SGLang's retracted requests — its peak).
-    let pre: Vec<(i64, f64)> = s
-        .t_ms
-        .iter()
-        .zip(&s.preemptions)
-        .filter_map(|(t, p)| p.map(|p| (*t, p)))
-        .collect();
-    let preemptions = if pre.is_empty() {
-        None
-    } else {
-        let before = pre
-            .iter()
-            .rfind(|(t, _)| (*t as f64) < w.0)
-            .or(pre.first())
-            .map(|p| p.1);
-        let last = pre.iter().rfind(|(t, _)| (*t as f64) <= w.1).map(|p| p.1);
-        let monotone = pre.windows(2).all(|p| p[1].1 >= p[0].1);
-        match (before, last) {
-            (Some(b), Some(l)) if monotone => Some((l - b).max(0.0)),
-            _ => Span::of(pre.iter().map(|p| p.1)).map(|s| s.max),
-        }
-    };
+    let preemptions = preemptions(s, w);
     let (mut held, mut waiting, mut running) = (0usize, 0.0, 0.0);
     let mut running_n = 0usize;
     if let Some(limit) = win.closed_loop_limit.filter(|l| *l > 0) {
@@ -383,6 +361,61 @@ fn server_summary(
     })
 }
 
+/// Preemptions during the window `w` (ms): a counter's increase from the last scrape before
+/// the window to the last inside it (a fall is a restart: counted from 0 again; a labelled
+/// counter served only from its first increment counts from 0 where earlier scrapes lacked
+/// it), a gauge's peak. The kind is the profile's (`kinds`); without it a series that never
+/// falls is read as a counter.
+fn preemptions(s: &super::series::ServerSeries, w: (f64, f64)) -> Option<f64> {
+    let kind = s.kinds.get("preemptions").map(String::as_str);
+    let seen: Vec<(i64, Option<f64>)> = s
+        .t_ms
+        .iter()
+        .zip(&s.preemptions)
+        .map(|(t, p)| (*t, *p))
+        .collect();
+    let present: Vec<(i64, f64)> = seen
+        .iter()
+        .filter_map(|(t, p)| p.map(|p| (*t, p)))
+        .collect();
+    if present.is_empty() {
+        return None;
+    }
+    let monotone = present.windows(2).all(|p| p[1].1 >= p[0].1);
+    let counter = match kind {
+        Some("counter") => true,
+        Some(_) => false,
+        None => monotone,
+    };
+    if !counter {
+        return Span::of(present.iter().map(|p| p.1)).map(|s| s.max);
+    }
+    // The counter's values up to the window's end; absent before its first sample: 0.
+    let first = present[0].0;
+    let values: Vec<(i64, f64)> = seen
+        .iter()
+        .filter(|(t, _)| (*t as f64) <= w.1)
+        .filter_map(|(t, p)| match p {
+            Some(v) => Some((*t, *v)),
+            None if kind.is_some() && *t < first => Some((*t, 0.0)),
+            None => None,
+        })
+        .collect();
+    let start = values
+        .iter()
+        .rposition(|(t, _)| (*t as f64) < w.0)
+        .unwrap_or(0);
+    let mut rise = 0.0;
+    for p in values[start..].windows(2) {
+        rise += if p[1].1 >= p[0].1 {
+            p[1].1 - p[0].1
+        } else {
+            p[1].1
+        };
+    }
+    Some(rise)
+}
+
 /// Summarises one trial's capture over its window.
 pub fn summarize_telemetry(t: &TrialTelemetry, win: &TelemetryWindow<'_>) -> TelemetrySummary {
     let w = win
@@ -402,5 +435,43 @@ pub fn summarize_telemetry(t: &TrialTelemetry, win: &TelemetryWindow<'_>) -> Tel
         gpu,
         output_tokens_per_joule: per_joule,
         joules_per_output_token: per_token,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::series::ServerSeries;
+    use super::*;
+
+    fn series(kind: Option<&str>, values: &[Option<f64>]) -> ServerSeries {
+        ServerSeries {
+            kinds: kind
+                .map(|k| [("preemptions".to_owned(), k.to_owned())].into())
+                .unwrap_or_default(),
+            t_ms: (0..values.len() as i64).map(|i| i * 100).collect(),
+            preemptions: values.to_vec(),
+            ..ServerSeries::default()
+        }
+    }
+
+    #[test]
+    fn a_counter_is_read_as_its_increase_and_a_gauge_as_its_peak() {
+        // A counter first served at its first increment (SGLang 0.5.23's labelled
+        // `num_retracted_requests_total`): absent, then 3, then 5 — 5 during the window.
+        let c = series(Some("counter"), &[None, Some(3.0), Some(5.0)]);
+        assert_eq!(preemptions(&c, (50.0, 300.0)), Some(5.0));
+        // The last scrape before the window is where the rise starts.
+        let c = series(Some("counter"), &[Some(10.0), Some(12.0), Some(15.0)]);
+        assert_eq!(preemptions(&c, (50.0, 300.0)), Some(5.0));
+        // A gauge that happens never to fall (1, 2, 4) is still a level: its peak 4, not
+        // the rise 3 its shape would give as a counter.
+        let g = series(Some("gauge"), &[Some(1.0), Some(2.0), Some(4.0)]);
+        assert_eq!(preemptions(&g, (50.0, 300.0)), Some(4.0));
+        // A counter that falls restarted: counted from 0 again.
+        let c = series(Some("counter"), &[Some(4.0), Some(6.0), Some(1.0)]);
+        assert_eq!(preemptions(&c, (50.0, 300.0)), Some(3.0));
+        // Files without kinds: a series that never falls is a counter, as before.
+        let old = series(None, &[Some(1.0), Some(4.0)]);
+        assert_eq!(preemptions(&old, (50.0, 300.0)), Some(3.0));
     }
 }

@@ -23,8 +23,8 @@ pub struct BlockPlan {
     /// Where prompts are counted.
     pub tokenizer: TokenizerSpec,
     /// Where the engine serves its Prometheus metrics and their names (telemetry scrapes
-    /// them), where its profile knows.
-    pub metrics: Option<servebench_spec::engine::MetricsFacts>,
+    /// them), where its profile knows, with the path to scrape for the spec's model.
+    pub metrics: Option<(servebench_spec::engine::MetricsFacts, String)>,
 }
 
 impl BlockPlan {
@@ -36,7 +36,7 @@ impl BlockPlan {
         BlockPlan {
             body: profile.body_plan(w.ignore_eos, w.send_min_tokens),
             tokenizer: tokenizer(spec, target, spec_dir, profile),
-            metrics: profile.metrics,
+            metrics: profile.metrics.zip(profile.metrics_path(&target.model)),
         }
     }
 }
@@ -138,7 +138,8 @@ pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> Ch
         .map(|i| format!("`{i}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    if !profile.request.checks_model {
+    let router = models.is_some_and(servebench_spec::engine::detect::is_router);
+    if !profile.request.checks_model && !router {
         return CheckRecord::new(
             Guarantee::ModelServed,
             CheckOutcome::Holds,
@@ -231,7 +232,7 @@ pub async fn block_checks(
             ),
         ),
     });
-    out.push(metrics_check(ep, p).await);
+    out.push(metrics_check(ep, p, model).await);
     (out, limit)
 }
 
@@ -275,10 +276,11 @@ async fn tokenize_check(p: &Profile, tokenizer: &TokenizerSpec) -> CheckRecord {
     }
 }
 
-/// Whether the engine's Prometheus endpoint answers, with its running/waiting series.
-pub(crate) async fn metrics_check(ep: &Endpoint, p: &Profile) -> CheckRecord {
+/// Whether the engine's Prometheus endpoint answers for `model`, with the series its profile
+/// names; an endpoint that answers without them says what to set.
+pub(crate) async fn metrics_check(ep: &Endpoint, p: &Profile, model: &str) -> CheckRecord {
     let g = Guarantee::Metrics;
-    let Some(m) = p.metrics else {
+    let (Some(m), Some(path)) = (p.metrics, p.metrics_path(model)) else {
         return CheckRecord::new(
             g,
             CheckOutcome::NotAvailable,
@@ -292,42 +294,56 @@ pub(crate) async fn metrics_check(ep: &Endpoint, p: &Profile) -> CheckRecord {
         Ok(c) => c,
         Err(e) => return CheckRecord::new(g, CheckOutcome::Fails, e),
     };
-    let enable = m.enable.map(|f| format!("start the server with {f}"));
-    match get_text(&client, ep, m.path).await {
-        Ok((s, body)) if (200..300).contains(&s) => {
-            let missing: Vec<&str> = [m.running, m.waiting]
-                .into_iter()
-                .filter(|n| !body.contains(n))
-                .collect();
-            if missing.is_empty() {
-                CheckRecord::new(
-                    g,
-                    CheckOutcome::Holds,
-                    format!(
-                        "GET {} answers with {} and {}",
-                        m.path, m.running, m.waiting
-                    ),
-                )
-            } else {
-                CheckRecord::new(
-                    g,
-                    CheckOutcome::Fails,
-                    format!("GET {} answers without {}", m.path, missing.join(", ")),
-                )
-            }
-        }
+    match get_text(&client, ep, &path).await {
+        Ok((s, body)) if (200..300).contains(&s) => metrics_body(&m, &path, &body),
         Ok((s, _)) => {
             let c = CheckRecord::new(
                 g,
                 CheckOutcome::NotAvailable,
-                format!("GET {} answered HTTP {s}", m.path),
+                format!("GET {path} answered HTTP {s}"),
             );
-            match enable {
-                Some(e) => c.set(e),
+            match m.enable {
+                Some(e) => c.set(format!("start the server with {e}")),
                 None => c,
             }
         }
         Err(e) => CheckRecord::new(g, CheckOutcome::Fails, e),
+    }
+}
+
+/// The metrics check of an answer `body` of `path`.
+pub(crate) fn metrics_body(
+    m: &servebench_spec::engine::MetricsFacts,
+    path: &str,
+    body: &str,
+) -> CheckRecord {
+    let g = Guarantee::Metrics;
+    let names = crate::telemetry::prom::MetricNames::of(m, path.to_owned());
+    let missing = crate::telemetry::prom::missing(body, &names);
+    let updated = m
+        .updated
+        .map_or_else(String::new, |u| format!("; they are updated {u}"));
+    if missing.is_empty() {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::Holds,
+            format!(
+                "GET {path} answers with {} and {}{updated}",
+                m.running, m.waiting
+            ),
+        );
+    }
+    let c = CheckRecord::new(
+        g,
+        CheckOutcome::Fails,
+        format!(
+            "GET {path} answers without {}: telemetry would record none of it{updated}",
+            missing.join(", ")
+        ),
+    );
+    match m.series_need.or(m.enable) {
+        Some(s) => c.set(s),
+        None => c,
     }
 }
 

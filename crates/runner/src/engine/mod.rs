@@ -6,6 +6,7 @@
 
 mod checks;
 mod detect;
+pub mod limits;
 pub mod probe;
 
 use std::path::PathBuf;

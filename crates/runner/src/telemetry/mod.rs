@@ -22,7 +22,7 @@ use servebench_result::telemetry::{
     CeilingInput, GpuCheck, GpuDevice, GpuSeries, TelemetryWindow, TrialTelemetry, decode_ceiling,
     gpus_bandwidth, summarize_telemetry,
 };
-use servebench_spec::engine::MetricsFacts;
+use servebench_spec::engine::{MetricKind, MetricsFacts};
 use servebench_spec::model_facts::ResolvedModelFacts;
 use servebench_spec::{ServerMetrics, SpecFile, TelemetrySettings};
 
@@ -160,13 +160,13 @@ impl RunTelemetry {
         })
     }
 
-    /// Starts capturing a trial of `variant` against `base_url` (its engine's `metrics`);
-    /// `None` when telemetry is off.
+    /// Starts capturing a trial of `variant` against `base_url` (its engine's `metrics`, and
+    /// the path to scrape); `None` when telemetry is off.
     pub(crate) fn begin(
         &self,
         variant: &str,
         base_url: &str,
-        metrics: Option<MetricsFacts>,
+        metrics: Option<(MetricsFacts, String)>,
         auth: (Option<String>, Vec<(String, String)>),
     ) -> Option<Capture> {
         let s = self.settings.as_ref()?;
@@ -185,22 +185,43 @@ impl RunTelemetry {
             ),
             (_, _, None) => (None, Some("no HTTP client for the scrape".into())),
             (_, m, Some(client)) => {
-                let names = MetricNames {
-                    path: s
-                        .metrics_path
-                        .clone()
-                        .or_else(|| m.map(|m| m.path.to_owned()))
-                        .unwrap_or_else(|| "/metrics".into()),
-                    running: m.map(|m| m.running.to_owned()).unwrap_or_default(),
-                    waiting: m.map(|m| m.waiting.to_owned()).unwrap_or_default(),
-                    kv_usage: m.and_then(|m| m.kv_usage.map(str::to_owned)),
-                    preemptions: m.and_then(|m| m.preemptions.map(str::to_owned)),
+                let path = s
+                    .metrics_path
+                    .clone()
+                    .or_else(|| m.as_ref().map(|(_, p)| p.clone()))
+                    .unwrap_or_else(|| "/metrics".into());
+                let names = match &m {
+                    Some((facts, _)) => MetricNames::of(facts, path),
+                    None => MetricNames {
+                        path,
+                        running: String::new(),
+                        waiting: String::new(),
+                        kv_usage: None,
+                        preemptions: None,
+                        preemptions_kind: MetricKind::Counter,
+                        labels: Vec::new(),
+                    },
                 };
                 let url = format!("{}{}", base_url.trim_end_matches('/'), names.path);
                 let auth = ScrapeAuth {
                     api_key: auth.0,
                     headers: auth.1,
                 };
+                let note = m.and_then(|(f, _)| {
+                    let mut parts = Vec::new();
+                    if let Some(e) = f.enable {
+                        parts.push(format!(
+                            "the engine serves metrics only when started with {e}"
+                        ));
+                    }
+                    if let Some(n) = f.series_need {
+                        parts.push(format!("its running and waiting series need {n}"));
+                    }
+                    if let Some(u) = f.updated {
+                        parts.push(format!("they are updated {u}"));
+                    }
+                    (!parts.is_empty()).then(|| parts.join("; "))
+                });
                 (
                     Some(Scraper::start(
                         client.clone(),
@@ -209,8 +230,7 @@ impl RunTelemetry {
                         auth,
                         s.interval.get(),
                     )),
-                    m.and_then(|m| m.enable)
-                        .map(|e| format!("the engine serves metrics only when started with {e}")),
+                    note,
                 )
             }
         };
@@ -260,6 +280,13 @@ impl RunTelemetry {
                         "no scrape succeeded: {}",
                         series.errors.first().cloned().unwrap_or_default()
                     ));
+                } else if !series.t_ms.is_empty() && series.running.iter().all(Option::is_none) {
+                    // The endpoint answered without the series the profile names.
+                    let running = series.names.get("running").cloned().unwrap_or_default();
+                    line.server_note = Some(match capture.server_note {
+                        Some(n) => format!("every scrape lacked `{running}` ({n})"),
+                        None => format!("every scrape lacked `{running}`"),
+                    });
                 } else {
                     line.server_note = None;
                 }

@@ -4,17 +4,24 @@
 //! use, preemptions) by the names the engine's profile gives, with the raw gauge and counter
 //! samples kept.
 //!
-//! A series with several label sets (vLLM's one per engine of a data-parallel server) is
-//! summed for running, waiting and preemptions and its largest value taken for KV use; label
-//! sets of a tensor- or pipeline-parallel rank other than 0 (SGLang's `tp_rank`, `pp_rank`,
-//! `moe_ep_rank`) repeat rank 0's and are not added again.
+//! Series are told apart by what the profile says their labels are
+//! (servebench_spec::engine::LabelRole): label sets that differ in a *part* label (vLLM's
+//! `engine`, SGLang's `dp_rank`) or in a label the profile does not name are separate parts
+//! of the server and are summed (KV use: the fullest part is taken); label sets that differ
+//! only in *replica* labels (SGLang's `tp_rank`, `pp_rank`, `moe_ep_rank` within one
+//! `dp_rank`) are one series, read from its lowest rank; a *breakdown* label (SGLang's
+//! `priority`) is read only where it is empty, the total. The same name and labels twice in
+//! one body is one series: its last value is read, not the sum.
+
+use std::collections::BTreeMap;
 
 use prom_text_format_parser::{Metric, Scrape, Type};
+use servebench_spec::engine::{LabelRole, MetricKind, MetricsFacts};
 
-/// The names an engine serves its common series under, and where.
+/// The names an engine serves its common series under, where, and what its labels say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetricNames {
-    /// The scrape path (`/metrics`).
+    /// The scrape path, with its query where the engine needs one (`/metrics?model=m`).
     pub path: String,
     /// Requests running.
     pub running: String,
@@ -24,6 +31,52 @@ pub struct MetricNames {
     pub kv_usage: Option<String>,
     /// Preemptions, where the engine reports them.
     pub preemptions: Option<String>,
+    /// Whether the preemptions series is a counter (read as its increase) or a gauge.
+    pub preemptions_kind: MetricKind,
+    /// What each named label says.
+    pub labels: Vec<(String, LabelRole)>,
+}
+
+impl MetricNames {
+    /// The names of an engine's `facts`, scraped at `path`.
+    pub fn of(facts: &MetricsFacts, path: String) -> Self {
+        MetricNames {
+            path,
+            running: facts.running.to_owned(),
+            waiting: facts.waiting.to_owned(),
+            kv_usage: facts.kv_usage.map(str::to_owned),
+            preemptions: facts.preemptions.map(|p| p.name.to_owned()),
+            preemptions_kind: facts.preemptions.map_or(MetricKind::Counter, |p| p.kind),
+            labels: facts
+                .labels
+                .iter()
+                .map(|(l, r)| ((*l).to_owned(), *r))
+                .collect(),
+        }
+    }
+
+    fn role(&self, label: &str) -> Option<LabelRole> {
+        self.labels
+            .iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, r)| *r)
+    }
+
+    /// The common series `name` feeds (0 running, 1 waiting, 2 KV use, 3 preemptions).
+    fn slot(&self, name: &str) -> Option<usize> {
+        let is = |n: &Option<String>| n.as_deref() == Some(name);
+        if name == self.running {
+            Some(0)
+        } else if name == self.waiting {
+            Some(1)
+        } else if is(&self.kv_usage) {
+            Some(2)
+        } else if is(&self.preemptions) {
+            Some(3)
+        } else {
+            None
+        }
+    }
 }
 
 /// What one scrape gave.
@@ -37,11 +90,10 @@ pub struct Mapped {
     pub kv_usage: Option<f64>,
     /// Preemptions.
     pub preemptions: Option<f64>,
-    /// Every gauge, counter and untyped sample as (`name{labels}`, value).
+    /// Every gauge, counter and untyped sample as (`name{labels}`, value), each label set
+    /// once (a repeated one keeps its last value).
     pub raw: Vec<(String, f64)>,
 }
-
-const RANK_LABELS: [&str; 3] = ["tp_rank", "pp_rank", "moe_ep_rank"];
 
 /// Parses the whole text; a text with a line the parser refuses is read line by line, the
 /// lines it refuses left out. `Err` when nothing in it is a sample.
@@ -74,17 +126,47 @@ fn value(v: &prom_text_format_parser::Value) -> Option<f64> {
     v.value.parse::<f64>().ok()
 }
 
+/// `name{k="v",…}`, labels sorted.
+fn key(name: &str, labels: &[(&str, &str)]) -> String {
+    if labels.is_empty() {
+        return name.to_owned();
+    }
+    let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    format!("{name}{{{}}}", inner.join(","))
+}
+
+/// One series of a common quantity: its identity (the labels but replica ones) and its
+/// replica ranks (the lowest is read).
+struct Identity {
+    id: String,
+    ranks: Vec<u64>,
+}
+
+/// Where a sample of a common series belongs, or `None` for a breakdown's part.
+fn identity(name: &str, labels: &[(&str, &str)], names: &MetricNames) -> Option<Identity> {
+    let mut kept = Vec::new();
+    let mut ranks = Vec::new();
+    for &(k, v) in labels {
+        match names.role(k) {
+            Some(LabelRole::Breakdown) if !v.is_empty() => return None,
+            Some(LabelRole::Breakdown) => {}
+            Some(LabelRole::Replica) => ranks.push(v.parse::<u64>().unwrap_or(u64::MAX)),
+            Some(LabelRole::Part) | None => kept.push((k, v)),
+        }
+    }
+    Some(Identity {
+        id: key(name, &kept),
+        ranks,
+    })
+}
+
 /// Reads one scrape's text.
 pub fn read_scrape(text: &str, names: &MetricNames) -> Result<Mapped, String> {
     let metrics = parse(text)?;
     let mut out = Mapped::default();
-    let add = |slot: &mut Option<f64>, v: f64, largest: bool| {
-        *slot = Some(match *slot {
-            None => v,
-            Some(x) if largest => x.max(v),
-            Some(x) => x + v,
-        });
-    };
+    // (slot, identity) → (replica ranks, value): one value per series.
+    let mut series: BTreeMap<(usize, String), (Vec<u64>, f64)> = BTreeMap::new();
+    let mut raw: BTreeMap<String, (usize, f64)> = BTreeMap::new();
     for m in &metrics {
         if matches!(m.kind, Type::Histogram | Type::Summary) {
             continue;
@@ -97,47 +179,82 @@ pub fn read_scrape(text: &str, names: &MetricNames) -> Result<Mapped, String> {
                 .map(|l| (l.key.as_str(), l.value.as_str()))
                 .collect();
             labels.sort_unstable();
-            let key = if labels.is_empty() {
-                m.name.clone()
-            } else {
-                let inner: Vec<String> =
-                    labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
-                format!("{}{{{}}}", m.name, inner.join(","))
+            let n = raw.len();
+            raw.entry(key(&m.name, &labels))
+                .and_modify(|e| e.1 = v)
+                .or_insert((n, v));
+            let Some(slot) = names.slot(&m.name) else {
+                continue;
             };
-            out.raw.push((key, v));
-            let replica = labels
-                .iter()
-                .any(|(k, v)| RANK_LABELS.contains(k) && *v != "0");
-            if replica || !v.is_finite() {
+            if !v.is_finite() {
                 continue;
             }
-            let is = |n: &Option<String>| n.as_deref() == Some(m.name.as_str());
-            if m.name == names.running {
-                add(&mut out.running, v, false);
-            } else if m.name == names.waiting {
-                add(&mut out.waiting, v, false);
-            } else if is(&names.kv_usage) {
-                add(&mut out.kv_usage, v, true);
-            } else if is(&names.preemptions) {
-                add(&mut out.preemptions, v, false);
-            }
+            let Some(ident) = identity(&m.name, &labels, names) else {
+                continue;
+            };
+            series
+                .entry((slot, ident.id))
+                .and_modify(|e| {
+                    // The lowest rank is read; the same rank again (the same series
+                    // repeated) replaces it.
+                    if ident.ranks <= e.0 {
+                        *e = (ident.ranks.clone(), v);
+                    }
+                })
+                .or_insert((ident.ranks, v));
         }
     }
+    let mut raw: Vec<(String, (usize, f64))> = raw.into_iter().collect();
+    raw.sort_by_key(|(_, (i, _))| *i);
+    out.raw = raw.into_iter().map(|(k, (_, v))| (k, v)).collect();
+    for ((slot, _), (_, v)) in series {
+        let (target, largest) = match slot {
+            0 => (&mut out.running, false),
+            1 => (&mut out.waiting, false),
+            2 => (&mut out.kv_usage, true),
+            _ => (&mut out.preemptions, false),
+        };
+        *target = Some(match *target {
+            None => v,
+            Some(x) if largest => x.max(v),
+            Some(x) => x + v,
+        });
+    }
     Ok(out)
+}
+
+/// The names of the common series `names` asks for that a scrape's `text` lacks (for the
+/// block-start check: an endpoint that answers without them).
+pub fn missing(text: &str, names: &MetricNames) -> Vec<String> {
+    let Ok(metrics) = parse(text) else {
+        return vec![names.running.clone(), names.waiting.clone()];
+    };
+    let served: std::collections::BTreeSet<&str> = metrics
+        .iter()
+        .filter(|m| !m.samples.is_empty())
+        .map(|m| m.name.as_str())
+        .collect();
+    [
+        Some(&names.running),
+        Some(&names.waiting),
+        names.kv_usage.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|n| !served.contains(n.as_str()))
+    .cloned()
+    .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_spec::Engine;
+    use servebench_spec::engine::profile;
 
-    fn vllm() -> MetricNames {
-        MetricNames {
-            path: "/metrics".into(),
-            running: "vllm:num_requests_running".into(),
-            waiting: "vllm:num_requests_waiting".into(),
-            kv_usage: Some("vllm:kv_cache_usage_perc".into()),
-            preemptions: Some("vllm:num_preemptions_total".into()),
-        }
+    fn names(engine: Engine) -> MetricNames {
+        let facts = profile(engine).and_then(|p| p.metrics).expect("metrics");
+        MetricNames::of(&facts, facts.path.to_owned())
     }
 
     // The shape of vLLM 0.33.0's /metrics (v1/metrics/loggers.py; prometheus_client's text
@@ -167,7 +284,7 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
 
     #[test]
     fn a_vllm_scrape_maps_to_the_common_series() {
-        let m = read_scrape(VLLM, &vllm()).unwrap();
+        let m = read_scrape(VLLM, &names(Engine::Vllm)).unwrap();
         assert_eq!(m.running, Some(5.0));
         assert_eq!(m.waiting, Some(4.0));
         assert_eq!(m.kv_usage, Some(0.5));
@@ -187,28 +304,87 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
         );
     }
 
+    /// SGLang 0.5.23's own collector rendered (crates/runner/tests/fixtures/sglang-0.5.23,
+    /// README.md says how).
+    fn sglang(file: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/sglang-0.5.23/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).expect(&path)
+    }
+
     #[test]
-    fn a_rank_other_than_0_is_not_counted_twice() {
-        let names = MetricNames {
-            path: "/metrics".into(),
-            running: "sglang:num_running_reqs".into(),
-            waiting: "sglang:num_queue_reqs".into(),
-            kv_usage: Some("sglang:token_usage".into()),
-            preemptions: None,
-        };
-        let text = "sglang:num_running_reqs{tp_rank=\"0\"} 6.0\nsglang:num_running_reqs{tp_rank=\"1\"} 6.0\n";
-        assert_eq!(read_scrape(text, &names).unwrap().running, Some(6.0));
+    fn sglang_dp_attention_ranks_are_summed() {
+        // --tp 4 --dp 4 --enable-dp-attention: four schedulers, each its own requests,
+        // labelled dp_rank 0-3 with tp_rank 0-3. Before: only tp_rank 0 was read (3 of 16).
+        let m = read_scrape(&sglang("metrics-dp-attention.txt"), &names(Engine::Sglang)).unwrap();
+        assert_eq!(m.running, Some(16.0));
+        assert_eq!(m.waiting, Some(7.0));
+        assert_eq!(m.kv_usage, Some(0.75), "the fullest DP rank");
+    }
+
+    #[test]
+    fn sglang_tp_replicas_are_read_once() {
+        // --tp 2 with --enable-metrics-for-all-schedulers: rank 1 repeats rank 0's batch.
+        let m = read_scrape(
+            &sglang("metrics-tp-all-schedulers.txt"),
+            &names(Engine::Sglang),
+        )
+        .unwrap();
+        assert_eq!((m.running, m.waiting), (Some(4.0), Some(2.0)));
+    }
+
+    #[test]
+    fn sglang_priority_breakdowns_are_not_added_to_the_total() {
+        // --enable-priority-scheduling: the total under priority="", per priority under "0",
+        // "1". Before: 5 + 2 + 3 = 10 running.
+        let m = read_scrape(&sglang("metrics-priority.txt"), &names(Engine::Sglang)).unwrap();
+        assert_eq!((m.running, m.waiting), (Some(5.0), Some(3.0)));
+    }
+
+    #[test]
+    fn sglang_retractions_are_read_from_the_counter() {
+        // 3 then 2 retractions, a stats log after each and one more: the gauge
+        // `sglang:num_retracted_reqs` is back to 0 at the scrape, the counter says 5.
+        let n = names(Engine::Sglang);
+        assert_eq!(n.preemptions_kind, MetricKind::Counter);
+        let before = read_scrape(&sglang("metrics-retract-before.txt"), &n).unwrap();
+        let after = read_scrape(&sglang("metrics-retract-after.txt"), &n).unwrap();
+        assert_eq!(before.preemptions, None, "no retraction yet: no sample");
+        assert_eq!(after.preemptions, Some(5.0));
+    }
+
+    #[test]
+    fn a_series_repeated_in_one_body_is_one_series() {
+        // One line of SGLang 0.5.23's rendered body, written three times (a body that
+        // repeats a series: the server said 1 running, the sum said 3).
+        let line = sglang("metrics-retract-after.txt")
+            .lines()
+            .find(|l| l.starts_with("sglang:num_running_reqs{"))
+            .expect("line")
+            .replace("} 7.0", "} 1.0");
+        let text = format!("{line}\n{line}\n{line}\n");
+        let m = read_scrape(&text, &names(Engine::Sglang)).unwrap();
+        assert_eq!(m.running, Some(1.0));
+        assert_eq!(m.raw.len(), 1, "{:?}", m.raw);
+        // And for an engine whose profile names no label.
+        let text = "llamacpp:requests_processing 1\nllamacpp:requests_processing 1\n";
+        let m = read_scrape(text, &names(Engine::Llamacpp)).unwrap();
+        assert_eq!(m.running, Some(1.0));
+    }
+
+    #[test]
+    fn missing_series_are_named() {
+        let n = names(Engine::Sglang);
+        assert!(missing(&sglang("metrics-dp-attention.txt"), &n).is_empty());
+        let m = missing("sglang:num_queue_reqs 1\n", &n);
+        assert_eq!(m, vec!["sglang:num_running_reqs", "sglang:token_usage"]);
     }
 
     #[test]
     fn a_line_the_parser_refuses_costs_only_that_line() {
-        let names = MetricNames {
-            path: "/metrics".into(),
-            running: "llamacpp:requests_processing".into(),
-            waiting: "llamacpp:requests_deferred".into(),
-            kv_usage: None,
-            preemptions: None,
-        };
+        let names = names(Engine::Llamacpp);
         let text = "llamacpp:requests_processing 2\nthis is { not a sample\nllamacpp:requests_deferred 1\n";
         let m = read_scrape(text, &names).unwrap();
         assert_eq!((m.running, m.waiting), (Some(2.0), Some(1.0)));

@@ -88,6 +88,17 @@ impl Scraper {
                 .into_iter()
                 .filter_map(|(k, v)| Some((k.to_owned(), v?)))
                 .collect(),
+                kinds: names
+                    .preemptions
+                    .as_ref()
+                    .map(|_| {
+                        let kind = match names.preemptions_kind {
+                            servebench_spec::engine::MetricKind::Counter => "counter",
+                            servebench_spec::engine::MetricKind::Gauge => "gauge",
+                        };
+                        [("preemptions".to_owned(), kind.to_owned())].into()
+                    })
+                    .unwrap_or_default(),
                 ..ServerSeries::default()
             };
             let mut stamps: Vec<i64> = Vec::new();

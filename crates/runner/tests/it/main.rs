@@ -4,6 +4,7 @@ mod loadgen_support;
 mod server_support;
 
 mod dataset_llamacpp_tokenize;
+mod engine_facts;
 mod engine_wire;
 mod loadgen_concurrency;
 mod loadgen_edge_cases;

@@ -30,10 +30,20 @@ pub struct WireArgs {
     #[arg(long = "tp", value_name = "N", default_value_t = 1,
           aliases = ["tp-size", "tensor-parallel-size"])]
     pub tp_size: u32,
+    /// SGLang's `--dp` with `--enable-dp-attention`: each of N data-parallel ranks serves its
+    /// own share of the requests and reports its own metrics series (`dp_rank`); echoed in
+    /// the server arguments; it changes no timing.
+    #[arg(long = "dp", value_name = "N", default_value_t = 1,
+          aliases = ["dp-size", "data-parallel-size"])]
+    pub dp_size: u32,
     /// Serve Prometheus metrics where the engine needs a switch for them (SGLang
     /// `--enable-metrics`, llama.cpp `--metrics`, TensorRT-LLM `return_perf_metrics`).
     #[arg(long, alias = "metrics")]
     pub enable_metrics: bool,
+    /// TensorRT-LLM's `enable_iter_perf_stats: true`: without it its `/prometheus/metrics`
+    /// serves no running, waiting or KV-cache gauge.
+    #[arg(long)]
+    pub enable_iter_perf_stats: bool,
     /// Report cached prompt tokens (`usage.prompt_tokens_details.cached_tokens`) where the
     /// engine needs a switch for it (SGLang `--enable-cache-report`, vLLM
     /// `--enable-prompt-tokens-details`).
@@ -67,7 +77,9 @@ impl Default for WireArgs {
             moe_runner_backend: d.moe_backend,
             model_path: d.model_path,
             tp_size: d.tp_size,
+            dp_size: d.dp_size,
             enable_metrics: d.enable_metrics,
+            enable_iter_perf_stats: d.iter_perf_stats,
             enable_cache_report: d.cache_report,
             held_back_rate: d.held_back_rate,
             flash_attn: d.flash_attn,
@@ -86,7 +98,9 @@ impl WireArgs {
             moe_backend: self.moe_runner_backend.clone(),
             model_path: self.model_path.clone(),
             tp_size: self.tp_size,
+            dp_size: self.dp_size,
             enable_metrics: self.enable_metrics,
+            iter_perf_stats: self.enable_iter_perf_stats,
             cache_report: self.enable_cache_report,
             held_back_rate: self.held_back_rate,
             flash_attn: self.flash_attn,

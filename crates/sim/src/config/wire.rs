@@ -119,10 +119,16 @@ pub struct WireParams {
     pub model_path: Option<String>,
     /// Tensor-parallel size echoed in the server arguments (`--tp`); no effect on timing.
     pub tp_size: u32,
+    /// SGLang's data-parallel attention ranks (`--dp`): the metrics are written per rank,
+    /// labelled `dp_rank`; no effect on timing.
+    pub dp_size: u32,
     /// Serve Prometheus metrics where the engine needs a switch for them (SGLang
     /// `--enable-metrics`, llama.cpp `--metrics`, TensorRT-LLM `return_perf_metrics`);
     /// engines that always serve them ignore it.
     pub enable_metrics: bool,
+    /// TensorRT-LLM's `enable_iter_perf_stats`: its running, waiting and KV gauges are
+    /// served only with it.
+    pub iter_perf_stats: bool,
     /// Report cached prompt tokens where the engine needs a switch for it (SGLang
     /// `--enable-cache-report`, vLLM `--enable-prompt-tokens-details`).
     pub cache_report: bool,
@@ -150,7 +156,9 @@ impl Default for WireParams {
             moe_backend: None,
             model_path: None,
             tp_size: 1,
+            dp_size: 1,
             enable_metrics: false,
+            iter_perf_stats: false,
             cache_report: false,
             held_back_rate: 0.0,
             flash_attn: FlashAttn::Auto,
@@ -178,6 +186,13 @@ impl WireParams {
         }
         if self.tp_size == 0 {
             return Err(SimError::InvalidConfig("tp_size must be at least 1".into()));
+        }
+        if self.dp_size == 0 || !self.tp_size.is_multiple_of(self.dp_size) {
+            return Err(SimError::InvalidConfig(format!(
+                "--dp {} must be at least 1 and divide --tp {} (SGLang's data-parallel \
+                 attention splits the tensor-parallel ranks)",
+                self.dp_size, self.tp_size
+            )));
         }
         if self.sse_ping_ms == Some(0) {
             return Err(SimError::InvalidConfig(

@@ -65,6 +65,19 @@ fn failure(st: &AppState, e: ApiError) -> Response {
     e.into_response()
 }
 
+/// A refused request: the error response, or the personality's answer to a streamed
+/// request it refuses (TGI: HTTP 200, an error event, `[DONE]`).
+fn refused(st: &AppState, body: &[u8], e: ApiError) -> Response {
+    match dialect::stream_refusal(&st.config, body, e) {
+        Ok(resp) => {
+            bump(&st.stats.failed);
+            st.answered();
+            resp
+        }
+        Err(e) => failure(st, e),
+    }
+}
+
 async fn generate(
     st: Arc<AppState>,
     api: Api,
@@ -88,8 +101,11 @@ async fn generate(
     st.record(&body);
     let req = match dialect::admit(api, &body, &st.config) {
         Ok(r) => r,
-        Err(e) => return failure(&st, e),
+        Err(e) => return refused(&st, &body, e),
     };
+    if let Some(e) = dialect::over_limit(&st.config, st.stats.in_flight_now()) {
+        return refused(&st, &body, e);
+    }
     let seed = st.config.seed;
     let plan = FaultPlan::draw(&st.config.faults, seed, n, req.max_tokens);
     match plan.http_error {

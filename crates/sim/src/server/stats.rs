@@ -94,6 +94,11 @@ impl Stats {
     }
 
     /// Counts a request in flight until the guard drops.
+    /// Requests in flight now.
+    pub(crate) fn in_flight_now(&self) -> u64 {
+        self.in_flight.load(Relaxed)
+    }
+
     pub(crate) fn enter(self: &Arc<Self>) -> InFlight {
         let n = self.in_flight.fetch_add(1, Relaxed) + 1;
         self.max_in_flight.fetch_max(n, Relaxed);

@@ -88,6 +88,7 @@ async fn running_waiting_and_kv_use_in_each_engines_names() {
         c.engine.max_batched_tokens = 512;
         c.engine.decode_base_ms = 40.0;
         c.wire.enable_metrics = true;
+        c.wire.iter_perf_stats = true;
         let h = start(c).await;
         let url = format!("{}/v1/completions", h.base_url());
         let streams: Vec<_> = (0..4)
@@ -186,5 +187,68 @@ async fn metrics_switches_per_engine() {
     let h = start(engine(Personality::Trtllm)).await;
     let (s, v) = get_json(&client(), &format!("{}/metrics", h.base_url())).await;
     assert_eq!((s, v), (200, json!([])));
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+// TensorRT-LLM serves its running, waiting and KV gauges only with `enable_iter_perf_stats`
+// (metrics/collector.py `log_iteration_stats`, started by openai_server.py's lifespan only
+// then); `return_perf_metrics` alone gives the per-request counters. Before: the gauges came
+// with `return_perf_metrics` alone.
+#[tokio::test]
+async fn trtllm_gauges_need_iter_perf_stats() {
+    for iter in [false, true] {
+        let mut c = engine(Personality::Trtllm);
+        c.wire.enable_metrics = true;
+        c.wire.iter_perf_stats = iter;
+        let h = start(c).await;
+        let (s, t) = text(&format!("{}/prometheus/metrics", h.base_url())).await;
+        assert_eq!(s, 200, "{t}");
+        assert_eq!(
+            sample(&t, "trtllm_num_requests_running").is_some(),
+            iter,
+            "{t}"
+        );
+        assert!(sample(&t, "trtllm_prompt_tokens_total").is_some(), "{t}");
+        h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+// SGLang with `--enable-dp-attention --dp N`: one series per DP rank, labelled `dp_rank` with
+// its first global `tp_rank` (observability/metrics_collector.py:1361-1392, 0.5.23), each
+// rank its own share of the requests. Before: one series, as without DP.
+#[tokio::test]
+async fn sglang_writes_one_series_per_dp_rank() {
+    let mut c = engine(Personality::Sglang);
+    c.engine.max_num_seqs = 2;
+    c.engine.decode_base_ms = 40.0;
+    c.wire.enable_metrics = true;
+    c.wire.tp_size = 4;
+    c.wire.dp_size = 2;
+    let h = start(c).await;
+    let url = format!("{}/v1/completions", h.base_url());
+    let streams: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                stream(
+                    &client(),
+                    &url,
+                    &json!({"model": "sim-model", "prompt": "a b", "max_tokens": 8, "stream": true}),
+                )
+                .await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
+    for (rank, tp) in [(0, 0), (1, 2)] {
+        let line = format!(
+            "sglang:num_running_reqs{{dp_rank=\"{rank}\",engine_type=\"unified\",model_name=\"sim-model\",moe_ep_rank=\"{tp}\",pp_rank=\"0\",tp_rank=\"{tp}\"}} 1.0"
+        );
+        assert!(t.contains(&line), "{line}\n{t}");
+    }
+    for s in streams {
+        let _ = s.await;
+    }
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

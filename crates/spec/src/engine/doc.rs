@@ -103,22 +103,68 @@ fn version(p: &Profile) -> String {
 }
 
 fn metrics(p: &Profile) -> String {
-    match p.metrics {
-        None => "not available".into(),
-        Some(m) => {
-            let mut s = format!("`{}`", m.path);
-            if let Some(f) = m.enable {
-                s.push_str(&format!(" with {f}"));
-            }
-            s.push_str(&format!(": `{}`, `{}`", m.running, m.waiting));
-            if let Some(k) = m.kv_usage {
-                s.push_str(&format!(", `{k}`"));
-            }
-            if let Some(k) = m.preemptions {
-                s.push_str(&format!(", `{k}`"));
-            }
-            s
+    use super::{LabelRole, MetricKind};
+    let Some(m) = p.metrics else {
+        return "not available".into();
+    };
+    let mut s = format!("`{}`", m.path);
+    if let Some(q) = p.model_query {
+        s.push_str(&format!("`?{q}=MODEL`"));
+    }
+    if let Some(f) = m.enable {
+        s.push_str(&format!(" with {f}"));
+    }
+    s.push_str(&format!(": `{}`, `{}`", m.running, m.waiting));
+    if let Some(k) = m.kv_usage {
+        s.push_str(&format!(", `{k}`"));
+    }
+    if let Some(k) = m.preemptions {
+        let kind = match k.kind {
+            MetricKind::Counter => "counter: its increase",
+            MetricKind::Gauge => "gauge: its peak",
+        };
+        s.push_str(&format!(", `{}` ({kind})", k.name));
+    }
+    if let Some(need) = m.series_need {
+        s.push_str(&format!("; the gauges need {need}"));
+    }
+    if let Some(u) = m.updated {
+        s.push_str(&format!("; updated {u}"));
+    }
+    let role = |r: LabelRole| {
+        m.labels
+            .iter()
+            .filter(|(_, x)| *x == r)
+            .map(|(l, _)| format!("`{l}`"))
+            .collect::<Vec<_>>()
+    };
+    for (r, what) in [
+        (LabelRole::Part, "summed over"),
+        (LabelRole::Replica, "one read of"),
+        (LabelRole::Breakdown, "total only of"),
+    ] {
+        let ls = role(r);
+        if !ls.is_empty() {
+            s.push_str(&format!("; {what} {}", ls.join(", ")));
         }
+    }
+    s
+}
+
+fn concurrency(p: &Profile) -> String {
+    match p.concurrency_limit {
+        None => "not published".into(),
+        Some(c) => format!(
+            "`{}` `{}` ({}); beyond it a request {}",
+            c.path,
+            c.pointer.trim_start_matches('/'),
+            c.flag,
+            if c.refuses {
+                "fails: a point above it is refused before load"
+            } else {
+                "waits in the engine's queue: a warning"
+            }
+        ),
     }
 }
 
@@ -237,6 +283,7 @@ pub fn engines_table() -> String {
         ("version", version),
         ("readiness probe", |p| format!("`{}`", p.readiness)),
         ("Prometheus metrics", metrics),
+        ("requests at once", concurrency),
         ("cached prompt tokens", cached),
         ("reasoning delta field", reasoning),
         ("reasoning tokens in usage", reasoning_usage),

@@ -150,22 +150,80 @@ pub enum ArgSource {
     },
 }
 
-/// An engine's Prometheus metrics: where, how they are turned on, and the names of the
-/// series a benchmark reads.
+/// How a Prometheus series is read: a gauge is a level (read as it is), a counter only
+/// rises (read as its increase over the trial: a level would be everything since the server
+/// started).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    /// A level: running requests, KV use, a gauge of the last retraction.
+    Gauge,
+    /// Cumulative since the server started: read as its increase.
+    Counter,
+}
+
+/// One series a benchmark reads: its name and how it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Series {
+    /// The sample name as served (`vllm:num_preemptions_total`).
+    pub name: &'static str,
+    /// Gauge or counter.
+    pub kind: MetricKind,
+}
+
+/// What a label of an engine's series says about the series that carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelRole {
+    /// Each value is a separate part of the server, its own requests (vLLM's `engine`,
+    /// SGLang's `dp_rank`): the parts are summed (KV use: the fullest part).
+    Part,
+    /// Each value is a rank that repeats another's view of the same requests (SGLang's
+    /// `tp_rank`, `pp_rank`, `moe_ep_rank` within one `dp_rank`): one is read, the lowest.
+    Replica,
+    /// A breakdown of a total the engine also serves with this label empty (SGLang's
+    /// `priority` with `--enable-priority-scheduling`): only the empty value is read.
+    Breakdown,
+}
+
+/// An engine's Prometheus metrics: where, how they are turned on, the names of the series a
+/// benchmark reads (running, waiting and KV use are gauges; preemptions say their kind), and
+/// what the labels say (a series served twice with the same name and labels is one series,
+/// not two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetricsFacts {
     /// The scrape path.
     pub path: &'static str,
-    /// The server flag that turns them on, where they are off by default.
+    /// The server flag that turns the endpoint on, where it is off by default.
     pub enable: Option<&'static str>,
-    /// Requests running.
+    /// What else must be set for the running/waiting/KV series to be served, where the
+    /// endpoint answers without them by default (TensorRT-LLM's `enable_iter_perf_stats`).
+    pub series_need: Option<&'static str>,
+    /// When the engine updates them, where it is not continuously (for the docs and the
+    /// block-start check).
+    pub updated: Option<&'static str>,
+    /// Requests running (a gauge).
     pub running: &'static str,
-    /// Requests waiting.
+    /// Requests waiting (a gauge).
     pub waiting: &'static str,
-    /// KV-cache use, where the engine reports it.
+    /// KV-cache use, 0–1 (a gauge), where the engine reports it.
     pub kv_usage: Option<&'static str>,
     /// Preemptions, where the engine reports them.
-    pub preemptions: Option<&'static str>,
+    pub preemptions: Option<Series>,
+    /// Labels that tell parts, replicas and breakdowns apart; any other label is part of a
+    /// series' identity (series that differ in it are summed).
+    pub labels: &'static [(&'static str, LabelRole)],
+}
+
+/// Where an engine says how many requests it takes at once, and what happens beyond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConcurrencyLimit {
+    /// `GET path`.
+    pub path: &'static str,
+    /// JSON pointer of the number.
+    pub pointer: &'static str,
+    /// The server flag that sets it.
+    pub flag: &'static str,
+    /// A request beyond it fails (TGI); else it waits in the engine's queue.
+    pub refuses: bool,
 }
 
 /// When an engine sends `usage` in a stream.
@@ -351,6 +409,13 @@ pub struct Profile {
     pub server_args: &'static [ArgSource],
     /// Prometheus metrics.
     pub metrics: Option<MetricsFacts>,
+    /// A query parameter naming the model that `GET` reads of one model's facts carry
+    /// (`/props?model=M`, `/metrics?model=M`): llama.cpp's router (several models) answers
+    /// 400 or a placeholder without it; a one-model server ignores it.
+    pub model_query: Option<&'static str>,
+    /// The most requests the engine takes at once, where it says so: a request beyond it
+    /// fails (TGI's "Model is overloaded") or waits in the engine's queue.
+    pub concurrency_limit: Option<ConcurrencyLimit>,
     /// The flag that makes `usage.prompt_tokens_details.cached_tokens` appear, where it is
     /// off by default (`None`: always sent, or never).
     pub cached_tokens_flag: Option<&'static str>,
@@ -402,6 +467,23 @@ impl Profile {
             })
     }
 
+    /// `path` with the model query the engine needs (`/props?model=m` for llama.cpp, whose
+    /// router needs it and whose one-model server ignores it); `path` itself elsewhere.
+    pub fn model_path(&self, path: &str, model: &str) -> String {
+        match self.model_query {
+            Some(q) => {
+                let sep = if path.contains('?') { '&' } else { '?' };
+                format!("{path}{sep}{q}={}", query_escape(model))
+            }
+            None => path.to_owned(),
+        }
+    }
+
+    /// Where its Prometheus metrics are scraped for `model`.
+    pub fn metrics_path(&self, model: &str) -> Option<String> {
+        self.metrics.map(|m| self.model_path(m.path, model))
+    }
+
     /// The request fields it refuses with an HTTP error, with the status.
     pub fn refused_fields(&self) -> Vec<(&'static str, u16)> {
         let r = &self.request;
@@ -417,6 +499,19 @@ impl Profile {
         })
         .collect()
     }
+}
+
+/// `s` percent-encoded for a URL query value (RFC 3986 unreserved characters kept).
+fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

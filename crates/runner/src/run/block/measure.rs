@@ -96,7 +96,7 @@ impl BlockContext<'_> {
         {
             return Some((failed(t, block, &why), Vec::new()));
         }
-        let metrics = self.block_plan.as_ref().and_then(|p| p.metrics);
+        let metrics = self.block_plan.as_ref().and_then(|p| p.metrics.clone());
         let auth = (target.api_key.clone(), target.headers.clone());
         let capture = self
             .telemetry

@@ -39,11 +39,37 @@ impl BlockContext<'_> {
             engine::block_checks(&ep, &resolved, &target.model, &plan, w.ignore_eos).await;
         checks.extend(chosen);
         self.limit = limit;
+        let highest = block
+            .trials
+            .iter()
+            .filter_map(|t| self.plan.points.get(t.point)?.max_concurrency)
+            .max();
+        let running = engine::limits::concurrency_limit(&ep, resolved.profile).await;
+        let mut warnings = plan.body.warnings.clone();
+        let over = engine::limits::check(resolved.profile.name, running, highest);
+        if let Ok(Some(w)) = &over {
+            warnings.push(w.clone());
+        }
+        let scraping = self
+            .spec
+            .spec
+            .telemetry
+            .as_ref()
+            .is_some_and(|t| t.server_metrics != servebench_spec::ServerMetrics::Off);
+        for c in checks.iter().filter(|c| {
+            scraping && c.guarantee == Guarantee::Metrics && c.outcome == CheckOutcome::Fails
+        }) {
+            let set = c
+                .set
+                .as_deref()
+                .map_or_else(String::new, |s| format!("; set {s}"));
+            warnings.push(format!("metrics endpoint: {}{set}", c.detail));
+        }
         let engine = resolved.record.describe();
         if self.said.insert(engine.clone()) {
             ui.line(&format!("block {}: engine {engine}", block.index + 1));
         }
-        for warning in &plan.body.warnings {
+        for warning in &warnings {
             if self.said.insert(warning.clone()) {
                 ui.line(&format!("warning: {warning}"));
             }
@@ -64,11 +90,14 @@ impl BlockContext<'_> {
             variant: variant.name.clone(),
             engine: Some(resolved.record.clone()),
             checks,
-            warnings: plan.body.warnings.clone(),
+            warnings,
         });
         let _ = self.store.save(result);
         self.block_plan = Some(plan);
         self.profile = Some(resolved.profile);
+        if let Err(why) = over {
+            return Err(format!("not measured: {why}"));
+        }
         if blocking.is_empty() {
             Ok(())
         } else {

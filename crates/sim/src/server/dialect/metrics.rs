@@ -29,10 +29,12 @@
 //!   `tgi_queue_size`, `tgi_batch_current_max_tokens`;
 //! * TensorRT-LLM, `tensorrt_llm/metrics/collector.py`: at `/prometheus/metrics`, only with
 //!   `return_perf_metrics` (`/metrics` is JSON); labels `model_name`, `engine_type`
-//!   (`pytorch`, the backend); gauges `trtllm_num_requests_running`,
+//!   (`pytorch`, the backend); counters `trtllm_prompt_tokens_total`,
+//!   `trtllm_generation_tokens_total`; the gauges `trtllm_num_requests_running`,
 //!   `trtllm_num_requests_waiting`, `trtllm_kv_cache_utilization`,
-//!   `trtllm_num_paused_requests`; counters `trtllm_prompt_tokens_total`,
-//!   `trtllm_generation_tokens_total`;
+//!   `trtllm_num_paused_requests` only with `enable_iter_perf_stats`
+//!   (`--enable-iter-perf-stats`; `log_iteration_stats`, started by openai_server.py's
+//!   lifespan only then, and run when a request finishes);
 //! * transformers serve: no metrics endpoint;
 //! * the generic dialect: `servebench_sim_*` at `/metrics`.
 
@@ -112,7 +114,14 @@ async fn metrics(State(st): State<Arc<AppState>>) -> Response {
         _ => {}
     }
     let s = snapshot(&st);
-    let body = render(p, &st.config.model, &s);
+    let w = &st.config.wire;
+    let body = render(
+        p,
+        &st.config.model,
+        &s,
+        w.iter_perf_stats,
+        (w.tp_size, w.dp_size),
+    );
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, content_type(p))],
@@ -188,8 +197,140 @@ fn escape(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// The metrics text of one personality.
-pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
+/// `total` split over `n` ranks: rank `r`'s share.
+fn share(total: u64, r: u64, n: u64) -> u64 {
+    total / n + u64::from(r < total % n)
+}
+
+/// SGLang 0.5.23 (observability/metrics_collector.py): one series per scheduler that logs;
+/// with `--dp N` (data-parallel attention) one per DP rank, labelled `dp_rank` with its first
+/// global `tp_rank` and `moe_ep_rank` (:1361-1392), each with its share of the requests.
+fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
+    let (tp, dp) = (u64::from(tp.max(1)), u64::from(dp.max(1)));
+    let n = |v: u64| py_float(v as f64);
+    let labels = |r: u64| {
+        let rank = r * (tp / dp).max(1);
+        let base = format!(
+            "engine_type=\"unified\",model_name=\"{m}\",moe_ep_rank=\"{rank}\",pp_rank=\"0\",\
+             tp_rank=\"{rank}\""
+        );
+        if dp > 1 {
+            format!("dp_rank=\"{r}\",{base}")
+        } else {
+            base
+        }
+    };
+    let per_rank = |total: u64| (0..dp).map(|r| n(share(total, r, dp))).collect::<Vec<_>>();
+    let gauges = [
+        (
+            "sglang:num_running_reqs",
+            "The number of running requests.",
+            per_rank(s.running),
+        ),
+        (
+            "sglang:num_queue_reqs",
+            "The number of requests in the waiting queue.",
+            per_rank(s.waiting),
+        ),
+        (
+            "sglang:token_usage",
+            "The token usage.",
+            (0..dp).map(|_| py_float(s.kv_usage)).collect(),
+        ),
+        (
+            "sglang:num_used_tokens",
+            "The number of used tokens.",
+            per_rank(s.kv_used_tokens),
+        ),
+        (
+            "sglang:num_retracted_reqs",
+            "The number of retracted requests.",
+            per_rank(0),
+        ),
+    ];
+    for (name, help, values) in gauges {
+        f.head(name, help, "gauge");
+        for (r, v) in (0..dp).zip(values) {
+            f.sample(name, &labels(r), &v);
+        }
+    }
+    f.head(
+        "sglang:num_retracted_requests",
+        "Total number of retracted requests.",
+        "counter",
+    );
+    for r in 0..dp {
+        f.sample(
+            "sglang:num_retracted_requests_total",
+            &labels(r),
+            &n(share(s.preemptions, r, dp)),
+        );
+    }
+}
+
+/// TensorRT-LLM (metrics/collector.py): the per-request counters with
+/// `return_perf_metrics`; the running, waiting, KV and paused gauges only with
+/// `enable_iter_perf_stats` (`log_iteration_stats`, started by openai_server.py's lifespan
+/// only then). TensorRT-LLM updates those gauges when a request finishes; the simulator
+/// writes the engine model's values at each scrape.
+fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
+    let n = |v: u64| py_float(v as f64);
+    let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
+    if iter_stats {
+        let gauges = [
+            (
+                "trtllm_num_requests_running",
+                "Number of active requests",
+                n(s.running),
+            ),
+            (
+                "trtllm_num_requests_waiting",
+                "Number of queued requests",
+                n(s.waiting),
+            ),
+            (
+                "trtllm_kv_cache_utilization",
+                "KV cache utilization",
+                py_float(s.kv_usage),
+            ),
+            (
+                "trtllm_num_paused_requests",
+                "Number of paused requests",
+                n(s.preemptions),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            f.head(name, help, "gauge");
+            f.sample(name, &l, &v);
+        }
+    }
+    let counters = [
+        (
+            "trtllm_prompt_tokens",
+            "Cumulative number of prompt (input) tokens processed.",
+            s.prompt_tokens,
+        ),
+        (
+            "trtllm_generation_tokens",
+            "Cumulative number of generation (output) tokens produced.",
+            s.generation_tokens,
+        ),
+    ];
+    for (name, help, v) in counters {
+        f.head(name, help, "counter");
+        f.sample(&format!("{name}_total"), &l, &n(v));
+    }
+}
+
+/// The metrics text of one personality (`iter_stats`: TensorRT-LLM's
+/// `enable_iter_perf_stats`; `ranks`: SGLang's `--tp` and `--dp`).
+pub(crate) fn render(
+    p: Personality,
+    model: &str,
+    s: &Snapshot,
+    iter_stats: bool,
+    ranks: (u32, u32),
+) -> String {
     let mut out = String::new();
     let mut f = Family { out: &mut out };
     let m = escape(model);
@@ -252,49 +393,7 @@ pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
                 f.sample(&format!("{name}_total"), &l, &n(v));
             }
         }
-        Personality::Sglang => {
-            let l = format!(
-                "engine_type=\"unified\",model_name=\"{m}\",moe_ep_rank=\"0\",pp_rank=\"0\",\
-                 tp_rank=\"0\""
-            );
-            let gauges = [
-                (
-                    "sglang:num_running_reqs",
-                    "The number of running requests.",
-                    n(s.running),
-                ),
-                (
-                    "sglang:num_queue_reqs",
-                    "The number of requests in the waiting queue.",
-                    n(s.waiting),
-                ),
-                (
-                    "sglang:token_usage",
-                    "The token usage.",
-                    py_float(s.kv_usage),
-                ),
-                (
-                    "sglang:num_used_tokens",
-                    "The number of used tokens.",
-                    n(s.kv_used_tokens),
-                ),
-                (
-                    "sglang:num_retracted_reqs",
-                    "The number of retracted requests.",
-                    n(s.preemptions),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, &l, &v);
-            }
-            f.head(
-                "sglang:num_retracted_requests",
-                "Total number of retracted requests.",
-                "counter",
-            );
-            f.sample("sglang:num_retracted_requests_total", &l, &n(s.preemptions));
-        }
+        Personality::Sglang => sglang(&mut f, &m, s, ranks),
         Personality::Llamacpp => {
             let c = |v: u64| cpp_double(v as f64);
             let counters = [
@@ -353,51 +452,7 @@ pub(crate) fn render(p: Personality, model: &str, s: &Snapshot) -> String {
                 f.sample(name, "", &v.to_string());
             }
         }
-        Personality::Trtllm => {
-            let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
-            let gauges = [
-                (
-                    "trtllm_num_requests_running",
-                    "Number of active requests",
-                    n(s.running),
-                ),
-                (
-                    "trtllm_num_requests_waiting",
-                    "Number of queued requests",
-                    n(s.waiting),
-                ),
-                (
-                    "trtllm_kv_cache_utilization",
-                    "KV cache utilization",
-                    py_float(s.kv_usage),
-                ),
-                (
-                    "trtllm_num_paused_requests",
-                    "Number of paused requests",
-                    n(s.preemptions),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, &l, &v);
-            }
-            let counters = [
-                (
-                    "trtllm_prompt_tokens",
-                    "Cumulative number of prompt (input) tokens processed.",
-                    s.prompt_tokens,
-                ),
-                (
-                    "trtllm_generation_tokens",
-                    "Cumulative number of generation (output) tokens produced.",
-                    s.generation_tokens,
-                ),
-            ];
-            for (name, help, v) in counters {
-                f.head(name, help, "counter");
-                f.sample(&format!("{name}_total"), &l, &n(v));
-            }
-        }
+        Personality::Trtllm => trtllm(&mut f, &m, s, iter_stats),
         Personality::Generic | Personality::Transformers => {
             let gauges = [
                 (

@@ -130,6 +130,32 @@ pub(crate) fn admit(api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequ
     Ok(req)
 }
 
+/// The refusal of a request beyond the engine's limit on requests at once (`in_flight`
+/// counting it), where the personality has one (TGI's `--max-concurrent-requests`, 128).
+pub(crate) fn over_limit(config: &SimConfig, in_flight: u64) -> Option<ApiError> {
+    match config.wire.engine {
+        Personality::Tgi => tgi::over_limit(in_flight),
+        _ => None,
+    }
+}
+
+/// How a personality answers a streamed request it refuses with `e`: TGI with HTTP 200, an
+/// error event and `[DONE]` (`Ok`); the others with the error response (`Err(e)` back).
+pub(crate) fn stream_refusal(
+    config: &SimConfig,
+    body: &[u8],
+    e: ApiError,
+) -> Result<Response, ApiError> {
+    let streamed = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("stream").and_then(Value::as_bool))
+        .unwrap_or(false);
+    match config.wire.engine {
+        Personality::Tgi if streamed => Ok(tgi::stream_error(e)),
+        _ => Err(e),
+    }
+}
+
 /// The chunks and bodies of one response; `None` for the generic dialect, whose encoder
 /// (`server::encode`) is the simulator's fast path.
 pub(crate) fn shape(ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {

@@ -261,7 +261,7 @@ async fn info(State(st): State<Arc<AppState>>) -> Response {
             .f("model_id", &c.model)
             .null("model_sha")
             .f("model_pipeline_tag", "text-generation")
-            .f("max_concurrent_requests", &128)
+            .f("max_concurrent_requests", &MAX_CONCURRENT_REQUESTS)
             .f("max_best_of", &2)
             .f("max_stop_sequences", &4)
             .f(
@@ -326,9 +326,11 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         let body = Obj::new()
             .f(
                 "error",
+                // `InferError::ValidationError` displays "Input validation error: {0}"
+                // (infer/mod.rs:414-415).
                 &format!(
-                    "`inputs` tokens + `max_new_tokens` must be <= {limit}. Given: {prompt} \
-                     `inputs` tokens and {max} `max_new_tokens`"
+                    "Input validation error: `inputs` tokens + `max_new_tokens` must be <= \
+                     {limit}. Given: {prompt} `inputs` tokens and {max} `max_new_tokens`"
                 ),
             )
             .f("error_type", "validation")
@@ -349,6 +351,54 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         .f("error_type", kind)
         .done();
     (status, body)
+}
+
+/// `--max-concurrent-requests` (launcher/src/main.rs:645-649, default 128; what `/info`
+/// reports): a request beyond it is refused at once, "Model is overloaded"
+/// (infer/mod.rs:84,110-120,412), HTTP 429 when not streamed (server.rs:2408).
+pub(super) const MAX_CONCURRENT_REQUESTS: u64 = 128;
+
+pub(super) fn over_limit(in_flight: u64) -> Option<ApiError> {
+    (in_flight > MAX_CONCURRENT_REQUESTS)
+        .then(|| ApiError::new(StatusCode::TOO_MANY_REQUESTS, "Model is overloaded"))
+}
+
+/// A streamed request TGI refuses (validation, overload): HTTP 200, the error as an OpenAI
+/// error event `{"error":{"message","http_status_code":422}}` (infer/mod.rs:445-461), then
+/// `data: [DONE]` (server.rs:890,981,1241-1244). A body axum could not read is refused
+/// before the stream starts, as a plain-text 422.
+pub(super) fn stream_error(e: ApiError) -> Response {
+    let note = match e.into_response().extensions().get::<ErrorNote>() {
+        Some(n) => n.clone(),
+        None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    };
+    if let Some(r) = rejection(&note) {
+        return r;
+    }
+    let (_, body) = error_body(&note);
+    let v: Value = serde_json::from_str(&body).unwrap_or_default();
+    let msg = v.get("error").and_then(Value::as_str).unwrap_or_default();
+    let message = match v.get("error_type").and_then(Value::as_str) {
+        Some("validation") if !msg.starts_with("Input validation error") => {
+            format!("Input validation error: {msg}")
+        }
+        _ => msg.to_owned(),
+    };
+    let event = Obj::new()
+        .r(
+            "error",
+            Obj::new()
+                .f("message", &message)
+                .f("http_status_code", &422)
+                .done(),
+        )
+        .done();
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        Body::from(format!("data: {event}\n\ndata: [DONE]\n\n")),
+    )
+        .into_response()
 }
 
 /// axum's plain-text rejection of a body that is no JSON request TGI can read.

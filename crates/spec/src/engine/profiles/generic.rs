@@ -60,11 +60,26 @@ pub static GENERIC: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: None,
+        series_need: None,
+        updated: None,
         running: "servebench_sim_requests_running",
         waiting: "servebench_sim_requests_waiting",
         kv_usage: Some("servebench_sim_kv_cache_usage_ratio"),
-        preemptions: Some("servebench_sim_preemptions_total"),
+        preemptions: Some(Series {
+            name: "servebench_sim_preemptions_total",
+            kind: MetricKind::Counter,
+        }),
+        // An unknown server: the rank labels SGLang and vLLM use, read as they do.
+        labels: &[
+            ("engine", LabelRole::Part),
+            ("dp_rank", LabelRole::Part),
+            ("tp_rank", LabelRole::Replica),
+            ("pp_rank", LabelRole::Replica),
+            ("moe_ep_rank", LabelRole::Replica),
+        ],
     }),
+    model_query: None,
+    concurrency_limit: None,
     cached_tokens_flag: None,
     reports_cached_tokens: true,
     stream: StreamFacts {

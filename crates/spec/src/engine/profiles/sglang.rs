@@ -77,11 +77,33 @@ pub(super) static SGLANG: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: Some("--enable-metrics"),
+        series_need: None,
+        updated: None,
         running: "sglang:num_running_reqs",
         waiting: "sglang:num_queue_reqs",
         kv_usage: Some("sglang:token_usage"),
-        preemptions: Some("sglang:num_retracted_reqs"),
+        // observability/metrics_collector.py:552-561 (0.5.23): `sglang:num_retracted_reqs` is
+        // a gauge of the last retraction, reset at each stats log (managers/scheduler_
+        // components/metrics_reporter.py:874-876); the counter is this one (:1513-1519).
+        preemptions: Some(Series {
+            name: "sglang:num_retracted_requests_total",
+            kind: MetricKind::Counter,
+        }),
+        // metrics_collector.py:1381-1392: every scheduler that logs (attn_tp_rank 0, or all
+        // with --enable-metrics-for-all-schedulers) labels its series with its `tp_rank`,
+        // `pp_rank`, `moe_ep_rank`, and `dp_rank` when there is one (DP attention: each DP
+        // rank its own requests); `priority` "" is the total, "<n>" its breakdown (:1388-1390,
+        // :1417-1428).
+        labels: &[
+            ("dp_rank", LabelRole::Part),
+            ("tp_rank", LabelRole::Replica),
+            ("pp_rank", LabelRole::Replica),
+            ("moe_ep_rank", LabelRole::Replica),
+            ("priority", LabelRole::Breakdown),
+        ],
     }),
+    model_query: None,
+    concurrency_limit: None,
     cached_tokens_flag: Some("--enable-cache-report"),
     reports_cached_tokens: true,
     stream: StreamFacts {

@@ -10,7 +10,9 @@ use super::super::*;
 /// "text-generation-router"`, `version`, `max_total_tokens`; `/v1/models` `owned_by` is the
 /// model id; `/metrics` always on; temperature 0 means greedy :741), router/src/validation.rs
 /// :430 (`ignore_eos_token: false` hard-coded: no `ignore_eos`), router/src/lib.rs (serde
-/// drops unknown fields; chat `stream_options`).
+/// drops unknown fields; chat `stream_options`); a streamed request's validation or overload
+/// error is an HTTP 200 event `data: {"error":{"message","http_status_code":422}}` then
+/// `data: [DONE]` (infer/mod.rs:445-452, server.rs:890,981,1241-1244).
 pub(super) static TGI: Profile = Profile {
     engine: Engine::Tgi,
     name: "TGI",
@@ -44,10 +46,23 @@ pub(super) static TGI: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: None,
+        series_need: None,
+        updated: None,
         running: "tgi_batch_current_size",
         waiting: "tgi_queue_size",
         kv_usage: None,
         preemptions: None,
+        labels: &[],
+    }),
+    model_query: None,
+    // router/src/infer/mod.rs:84,115 (a semaphore of `--max-concurrent-requests`,
+    // launcher/src/main.rs:645-649, default 128; `try_acquire_owned` fails at once: "Model is
+    // overloaded"), router/src/lib.rs:276 (`/info` `max_concurrent_requests`).
+    concurrency_limit: Some(ConcurrencyLimit {
+        path: "/info",
+        pointer: "/max_concurrent_requests",
+        flag: "--max-concurrent-requests",
+        refuses: true,
     }),
     cached_tokens_flag: None,
     reports_cached_tokens: false,

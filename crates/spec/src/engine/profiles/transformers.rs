@@ -105,6 +105,8 @@ pub(super) static TRANSFORMERS: Profile = Profile {
     version: &[],
     server_args: &[],
     metrics: None,
+    model_query: None,
+    concurrency_limit: None,
     cached_tokens_flag: None,
     reports_cached_tokens: false,
     stream: StreamFacts {

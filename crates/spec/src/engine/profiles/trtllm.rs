@@ -10,7 +10,10 @@ use super::super::*;
 /// tokens}`; DeltaMessage has both `reasoning_content` and `reasoning`), openai_server.py
 /// @00057725 (`/version`, `/health`, `[DONE]` after the last chunk, Prometheus at
 /// `/prometheus/metrics` with `return_perf_metrics`, `/metrics` is JSON iteration stats),
-/// metrics/collector.py @050f80de (names).
+/// metrics/collector.py @050f80de (names); metrics/collector.py and openai_server.py as the
+/// search index holds them newest (2026 headers: `log_iteration_stats` sets the running,
+/// waiting and KV gauges; the lifespan starts `_iteration_stats_collector_loop` only with
+/// `enable_iter_perf_stats`, and the loop wakes when a request completes).
 pub(super) static TRTLLM: Profile = Profile {
     engine: Engine::Trtllm,
     name: "TensorRT-LLM",
@@ -45,11 +48,20 @@ pub(super) static TRTLLM: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/prometheus/metrics",
         enable: Some("return_perf_metrics: true (in --extra_llm_api_options)"),
+        // metrics/collector.py `log_iteration_stats` sets these gauges from iteration
+        // statistics, which openai_server.py's lifespan collects only with
+        // `enable_iter_perf_stats` (off by default on the PyTorch backend), in a loop woken
+        // when a request finishes (`_iteration_stats_collector_loop`).
+        series_need: Some("enable_iter_perf_stats: true (in --extra_llm_api_options)"),
+        updated: Some("when a request finishes, not continuously"),
         running: "trtllm_num_requests_running",
         waiting: "trtllm_num_requests_waiting",
         kv_usage: Some("trtllm_kv_cache_utilization"),
         preemptions: None,
+        labels: &[],
     }),
+    model_query: None,
+    concurrency_limit: None,
     cached_tokens_flag: None,
     reports_cached_tokens: true,
     stream: StreamFacts {

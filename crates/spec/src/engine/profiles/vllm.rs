@@ -49,11 +49,20 @@ pub(super) static VLLM: Profile = Profile {
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: None,
+        series_need: None,
+        updated: None,
         running: "vllm:num_requests_running",
         waiting: "vllm:num_requests_waiting",
         kv_usage: Some("vllm:kv_cache_usage_perc"),
-        preemptions: Some("vllm:num_preemptions_total"),
+        preemptions: Some(Series {
+            name: "vllm:num_preemptions_total",
+            kind: MetricKind::Counter,
+        }),
+        // v1/metrics/loggers.py: one label set per engine of a data-parallel server.
+        labels: &[("engine", LabelRole::Part)],
     }),
+    model_query: None,
+    concurrency_limit: None,
     cached_tokens_flag: Some("--enable-prompt-tokens-details"),
     reports_cached_tokens: true,
     stream: StreamFacts {
