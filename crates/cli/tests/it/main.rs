@@ -23,6 +23,7 @@ mod history_cli;
 mod https_e2e;
 mod import_e2e;
 mod import_trials;
+mod kernels_e2e;
 mod llamacpp_e2e;
 mod llamacpp_equivalence;
 mod plan_estimate;
