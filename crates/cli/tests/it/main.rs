@@ -27,6 +27,7 @@ mod https_e2e;
 mod image_e2e;
 mod import_e2e;
 mod import_trials;
+mod kernels_e2e;
 mod llamacpp_e2e;
 mod llamacpp_equivalence;
 mod plan_estimate;

@@ -27,7 +27,7 @@ const VARS: [&str; 4] = [
 
 /// The set-up's variables, from the environment or the set-up's env file; `None` when the
 /// set-up is missing (a path it names does not exist).
-fn transformers_env() -> Option<BTreeMap<String, String>> {
+pub(crate) fn transformers_env() -> Option<BTreeMap<String, String>> {
     let mut vars = BTreeMap::new();
     for k in VARS {
         if let Ok(v) = std::env::var(k) {
@@ -62,7 +62,7 @@ fn transformers_env() -> Option<BTreeMap<String, String>> {
     ok.then_some(vars)
 }
 
-fn require_transformers() -> Option<BTreeMap<String, String>> {
+pub(crate) fn require_transformers() -> Option<BTreeMap<String, String>> {
     match transformers_env() {
         Some(v) => Some(v),
         None if std::env::var_os("CI").is_some() => panic!(

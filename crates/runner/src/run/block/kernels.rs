@@ -144,7 +144,7 @@ impl BlockContext<'_> {
             .enumerate()
             .min_by_key(|(_, p)| p.max_concurrency.unwrap_or(1))
             .map_or((0, 1), |(i, p)| (i, p.max_concurrency.unwrap_or(1)));
-        let c = spec.concurrency.unwrap_or(smallest.1 as u32).max(1);
+        let c = spec.concurrency.unwrap_or(smallest.1).max(1);
         let requests = spec.requests.unwrap_or(2 * c).max(1);
         (c, requests, smallest.0)
     }
