@@ -271,7 +271,13 @@ pub(crate) fn comparison(
         &cand_v.name,
         alpha,
     );
-    Ok(Comparison {
+    let mut verify_failed = crate::verify::failures(&base.result, &base_v.name);
+    for r in crate::verify::failures(&cand.result, &cand_v.name) {
+        if !verify_failed.contains(&r) {
+            verify_failed.push(r);
+        }
+    }
+    let mut c = Comparison {
         mode: if same_run {
             Mode::WithinRun
         } else {
@@ -288,7 +294,10 @@ pub(crate) fn comparison(
         flags,
         baseline_series,
         equivalence,
-    })
+        verify_failed: Vec::new(),
+    };
+    crate::verify::fold(&mut c, verify_failed);
+    Ok(c)
 }
 
 /// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:

@@ -43,6 +43,7 @@ mod error;
 mod evidence;
 pub mod fingerprint;
 pub mod gate;
+pub mod headline;
 pub mod render;
 pub mod report;
 pub mod rerun;
@@ -50,6 +51,7 @@ mod sequential;
 pub mod series;
 mod telemetry;
 pub mod text;
+mod verify;
 pub mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};
