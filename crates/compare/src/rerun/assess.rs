@@ -134,6 +134,10 @@ pub struct RerunReport {
     pub advice: Vec<String>,
     /// Notes from the comparison.
     pub notes: Vec<String>,
+    /// Each `${env.NAME}` whose recorded value differs between the published run and the
+    /// re-run (`provenance.env`), in words; said before the tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
     /// Whether the outputs reproduced, when both runs carry equivalence probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<super::outputs::OutputsReproduction>,
@@ -327,6 +331,7 @@ pub fn assess(
         flags,
         advice,
         notes,
+        environment: super::env::differences(&published.result, &new.result),
         outputs: super::outputs::outputs(published, new, alpha),
         summary,
     })

@@ -55,6 +55,10 @@ pub struct ProbeReport {
     pub engine: EngineRecord,
     /// Every guarantee, in order.
     pub checks: Vec<CheckRecord>,
+    /// Whether a spec was given (`--spec`): without one, a check is needed when a run with
+    /// servebench's defaults would rely on it, and what the engine cannot do at all is not
+    /// available rather than failed.
+    pub spec_given: bool,
 }
 
 impl ProbeReport {
@@ -121,7 +125,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         w.ignore_eos,
         opts.output_tokens,
     ));
-    checks.push(tokenize_check(spec, &plan, &rec, opts.api).await);
+    checks.push(tokenize_check(spec, &plan, &rec, opts.api, p, opts.spec.is_some()).await);
     let limit = crate::server::context_limit(ep.reach(), p, &model).await;
     checks.push(match limit {
         Some(l) => CheckRecord::new(
@@ -145,6 +149,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         model,
         engine: resolved.record,
         checks,
+        spec_given: opts.spec.is_some(),
     })
 }
 
