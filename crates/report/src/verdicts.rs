@@ -9,7 +9,7 @@ use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
 use servebench_compare::words::{advice_sentence, threatens_words};
-use servebench_compare::{CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind};
+use servebench_compare::{Comparison, MetricReport, Mode, PointReport, VerdictKind};
 
 use super::doc::{Block, Line, Span, code, strong, t};
 use super::findings::numbers_at;
