@@ -422,7 +422,7 @@ fn the_report_prints_the_same_p_as_compare() {
             let row = text
                 .lines()
                 .filter(|l| l.starts_with(&format!("| {} |", p.label)))
-                .find(|l| l.contains(&format!("| {} |", p.verdict.as_str())) && l.contains(&shown))
+                .find(|l| l.contains(p.verdict.as_str()) && l.contains(&format!("| {shown} |")))
                 .unwrap_or_else(|| {
                     panic!("{} {}: p {shown} in the report\n{text}", m.metric, p.label)
                 });
