@@ -278,7 +278,13 @@ pub(crate) fn comparison(
         alpha,
     );
     let kernels = crate::kernels::kernels(&base.result, &base_v.name, &cand.result, &cand_v.name);
-    Ok(Comparison {
+    let mut verify_failed = crate::verify::failures(&base.result, &base_v.name);
+    for r in crate::verify::failures(&cand.result, &cand_v.name) {
+        if !verify_failed.contains(&r) {
+            verify_failed.push(r);
+        }
+    }
+    let mut c = Comparison {
         mode: if same_run {
             Mode::WithinRun
         } else {
@@ -296,7 +302,10 @@ pub(crate) fn comparison(
         baseline_series,
         equivalence,
         kernels,
-    })
+        verify_failed: Vec::new(),
+    };
+    crate::verify::fold(&mut c, verify_failed);
+    Ok(c)
 }
 
 /// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:

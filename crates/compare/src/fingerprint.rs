@@ -14,7 +14,11 @@
 //! and only when both runs recorded it: a run without the probe never differs by it.
 //!
 //! Left out on purpose: request and trial timeouts, readiness, verify and stop settings
-//! (they decide what fails, not how fast it runs), `target.api_key_env`, GPU UUIDs and PCI
+//! (they decide what fails, not how fast it runs), `target.api_key_env`, the host-only
+//! fields the spec hash leaves out (`servebench_spec::hash::HOST_ONLY_FIELDS`: where the
+//! server is reached and started, the CA file — one rule for the hash and the fingerprint; a
+//! test keeps the two lists in step), `workload.max_concurrency` (each point's resolved
+//! limit is in its label, which points are matched on), GPU UUIDs and PCI
 //! ids (two identical GPUs are the same hardware), and the git SHA of the build (a note: it
 //! changes with every commit). An imported result (`origin: imported`) may lack host,
 //! accelerators and provenance; what it lacks is said in a note, not listed as a difference.
@@ -72,16 +76,29 @@ fn section<T: serde::Serialize>(value: &T, skip: &[&str]) -> Value {
 fn leaves(r: &RunResult) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let spec = &r.spec.spec;
+    // `max_concurrency` is compared where every point's limit resolves to: the point's
+    // label (`c=1`), which the sweeps are matched on — a limit written in `workload` and
+    // one written as a one-value `sweep` measure the same thing.
     flatten(
         "workload",
-        &section(&spec.workload, &["request_timeout", "trial_timeout"]),
+        &section(
+            &spec.workload,
+            &["request_timeout", "trial_timeout", "max_concurrency"],
+        ),
         &mut out,
     );
-    flatten("target", &section(&spec.target, &["api_key_env"]), &mut out);
+    flatten(
+        "target",
+        &section(&spec.target, &["api_key_env", "base_url", "tls"]),
+        &mut out,
+    );
+    if let Some(tls) = &spec.target.tls {
+        flatten("target.tls", &section(tls, &["ca_file"]), &mut out);
+    }
     match &spec.server {
         Some(s) => flatten(
             "server",
-            &section(s, &["readiness", "verify", "stop"]),
+            &section(s, &["readiness", "verify", "stop", "working_dir"]),
             &mut out,
         ),
         None => {
@@ -519,5 +536,45 @@ mod tests {
     fn short_keeps_the_first_line() {
         assert_eq!(short("abc"), "abc");
         assert_eq!(short("Name: sglang\nVersion: 1"), "Name: sglang…");
+    }
+}
+
+#[cfg(test)]
+mod host_only {
+    use super::*;
+
+    /// Every host-only field of the spec hash is left out of the fingerprint too: the two
+    /// rules of what a run measures agree (issue 41: `target.base_url` made an import and a
+    /// run of the same command "not comparable" although their hashes ignore it).
+    #[test]
+    fn the_fingerprint_leaves_out_the_hash_s_host_only_fields() {
+        assert_eq!(
+            servebench_spec::hash::HOST_ONLY_FIELDS,
+            [
+                "/spec/server/working_dir",
+                "/spec/target/base_url",
+                "/spec/target/tls/ca_file"
+            ],
+            "a new host-only field of the hash: leave it out of `leaves` too"
+        );
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/gpu-llamacpp-aa/20261130T153438Z-3469.json"
+        );
+        let one: RunResult =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("result");
+        let mut v = serde_json::to_value(&one).expect("json");
+        let spec = &mut v["spec"]["spec"];
+        spec["target"]["base_url"] = "http://10.1.2.3:9999/v1".into();
+        spec["target"]["tls"] = serde_json::json!({"ca_file": "/other/ca.pem"});
+        spec["server"]["working_dir"] = "/other/dir".into();
+        let moved: RunResult = serde_json::from_value(v).expect("a result");
+        let (d, _) = compare(&one, &moved);
+        assert!(d.is_empty(), "host-only fields are no difference: {d:?}");
+        // …while the rest of the target still counts.
+        let mut v = serde_json::to_value(&one).expect("json");
+        v["spec"]["spec"]["target"]["model"] = "another-model".into();
+        let other: RunResult = serde_json::from_value(v).expect("a result");
+        assert_eq!(compare(&one, &other).0.len(), 1);
     }
 }

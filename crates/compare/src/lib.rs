@@ -44,6 +44,7 @@ mod evidence;
 pub mod fingerprint;
 pub mod gate;
 mod host_load;
+pub mod headline;
 pub mod host_probe;
 pub mod kernels;
 pub mod levels;
@@ -54,6 +55,7 @@ mod sequential;
 pub mod series;
 mod telemetry;
 pub mod text;
+mod verify;
 pub mod words;
 
 use servebench_spec::metrics::{self, Direction as SpecDirection};

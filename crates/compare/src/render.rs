@@ -1,10 +1,11 @@
 //! The report as text: per comparison a header (arms, run ids, notes), per metric a table
 //! of sweep points (baseline and candidate means with CIs, change with CI, p, verdict, the
 //! ids of the flags that threaten it), the advice for the undecided cells and crossovers;
-//! then every flag with its evidence, the verdicts it threatens and its action; and a
-//! summary: the verdict count, the findings in words and the count of re-baseline flags.
+//! then every flag with its evidence, the verdicts it threatens and its action. The
+//! headline ([`crate::headline`]) comes first, under the title: the most serious thing
+//! (nothing compared, not comparable, re-baseline flags), then the verdict count and the
+//! findings.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use servebench_stats::flags::Flag;
@@ -74,7 +75,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
                 estimate(p.baseline.as_ref(), p.n_baseline),
                 estimate(p.candidate.as_ref(), p.n_candidate),
                 change(m.scale, p.effect.as_ref()),
-                p.p_holm.or(p.p).map_or("—".into(), p_value),
+                p.table_p().map_or("—".into(), p_value),
                 p.verdict.as_str().to_owned(),
                 p.flags
                     .iter()
@@ -90,11 +91,7 @@ fn metric_table(out: &mut String, m: &MetricReport, level: f64) {
         "baseline".to_owned(),
         "candidate".to_owned(),
         format!("{change_word} [{ci}]"),
-        if m.points.iter().any(|p| p.p_holm.is_some()) {
-            "p (Holm)".to_owned()
-        } else {
-            "p".to_owned()
-        },
+        m.p_header().to_owned(),
         "verdict".to_owned(),
         "flags".to_owned(),
     ];
@@ -172,48 +169,6 @@ fn flags_section(out: &mut String, c: &Comparison) {
     }
 }
 
-fn summary(out: &mut String, c: &Comparison) {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for p in c.metrics.iter().flat_map(|m| m.points.iter()) {
-        *counts.entry(p.verdict.as_str()).or_insert(0) += 1;
-    }
-    let parts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let _ = writeln!(
-        out,
-        "\nverdicts ({} metric × point): {}",
-        c.metrics.iter().map(|m| m.points.len()).sum::<usize>(),
-        parts.join(", ")
-    );
-    for f in &c.findings {
-        let _ = writeln!(out, "finding: {f}");
-    }
-    let rebaseline = rebaseline_ids(c);
-    if rebaseline.is_empty() {
-        let _ = writeln!(out, "re-baseline flags: none");
-    } else {
-        let _ = writeln!(
-            out,
-            "re-baseline flags: {} — re-run before trusting the verdicts they threaten",
-            rebaseline.join(", ")
-        );
-    }
-}
-
-/// Ids of the comparison's re-baseline flags, each once.
-pub(crate) fn rebaseline_ids(c: &Comparison) -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = c
-        .metrics
-        .iter()
-        .flat_map(|m| m.flags.iter())
-        .chain(c.flags.iter())
-        .filter(|f| f.level == servebench_stats::flags::FlagLevel::ReBaseline)
-        .map(|f| f.id.as_str())
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
 /// The whole report as text.
 pub fn render(report: &CompareReport) -> String {
     let mut out = String::new();
@@ -238,6 +193,10 @@ pub fn render(report: &CompareReport) -> String {
             "{} vs {} ({how}; α = {})",
             c.candidate.variant, c.baseline.variant, report.alpha
         );
+        // The headline first (the most serious thing, then the answer), details after.
+        for l in crate::headline::lines(c) {
+            let _ = writeln!(out, "{l}");
+        }
         let _ = writeln!(out, "{}", source_line("baseline", &c.baseline));
         let _ = writeln!(out, "{}", source_line("candidate", &c.candidate));
         if !c.fingerprint_differences.is_empty() {
@@ -267,7 +226,6 @@ pub fn render(report: &CompareReport) -> String {
             metric_table(&mut out, m, level);
         }
         flags_section(&mut out, c);
-        summary(&mut out, c);
     }
     if let Some(g) = &report.gate {
         let asked: Vec<&str> = g.fail_on.iter().map(|f| f.as_str()).collect();

@@ -97,6 +97,11 @@ pub struct Comparison {
     /// baseline run (also in the `stale-baseline` evidence). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_series: Option<crate::series::BaselineSeries>,
+    /// What the server reported at each start of either arm whose verify failed (the
+    /// variant's change may not have been in effect): said once, its failed trials not
+    /// flagged one by one, no advice. Absent when every verify passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify_failed: Vec<String>,
     /// Output equivalence (`spec.equivalence`, docs/equivalence.md): the candidate's probe
     /// outputs against the baseline's own repeatability. Absent when neither arm was probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -248,6 +253,26 @@ pub struct PointReport {
     pub flags: Vec<FlagId>,
     /// Why there is no comparison, when there is none.
     pub error: Option<String>,
+}
+
+impl PointReport {
+    /// The p a table prints for this cell: the Holm-adjusted p when the correction decided
+    /// the verdicts, else the cell's own. The one rule for every table (compare's text, the
+    /// report's Markdown and HTML), so the same cell never shows two p values.
+    pub fn table_p(&self) -> Option<f64> {
+        self.p_holm.or(self.p)
+    }
+}
+
+impl MetricReport {
+    /// The header of a table's p column: `p (Holm)` when any cell's p is Holm-adjusted.
+    pub fn p_header(&self) -> &'static str {
+        if self.points.iter().any(|p| p.p_holm.is_some()) {
+            "p (Holm)"
+        } else {
+            "p"
+        }
+    }
 }
 
 /// Where a sequential cell stopped.

@@ -57,6 +57,54 @@ fn direction(c: &Cell) -> &'static str {
     }
 }
 
+/// The summary of findings: a count, then one line per change point (steps first) and
+/// outlier run, each naming its spec, series, metric, point and variant.
+pub fn findings(h: &History) -> Vec<String> {
+    let mut steps = Vec::new();
+    let mut changes = Vec::new();
+    let mut outliers = Vec::new();
+    for spec in &h.specs {
+        for series in &spec.series {
+            for c in &series.cells {
+                let at = format!(
+                    "{} series {}: {} {} `{}`",
+                    spec.spec_name, series.number, c.metric, c.label, c.variant
+                );
+                for cp in &c.change_points {
+                    let line = format!("  {at}: {}", words::change(c, cp));
+                    if cp.status == servebench_stats::changepoint::Status::Confirmed {
+                        steps.push(line);
+                    } else {
+                        changes.push(line);
+                    }
+                }
+                for o in &c.outliers {
+                    outliers.push(format!(
+                        "  {at}: outlier {}: {} from the runs around it",
+                        words::run(&o.run),
+                        words::outlier_shift(c.scale, o.shift, &c.unit)
+                    ));
+                }
+            }
+        }
+    }
+    let mut out = vec![if steps.len() + changes.len() + outliers.len() == 0 {
+        "findings: none — no step, unconfirmed change or outlier run in any series".to_owned()
+    } else {
+        format!(
+            "findings: {} step(s), {} unconfirmed change(s), {} outlier run(s) (details per \
+             series below)",
+            steps.len(),
+            changes.len(),
+            outliers.len()
+        )
+    }];
+    out.extend(steps);
+    out.extend(changes);
+    out.extend(outliers);
+    out
+}
+
 /// The history as text.
 pub fn render(h: &History) -> String {
     let mut out = String::new();
@@ -77,6 +125,10 @@ pub fn render(h: &History) -> String {
             format!("; {} file(s) skipped", h.skipped.len())
         }
     );
+    // The findings first, one line each; the series in detail after.
+    for l in findings(h) {
+        let _ = writeln!(out, "{l}");
+    }
     for s in &h.skipped {
         let _ = writeln!(out, "  skipped {}: {}", s.file, s.reason);
     }

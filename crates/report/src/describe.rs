@@ -220,13 +220,25 @@ fn verified(starts: &[&ServerStart]) -> String {
         .iter()
         .map(|s| s.verify.iter().filter(|v| v.passed).count())
         .sum();
-    let failed_starts = starts.iter().filter(|s| s.error.is_some()).count();
+    // A start whose verify failed did start: it is said as such, apart from one that did
+    // not start (or whose API did not answer).
+    let failed_verify = starts
+        .iter()
+        .filter(|s| s.verify.iter().any(|v| !v.passed))
+        .count();
+    let failed_starts = starts
+        .iter()
+        .filter(|s| s.error.is_some() && !s.verify.iter().any(|v| !v.passed))
+        .count();
     let mut out = if rules == 0 {
         "no verify rules".to_owned()
     } else {
         format!("{passed}/{rules} rule checks passed")
     };
     out.push_str(&format!(" over {} start(s)", starts.len()));
+    if failed_verify > 0 {
+        out.push_str(&format!(", {failed_verify} failed verify"));
+    }
     if failed_starts > 0 {
         out.push_str(&format!(", {failed_starts} failed to start"));
     }

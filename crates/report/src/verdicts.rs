@@ -9,7 +9,7 @@ use servebench_stats::verdict::Scale;
 use servebench_stats::{Direction, Estimate};
 
 use servebench_compare::words::{advice_sentence, threatens_words};
-use servebench_compare::{CompareReport, Comparison, MetricReport, Mode, PointReport, VerdictKind};
+use servebench_compare::{Comparison, MetricReport, Mode, PointReport, VerdictKind};
 
 use super::doc::{Block, Line, Span, code, strong, t};
 use super::findings::numbers_at;
@@ -56,13 +56,9 @@ fn effect(m: &MetricReport, p: &PointReport) -> String {
     }
 }
 
+/// compare's own formatting of a p, so a cell reads the same in both.
 fn p_value(p: Option<f64>) -> String {
-    match p {
-        None => "—".into(),
-        Some(p) if p < 1e-15 => "< 1e-15".into(),
-        Some(p) if p < 0.001 => format!("{p:.1e}"),
-        Some(p) => format!("{p:.3}"),
-    }
+    p.map_or_else(|| "—".into(), servebench_compare::text::p_value)
 }
 
 fn verdict(p: &PointReport) -> Line {
@@ -119,7 +115,7 @@ fn metric_blocks(report: &Report, ci: usize, m: &MetricReport) -> Vec<Block> {
                 vec![t(estimate(p.baseline.as_ref(), p.n_baseline))],
                 vec![t(estimate(p.candidate.as_ref(), p.n_candidate))],
                 vec![t(effect(m, p))],
-                vec![t(p_value(p.p))],
+                vec![t(p_value(p.table_p()))],
                 verdict(p),
                 flags,
             ]
@@ -132,7 +128,7 @@ fn metric_blocks(report: &Report, ci: usize, m: &MetricReport) -> Vec<Block> {
             "baseline",
             "candidate",
             "change [95% CI]",
-            "p",
+            m.p_header(),
             "verdict",
             "flags",
         ]
@@ -214,27 +210,6 @@ fn comparison_blocks(report: &Report, ci: usize, c: &Comparison) -> Vec<Block> {
     out
 }
 
-fn counts(compare: &CompareReport) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for p in compare
-        .comparisons
-        .iter()
-        .flat_map(|c| &c.metrics)
-        .flat_map(|m| &m.points)
-    {
-        let w = p.verdict.as_str();
-        match counts.iter_mut().find(|(k, _)| *k == w) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((w, 1)),
-        }
-    }
-    counts
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The "Verdicts" section.
 pub fn verdict_blocks(report: &Report) -> Vec<Block> {
     let mut out = vec![Block::Heading(2, "Verdicts".into())];
@@ -245,7 +220,25 @@ pub fn verdict_blocks(report: &Report) -> Vec<Block> {
         ))]));
         return out;
     };
-    out.push(Block::Para(vec![
+    // compare's headline rule: the most serious thing first, then the answer.
+    for c in &compare.comparisons {
+        for l in servebench_compare::headline::serious(c) {
+            out.push(Block::Para(vec![strong(format!(
+                "{} vs {}: {l}",
+                c.candidate.variant, c.baseline.variant
+            ))]));
+        }
+    }
+    let (findings_points, other_points): (Vec<_>, Vec<_>) = compare
+        .comparisons
+        .iter()
+        .partition(|c| servebench_compare::headline::verdicts_are_findings(c));
+    let count = |cs: &[&servebench_compare::Comparison]| {
+        servebench_compare::headline::verdict_counts(
+            cs.iter().flat_map(|c| &c.metrics).flat_map(|m| &m.points),
+        )
+    };
+    let mut counted = vec![
         t("From "),
         code("servebench compare"),
         t(format!(
@@ -253,19 +246,30 @@ pub fn verdict_blocks(report: &Report) -> Vec<Block> {
             compare.alpha,
             pct(1.0 - compare.alpha)
         )),
-        strong(counts(compare)),
-        t(
-            ". A verdict is improved or regressed only when p < α and the whole interval \
+    ];
+    if !findings_points.is_empty() {
+        counted.push(strong(count(&findings_points)));
+    }
+    if !other_points.is_empty() {
+        if !findings_points.is_empty() {
+            counted.push(t("; "));
+        }
+        counted.push(t(format!(
+            "not counted as findings (not comparable or nothing compared): {}",
+            match count(&other_points) {
+                s if s.is_empty() => "no verdict".to_owned(),
+                s => s,
+            }
+        )));
+    }
+    counted.push(t(
+        ". A verdict is improved or regressed only when p < α and the whole interval \
            lies beyond ±θ, equivalent when it lies inside ±θ; likely improved or likely \
            regressed when p < α but the interval reaches inside ±θ (the direction is known, \
            the size is not). Markers like [3] point to the Flags below.",
-        ),
-    ]));
-    let findings: Vec<&String> = compare
-        .comparisons
-        .iter()
-        .flat_map(|c| &c.findings)
-        .collect();
+    ));
+    out.push(Block::Para(counted));
+    let findings: Vec<&String> = findings_points.iter().flat_map(|c| &c.findings).collect();
     if !findings.is_empty() {
         out.push(Block::Para(vec![strong("Findings:")]));
         out.push(Block::List(

@@ -183,6 +183,12 @@ pub struct ProvenanceRecord {
     /// hardware (absent for a server on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<cluster::ClusterRecord>,
+    /// The `${env.NAME}` values the spec read when the run began, by name; a secret's
+    /// (`servebench_spec::is_secret_name`) as `***`. `rerun` uses this environment's
+    /// value, names each that differs, and falls back to the recorded one when it is unset
+    /// (docs/rerun.md). Absent in results written before, and when the spec read none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// A sweep point as recorded.

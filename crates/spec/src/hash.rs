@@ -18,6 +18,10 @@ pub const HOST_ONLY_FIELDS: [&str; 3] = [
 /// spec): turning telemetry on, or giving the model's figures, keeps the hash.
 pub const OBSERVATION_FIELDS: [&str; 2] = ["/spec/telemetry", "/spec/model_facts"];
 
+/// Fields that say how a host is prepared for the run, not what it measures: the set-up
+/// script and the files it makes (`spec.setup`); declaring them keeps a spec's hash.
+pub const PREPARATION_FIELDS: [&str; 1] = ["/spec/setup"];
+
 /// The canonical JSON the hash is taken over.
 pub fn canonical_json(spec: &SpecFile) -> String {
     let mut v = serde_json::to_value(spec).unwrap_or(Value::Null);
@@ -32,7 +36,11 @@ pub fn spec_hash(spec: &SpecFile) -> String {
 }
 
 fn strip_host_only(v: &mut Value) {
-    for ptr in HOST_ONLY_FIELDS.iter().chain(&OBSERVATION_FIELDS) {
+    for ptr in HOST_ONLY_FIELDS
+        .iter()
+        .chain(&OBSERVATION_FIELDS)
+        .chain(&PREPARATION_FIELDS)
+    {
         let (parent, key) = ptr.rsplit_once('/').unwrap_or(("", ptr));
         if let Some(Value::Object(m)) = v.pointer_mut(parent) {
             m.remove(key);

@@ -1,12 +1,13 @@
 //! Reading a spec: YAML syntax → JSON Schema → typed value → semantic checks, each problem
-//! located at file:line:column.
+//! located at file:line:column. A spec with schema errors is still checked for the
+//! semantic ones where what remains can be typed, so one pass says every error it can.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Severity, SpecErrors, sort};
-use crate::position::{KeyPath, Pos, PositionIndex};
+use crate::position::{KeyPath, Pos, PositionIndex, Segment};
 use crate::types::SpecFile;
 use crate::{schema, semantic};
 
@@ -101,6 +102,8 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
     }
     diags.extend(schema::check(&doc, &index));
     if !diags.is_empty() {
+        // One pass says every error it can: the rest of the spec is checked too.
+        diags.extend(rest_checked(&doc, &diags, &index));
         return Err(fail(diags));
     }
     // The schema counts 1000.0 (YAML `1e3`) as an integer, as JSON Schema does; so does the
@@ -155,6 +158,68 @@ fn typed_path(p: &serde_path_to_error::Path) -> KeyPath {
         };
     }
     out
+}
+
+/// The semantic problems of the rest of a spec whose schema found `errors`: the values
+/// they name are taken out (a key's defaults fill in; a bad list element takes its list),
+/// and what remains is typed and checked, so that `validate` says every error it can in
+/// one pass rather than one stage per edit. Nothing when what remains cannot be typed (a
+/// required key was the one at fault); a problem under a value taken out is not repeated.
+fn rest_checked(doc: &Value, errors: &[Diagnostic], index: &PositionIndex) -> Vec<Diagnostic> {
+    let mut rest = doc.clone();
+    let mut gone: Vec<KeyPath> = Vec::new();
+    for e in errors {
+        let mut path = e.path.clone();
+        while matches!(path.0.last(), Some(Segment::Index(_))) {
+            path = path.parent();
+        }
+        if path.0.is_empty() {
+            return Vec::new();
+        }
+        remove(&mut rest, &path);
+        gone.push(path);
+    }
+    integral_floats(&mut rest);
+    let Ok(spec) = serde_json::from_value::<SpecFile>(rest) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Diagnostic> = semantic::check(&spec, index)
+        .into_iter()
+        // A problem under a value taken out, or at one that holds it (its absence there is
+        // this pass's doing, e.g. "needs `requests`"), is left to the schema's error.
+        .filter(|d| {
+            !gone
+                .iter()
+                .any(|g| d.path.0.starts_with(&g.0) || g.0.starts_with(&d.path.0))
+        })
+        .collect();
+    for d in &mut found {
+        if d.pos.is_none() {
+            d.pos = index.locate(&d.path);
+        }
+    }
+    found
+}
+
+/// `doc` without the value at `path` (nothing when it is not there).
+fn remove(doc: &mut Value, path: &KeyPath) {
+    let Some((last, parents)) = path.0.split_last() else {
+        return;
+    };
+    let mut at = doc;
+    for seg in parents {
+        let next = match seg {
+            Segment::Key(k) => at.get_mut(k.as_str()),
+            Segment::Index(i) => at.get_mut(*i),
+        };
+        match next {
+            Some(v) => at = v,
+            None => return,
+        }
+    }
+    if let (Segment::Key(k), Value::Object(m)) = (last, at) {
+        m.remove(k);
+    }
 }
 
 /// Every number with no fractional part written as a float (`1e3`, `64.0`) as the integer it

@@ -3,6 +3,27 @@
 //! `${head.port}`. `$$` writes a literal `$`.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The values a published run recorded for the `${env.NAME}` its spec read
+/// (`provenance.env`), set once by `rerun` before anything is substituted.
+static REPLAYED_ENV: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+
+/// For `rerun` (docs/rerun.md): a name this environment does not set takes the value the
+/// published run recorded for it. Set once, before the first substitution; secrets' values
+/// were never recorded and are not passed here. False when already set.
+pub fn replay_env(recorded: BTreeMap<String, String>) -> bool {
+    REPLAYED_ENV.set(recorded).is_ok()
+}
+
+/// `${env.NAME}` as servebench reads it: this environment's value, else — in a re-run — the
+/// value the published run recorded ([`replay_env`]). Every reader of `${env.…}` goes
+/// through here, so a run, its checks and its record agree.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .or_else(|| REPLAYED_ENV.get()?.get(name).cloned())
+}
 
 /// One reference found in a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +34,8 @@ pub enum Reference {
     Servebench,
     /// `${variant.NAME}`: a value from the variant's `vars`.
     Variant(String),
-    /// `${env.NAME}`: an environment variable (never recorded unredacted).
+    /// `${env.NAME}`: an environment variable (recorded in the result's `provenance.env`; a
+    /// secret's name only).
     Env(String),
     /// `${node.rank}`: the index of the node a rank runs on (0 for the head's node, and on
     /// a single host).
@@ -167,7 +189,7 @@ pub fn substitute(s: &str, ctx: &Context<'_>) -> Result<String, SubstError> {
                     out.push_str(&val.replace('$', "$$"));
                 }
                 (Reference::Env(e), Context { env: true, .. }) => {
-                    let val = std::env::var(e).map_err(|_| SubstError::MissingEnv(e.clone()))?;
+                    let val = env_value(e).ok_or_else(|| SubstError::MissingEnv(e.clone()))?;
                     out.push_str(&val.replace('$', "$$"));
                 }
                 (

@@ -19,7 +19,8 @@ use crate::exit::Exit;
                   variant when it has none); --baseline-variant / --candidate-variant pick \
                   others. Across runs the fingerprints are compared field by field and \
                   stale-baseline is always raised.\n\nExit codes: 0 success; 1 a --fail-on \
-                  gate tripped; 2 usage or I/O error (unreadable file, unknown variant or \
+                  gate tripped, or nothing could be compared (no sweep point or metric in \
+                  both); 2 usage or I/O error (unreadable file, unknown variant or \
                   metric)."
 )]
 pub(crate) struct Args {
@@ -204,8 +205,15 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
     } else {
         print!("{}", servebench_spec::text::printable(&render(&report)));
     }
+    let nothing = report
+        .comparisons
+        .iter()
+        .any(|c| servebench_compare::headline::nothing_compared(c).is_some());
     Ok(match &report.gate {
         Some(g) if g.tripped => Exit::Failed,
+        // Nothing compared is the thing checked failing (docs/compare.md, exit codes), not
+        // a success with empty tables.
+        _ if nothing => Exit::Failed,
         _ => Exit::Ok,
     })
 }

@@ -178,7 +178,21 @@ fn render(r: &ProbeReport) -> String {
             let _ = writeln!(out, "  {:<28} {:<14} set: {set}", "", "");
         }
     }
-    let _ = writeln!(out, "\n* the spec relies on it");
+    let _ = writeln!(
+        out,
+        "\n{}",
+        if r.spec_given {
+            "* the spec relies on it"
+        } else {
+            "* a run with servebench's defaults relies on it (no --spec given: give one to \
+             check what it relies on)"
+        }
+    );
+    let whose = if r.spec_given {
+        "the spec"
+    } else {
+        "a run with servebench's defaults"
+    };
     if r.needed_fails() {
         let failed: Vec<&str> = r
             .checks
@@ -188,11 +202,11 @@ fn render(r: &ProbeReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "FAILED: {} — a run of this spec would not measure what it says",
+            "FAILED: {} — {whose} would not measure what it says",
             failed.join(", ")
         );
     } else {
-        let _ = writeln!(out, "every guarantee the spec relies on holds");
+        let _ = writeln!(out, "every guarantee {whose} relies on holds");
     }
     out
 }

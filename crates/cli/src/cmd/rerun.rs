@@ -17,7 +17,8 @@ use crate::exit::Exit;
                   published one. Only host-specific fields may be overridden: \
                   server.working_dir, target.base_url, variants.<name>.base_url (the port is \
                   picked free on every server start; `${env.NAME}` values come from this \
-                  environment).\n\nA value is reproduced when the CI of new/published lies \
+                  environment, each that differs from the published value named, and the \
+                  published value is used for one this environment does not set).\n\nA value is reproduced when the CI of new/published lies \
                   inside ±θ, not reproduced when it lies wholly beyond, inconclusive \
                   otherwise (docs/statistics-method.md). stale-baseline is always raised; not-comparable \
                   lists the fields (host, accelerators, versions) that differ.\n\nExit codes: \
@@ -110,6 +111,38 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     })
 }
 
+/// The `${env.…}` values of the re-run (docs/rerun.md): this environment's where it sets
+/// the name (each that differs from the published value said), else the value the
+/// published run recorded; a secret's value was never recorded, so it must be set here.
+/// One sentence per name worth saying.
+fn replay_env(published: &servebench_result::RunResult) -> Vec<String> {
+    let redacted = servebench_runner::server::REDACTED;
+    let mut fallback = std::collections::BTreeMap::new();
+    let mut notes = Vec::new();
+    for (name, recorded) in &published.provenance.env {
+        match std::env::var(name) {
+            Ok(_) if recorded == redacted => {}
+            Ok(here) if &here != recorded => notes.push(format!(
+                "`{name}` is `{here}` here and was `{recorded}` in the published run: this \
+                 environment's value is used"
+            )),
+            Ok(_) => {}
+            Err(_) if recorded == redacted => notes.push(format!(
+                "`{name}` is not set here, and the published run did not record its value (a \
+                 secret): set it"
+            )),
+            Err(_) => {
+                notes.push(format!(
+                    "`{name}` is not set here: the published run's value `{recorded}` is used"
+                ));
+                fallback.insert(name.clone(), recorded.clone());
+            }
+        }
+    }
+    servebench_spec::substitute::replay_env(fallback);
+    notes
+}
+
 /// Run the spec stored in `published` again (with `--set` overrides); the new result as
 /// written, or `None` when interrupted (said how to finish it).
 fn measure(published: &LoadedResult, args: &Args) -> Result<Option<LoadedResult>> {
@@ -136,6 +169,9 @@ fn measure(published: &LoadedResult, args: &Args) -> Result<Option<LoadedResult>
             "servebench: re-running the spec stored in {} (hash {})",
             published.file, published.result.spec_hash
         );
+    }
+    for n in replay_env(&published.result) {
+        eprintln!("servebench: environment: {n}");
     }
     let outcome = super::run::execute(
         &spec,

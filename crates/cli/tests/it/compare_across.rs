@@ -224,3 +224,63 @@ fn an_unknown_variant_across_runs_is_a_usage_error() {
         .code(2)
         .stderr(predicates::str::contains("variant `missing` is not in"));
 }
+
+/// Issue 41, item 3: a NOT COMPARABLE comparison leads with that, and its verdicts are not
+/// counted as findings; two runs at different request rates share no point, and `compare`
+/// says why nothing was compared and exits 1 (it printed empty tables, "verdicts (0 metric
+/// × point): " and exited 0).
+#[test]
+fn the_most_serious_thing_comes_first() {
+    let r = runs();
+    let out = sb()
+        .arg("compare")
+        .arg(&r.first)
+        .arg(&r.other_workload)
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with(
+            "NOT COMPARABLE — 2 fingerprint field(s) differ (workload.requests, workload.seed)"
+        ),
+        "{text}"
+    );
+    let verdicts = lines
+        .iter()
+        .position(|l| l.starts_with("verdicts ("))
+        .expect("a count");
+    assert!(verdicts < 4, "the answer right after: {text}");
+    assert!(
+        lines[verdicts].contains("not findings: the arms are not comparable"),
+        "{text}"
+    );
+
+    // Another request rate: no point in both files.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&r.second).expect("read")).expect("json");
+    doc["spec"]["spec"]["workload"]["request_rate"] = 4.0.into();
+    for p in doc["points"].as_array_mut().expect("points") {
+        let label = p["label"]
+            .as_str()
+            .expect("label")
+            .replace("rate=inf", "rate=4");
+        p["label"] = label.into();
+        p["request_rate"] = 4.0.into();
+    }
+    let other_rate = r.dir.join("other-rate.json");
+    std::fs::write(&other_rate, doc.to_string()).expect("write");
+    let out = sb()
+        .arg("compare")
+        .arg(&r.first)
+        .arg(&other_rate)
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let second = text.lines().nth(1).unwrap_or("");
+    assert!(
+        second.starts_with("NOTHING COMPARED — no sweep point is in both files — the workloads differ in workload.request_rate"),
+        "{text}"
+    );
+    assert!(!text.contains("verdicts (0 metric × point)"), "{text}");
+}

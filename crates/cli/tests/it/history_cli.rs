@@ -261,3 +261,21 @@ fn a_git_range_is_read_without_a_checkout() {
         String::from_utf8_lossy(&err)
     );
 }
+
+/// Issue 41, item 6: the findings come first. Over the committed results (many specs, one
+/// series with a step and an outlier run) the finding was at line 235 of 381; now the
+/// first lines count and name it, and the series follow.
+#[test]
+fn the_findings_come_first_over_the_committed_results() {
+    let repo = crate::common::repo();
+    let out = sb(&repo).args(["history", "results/"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let head: Vec<&str> = text.lines().take(12).collect();
+    let head = head.join("\n");
+    assert!(head.contains("findings: "), "{head}");
+    assert!(
+        head.contains("history-example series 1: output_throughput c=16 `base`: step -7.3%"),
+        "{head}"
+    );
+    assert!(head.contains("outlier run 5"), "{head}");
+}

@@ -11,9 +11,15 @@ struct Sim {
 }
 
 fn sim() -> Sim {
+    sim_as(servebench_sim::Personality::Generic)
+}
+
+/// A simulator with an engine's personality.
+fn sim_as(engine: servebench_sim::Personality) -> Sim {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let url = rt.block_on(async {
-        let config = servebench_sim::SimConfig::from_preset(servebench_sim::Preset::Fast);
+        let mut config = servebench_sim::SimConfig::from_preset(servebench_sim::Preset::Fast);
+        config.wire.engine = engine;
         let h = servebench_sim::spawn(config).await.expect("sim");
         let url = h.base_url();
         // Kept serving for the runtime's life.
@@ -45,7 +51,7 @@ fn probe_checks_every_guarantee_against_the_simulator() {
         "output length honoured       holds          asked 16, got 16",
         "tokenize agrees with usage   holds",
         "context limit read           holds          8192 tokens",
-        "every guarantee the spec relies on holds",
+        "every guarantee a run with servebench's defaults relies on holds",
     ] {
         assert!(text.contains(row), "{row}:\n{text}");
     }
@@ -77,6 +83,28 @@ fn probe_checks_every_guarantee_against_the_simulator() {
             .as_str()
             .unwrap_or("")
             .contains("asked 5, got 5")
+    );
+    drop(s.rt);
+}
+
+/// Issue 41, item 5: without `--spec`, `probe` does not speak of "the spec", and what the
+/// engine cannot do at all — transformers serve has no `/tokenize` — is not available, not a
+/// failure (it exited 1 on "tokenize agrees with usage").
+#[test]
+fn probe_without_a_spec_does_not_fail_on_what_the_engine_cannot_do() {
+    let s = sim_as(servebench_sim::Personality::Transformers);
+    let dir = scratch("probe_cli", "transformers");
+    let out = sb(&dir).args(["probe", &s.url]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("the spec relies"), "{text}");
+    assert!(
+        text.contains("tokenize agrees with usage   not available")
+            && text.contains("has no tokenize endpoint"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a run with servebench's defaults relies on it"),
+        "{text}"
     );
     drop(s.rt);
 }

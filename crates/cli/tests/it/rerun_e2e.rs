@@ -245,3 +245,91 @@ fn workload_changing_overrides_and_foreign_results_are_refused() {
         "{err}"
     );
 }
+
+/// Issue 41, item 8: the `${env.…}` values a spec read are recorded (a secret's name only);
+/// `rerun` falls back to the recorded value when this environment does not set it (it
+/// refused: "`SB_T41_SCALE` … not set"), and names a value that differs.
+#[test]
+fn env_values_are_recorded_and_replayed() {
+    let dir = scratch("env");
+    let spec = common::write_spec(
+        &dir,
+        r#"apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: env-replay}
+spec:
+  server:
+    command: ["${servebench}", sim]
+    args: [--port, "${port}", --zero-delay, --step-scale, "${env.SB_T41_SCALE}"]
+    env: {SB_T41_API_TOKEN: "${env.SB_T41_API_TOKEN}"}
+    readiness: {http: {path: /health}, interval: 50ms, timeout: 30s}
+  target: {model: sim-model, tokenizer: server}
+  variants: [{name: a, baseline: true}]
+  workload:
+    dataset: {kind: random, input_tokens: 8, output_tokens: 4}
+    requests: 4
+  sweep: {max_concurrency: [1]}
+  trials: {count: 1}
+"#,
+    );
+    let results = dir.join("results");
+    sb().current_dir(&dir)
+        .env("SB_T41_SCALE", "1")
+        .env("SB_T41_API_TOKEN", "t41-very-secret")
+        .args(["run", "-q", "--results-dir"])
+        .arg(&results)
+        .arg(&spec)
+        .assert()
+        .success();
+    let file = common::result_file(&dir);
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert!(
+        !text.contains("t41-very-secret"),
+        "a secret's value is never recorded"
+    );
+    let doc: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        doc["provenance"]["env"],
+        serde_json::json!({"SB_T41_SCALE": "1", "SB_T41_API_TOKEN": "***"}),
+        "{:#}",
+        doc["provenance"]
+    );
+    let rerun = |scale: Option<&str>| {
+        let mut c = sb();
+        c.current_dir(&dir)
+            .env_remove("SB_T41_SCALE")
+            .env("SB_T41_API_TOKEN", "t41-very-secret");
+        if let Some(s) = scale {
+            c.env("SB_T41_SCALE", s);
+        }
+        let out = c
+            .args(["rerun", "--quiet", "--json", "--results-dir"])
+            .arg(&results)
+            .arg(&file)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}); stderr:\n{err}"));
+        (out.status.code(), report, err)
+    };
+    // Unset here: the recorded value is used, and said.
+    let (code, report, err) = rerun(None);
+    assert_ne!(code, Some(2), "{err}");
+    assert!(
+        err.contains("`SB_T41_SCALE` is not set here: the published run's value `1` is used"),
+        "{err}"
+    );
+    assert!(report.get("environment").is_none(), "{report:#}");
+    // Set to another value: that one is used, and named.
+    let (_, report, err) = rerun(Some("1.5"));
+    assert!(
+        err.contains("`SB_T41_SCALE` is `1.5` here and was `1` in the published run"),
+        "{err}"
+    );
+    let env = report["environment"].to_string();
+    assert!(
+        env.contains("SB_T41_SCALE") && env.contains("`1`") && env.contains("`1.5`"),
+        "{report:#}"
+    );
+}

@@ -154,6 +154,61 @@ fn a_verify_failure_stops_that_variant_with_a_clear_message() {
         .filter(|s| s["variant"] == "cand")
         .count();
     assert_eq!(cand_starts, 1);
+    // Issue 41, item 4: no comparison is left, so the run stops — the baseline is not
+    // started again — and says so once, with what the server reported and the trials
+    // never tried (not counted as failed).
+    let base_starts = r["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .filter(|s| s["variant"] == "base")
+        .count();
+    assert_eq!(base_starts, 1, "the baseline is not started again");
+    assert_eq!(r["trials"].as_array().expect("trials").len(), 4);
+    assert_eq!(
+        stderr.matches("verify failed for variant `cand`:").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("4 trial(s) were never tried")
+            && stderr.contains("the run stopped: no comparison was left to make"),
+        "{stderr}"
+    );
+    // compare says it once, first, and advises no more trials.
+    let out = sb(dir.path())
+        .arg("compare")
+        .arg(result_file(dir.path()))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap_or("")
+            .starts_with("VERIFY FAILED — verify failed for variant `cand`"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("verify failed for variant `cand`").count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("advice:"), "{text}");
+    // The report says the start failed verify (it said "failed to start").
+    let report = dir.path().join("report");
+    sb(dir.path())
+        .arg("report")
+        .arg(result_file(dir.path()))
+        .arg("-o")
+        .arg(&report)
+        .assert()
+        .code(0);
+    let md = std::fs::read_to_string(report.join("report.md")).expect("report.md");
+    assert!(
+        md.contains("1 failed verify") && !md.contains("failed to start"),
+        "{md}"
+    );
 }
 
 #[test]

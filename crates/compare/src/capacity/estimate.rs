@@ -142,7 +142,15 @@ pub(super) fn variant_capacity(
         note: String::new(),
     };
     let n = st.on_scale.len();
-    let ended = n as u64 + st.below + st.above;
+    // Every start up to the round, the ones that gave no estimate included: the table's
+    // count and the text's are this one.
+    let ended = n as u64 + st.below + st.above + st.invalid;
+    let in_rounds: Vec<usize> = blocks
+        .iter()
+        .filter(|b| b.round <= round)
+        .map(|b| b.block)
+        .collect();
+    let queued = super::queued::engine_queued(result, name, &in_rounds);
     if st.below > 0 && n == 0 && st.above == 0 {
         let a = bound_attainment(&blocks, true).or_else(|| attainment_at(result, name, q.lower));
         out.outcome = CapacityOutcome::BelowLower { attainment: a };
@@ -159,6 +167,10 @@ pub(super) fn variant_capacity(
                 None => format!("every start failed at {} {unit}", load(q.lower)),
             }
         );
+        if let Some((r, w)) = queued {
+            out.note
+                .push_str(&format!("; {}", super::queued::advice(r, w)));
+        }
         return out;
     }
     if st.above > 0 && n == 0 && st.below == 0 {
@@ -181,13 +193,22 @@ pub(super) fn variant_capacity(
     }
     if st.below + st.above > 0 {
         out.outcome = CapacityOutcome::AtABound;
+        let no_estimate = if st.invalid > 0 {
+            format!(", {} gave no estimate", st.invalid)
+        } else {
+            String::new()
+        };
         out.note = format!(
             "capacity at a bound: of {ended} server starts, {} failed even at {} {unit}, {} \
-             passed even at {} {unit} and {n} bracketed it: widen `search.lower`..`upper`",
+             passed even at {} {unit} and {n} bracketed it{no_estimate}: {}",
             st.below,
             load(q.lower),
             st.above,
-            load(q.upper)
+            load(q.upper),
+            match queued {
+                Some((r, w)) => super::queued::advice(r, w),
+                None => "widen `search.lower`..`upper`".to_owned(),
+            }
         );
         return out;
     }

@@ -45,6 +45,7 @@ use crate::text::{num, pct};
 
 mod estimate;
 mod monotone;
+mod queued;
 mod render;
 use estimate::{comparison, variant_capacity};
 pub use render::render_capacity;

@@ -72,7 +72,8 @@ pub fn render_capacity(r: &CapacityReport) -> String {
             name,
             cap,
             ci,
-            v.start_estimates.len().to_string(),
+            (v.start_estimates.len() as u64 + v.below_lower + v.above_upper + v.invalid)
+                .to_string(),
             v.trials.to_string(),
             extra,
         ]);

@@ -128,3 +128,76 @@ fn attainment_that_falls_and_rises_with_the_load_is_a_look() {
     );
     assert!(render_capacity(&r).contains("  look: `base`, round 1"));
 }
+
+/// Issue 41, item 9: a capacity at a bound whose engine held requests waiting is not told
+/// to widen the search (queueing inside the engine was the cause), and the table's count
+/// of server starts is the text's.
+#[test]
+fn an_engine_that_queued_is_not_told_to_widen_the_search() {
+    let mut result = fixture();
+    let log = result.search.as_mut().expect("log");
+    let mut base_blocks = Vec::new();
+    for (i, b) in log
+        .blocks
+        .iter_mut()
+        .filter(|b| b.variant == "base")
+        .enumerate()
+    {
+        base_blocks.push(b.block);
+        if i == 0 {
+            b.outcome = Some(SearchOutcome::BelowLower {
+                attainment: Some(0.5),
+            });
+        }
+    }
+    let plain = capacity_report(&result).expect("a search");
+    let base = &plain.variants[0];
+    assert!(
+        base.note.contains(": widen `search.lower`"),
+        "{}",
+        base.note
+    );
+    let text = render_capacity(&plain);
+    let row = text
+        .lines()
+        .find(|l| l.contains("base (baseline)"))
+        .expect("a row");
+    let starts = base.start_estimates.len() as u64 + base.below_lower + base.above_upper;
+    assert!(
+        base.note.contains(&format!("of {starts} server starts")),
+        "{}",
+        base.note
+    );
+    assert!(
+        row.split_whitespace().any(|w| w == starts.to_string()),
+        "the table says {starts} starts too: {row}"
+    );
+    // The engine's metrics show requests waiting inside it during the search's trials.
+    for t in result
+        .trials
+        .iter_mut()
+        .filter(|t| t.variant == "base" && base_blocks.contains(&t.block))
+    {
+        let s = t.summary.as_mut().expect("a summary");
+        let tel = s.telemetry.get_or_insert_with(Default::default);
+        let span = |v: f64| servebench_result::telemetry::Span {
+            mean: v,
+            min: v,
+            max: v,
+        };
+        tel.server = Some(servebench_result::telemetry::ServerSummary {
+            scrapes: 10,
+            running: Some(span(4.0)),
+            waiting: Some(span(3.0)),
+            ..Default::default()
+        });
+    }
+    let queued = capacity_report(&result).expect("a search");
+    let note = &queued.variants[0].note;
+    assert!(!note.contains(": widen `search.lower`"), "{note}");
+    assert!(
+        note.contains("the engine queued requests inside it (it ran at most 4 at once")
+            && note.contains("would not help"),
+        "{note}"
+    );
+}

@@ -145,6 +145,10 @@ pub struct RerunReport {
     /// moved apart from it, and the host probe's change beside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levels: Option<crate::levels::LevelsReport>,
+    /// Each `${env.NAME}` whose recorded value differs between the published run and the
+    /// re-run (`provenance.env`), in words; said before the tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
     /// Whether the outputs reproduced, when both runs carry equivalence probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<super::outputs::OutputsReproduction>,
@@ -356,6 +360,7 @@ pub fn assess(
         advice,
         notes,
         levels: Some(levels),
+        environment: super::env::differences(&published.result, &new.result),
         outputs: super::outputs::outputs(published, new, alpha),
         summary,
     })

@@ -9,6 +9,7 @@
 //!   [`render`] prints it.
 
 mod assess;
+mod env;
 mod outputs;
 mod render;
 

@@ -184,6 +184,8 @@ pub fn render(r: &RerunReport) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    // The summary first (what reproduced, and what threatens it), the details after.
+    summary(&mut out, r);
     values_table(&mut out, &r.values, 1.0 - r.alpha);
     claims_table(&mut out, &r.claims);
     if !r.fingerprint_differences.is_empty() {
@@ -224,10 +226,16 @@ pub fn render(r: &RerunReport) -> String {
             let _ = writeln!(out, "  - {n}");
         }
     }
+    out
+}
+
+/// The counts, the environment values that differ, the fields that differ and the
+/// re-baseline flags, each in a line.
+fn summary(out: &mut String, r: &RerunReport) {
     let s = &r.summary;
     let _ = writeln!(
         out,
-        "\n{} value(s) reproduced, {} not reproduced, {} inconclusive",
+        "{} value(s) reproduced, {} not reproduced, {} inconclusive",
         s.reproduced, s.not_reproduced, s.inconclusive
     );
     if s.claims_reproduced + s.claims_not_reproduced + s.claims_inconclusive > 0 {
@@ -237,5 +245,24 @@ pub fn render(r: &RerunReport) -> String {
             s.claims_reproduced, s.claims_not_reproduced, s.claims_inconclusive
         );
     }
-    out
+    for e in &r.environment {
+        let _ = writeln!(out, "environment: {e}");
+    }
+    if !r.fingerprint_differences.is_empty() {
+        let fields: Vec<&str> = r
+            .fingerprint_differences
+            .iter()
+            .map(|d| d.field.as_str())
+            .collect();
+        let _ = writeln!(out, "fields that differ: {}", fields.join(", "));
+    }
+    let rebaseline: Vec<&str> = r
+        .flags
+        .iter()
+        .filter(|f| f.level == servebench_stats::flags::FlagLevel::ReBaseline)
+        .map(|f| f.id.as_str())
+        .collect();
+    if !rebaseline.is_empty() {
+        let _ = writeln!(out, "re-baseline flags: {}", rebaseline.join(", "));
+    }
 }

@@ -1,5 +1,6 @@
 //! The integration tests of servebench-compare, in one test binary.
 
 mod collapsed_probe;
+mod from_and_import;
 mod gate;
 mod renderers;

@@ -401,3 +401,38 @@ fn the_share_of_batched_token_events_is_shown_beside_the_trials_when_recorded() 
         assert!(base.is_some() && cand.is_some() && base < cand, "{row}");
     }
 }
+
+/// Issue 41, item 2: the report's p column is the same p as `compare`'s for every cell —
+/// the Holm-adjusted one when the correction decided the verdicts — and says so in its
+/// header. (The report printed each cell's raw p under a note saying the table's p was the
+/// adjusted one.)
+#[test]
+fn the_report_prints_the_same_p_as_compare() {
+    let r = within(example(), &opts()).expect("reports");
+    let text = md(&r);
+    let compare = r.compare.as_ref().expect("compared");
+    let compare_text = servebench_compare::render(compare);
+    let mut differing = 0;
+    for m in compare.comparisons.iter().flat_map(|c| &c.metrics) {
+        assert_eq!(m.p_header(), "p (Holm)");
+        for p in &m.points {
+            let shown = servebench_compare::text::p_value(p.table_p().expect("a p"));
+            let raw = servebench_compare::text::p_value(p.p.expect("a p"));
+            differing += usize::from(shown != raw);
+            let row = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("| {} |", p.label)))
+                .find(|l| l.contains(p.verdict.as_str()) && l.contains(&format!("| {shown} |")))
+                .unwrap_or_else(|| {
+                    panic!("{} {}: p {shown} in the report\n{text}", m.metric, p.label)
+                });
+            assert!(row.contains(&format!("| {shown} |")), "{row}");
+            assert!(compare_text.contains(&shown), "compare prints {shown}");
+        }
+    }
+    assert!(
+        differing > 0,
+        "the example has cells whose raw p differs from the adjusted one"
+    );
+    assert!(text.contains("| p (Holm) |"), "the header says which p");
+}

@@ -81,6 +81,18 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
         Some(b) if (b - 1.0).abs() > 1e-12 => (ArrivalProcess::Gamma, Some(b)),
         _ => (ArrivalProcess::Poisson, None),
     };
+    // Not recorded by either tool: their own defaults, as `servebench from` writes them for
+    // the same command, so the two converters fill the workload alike (docs/import.md).
+    let (seed, warmup_requests) = match im.tool {
+        super::ImportTool::Sglang => (
+            servebench_spec::peer::sglang::DEFAULT_SEED,
+            servebench_spec::peer::sglang::DEFAULT_WARMUP_REQUESTS,
+        ),
+        super::ImportTool::Vllm => (
+            servebench_spec::peer::vllm::DEFAULT_SEED,
+            servebench_spec::peer::vllm::DEFAULT_WARMUP_REQUESTS,
+        ),
+    };
     let variant = opts
         .variant
         .clone()
@@ -135,6 +147,8 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 arrival,
                 burstiness,
                 max_concurrency: None,
+                seed,
+                warmup_requests,
                 ..default_workload()
             },
             // The concurrency limit as a one-value sweep, as servebench specs usually write it
@@ -155,6 +169,7 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
             model_facts: None,
             equivalence: None,
             evidence: None,
+            setup: None,
         },
     }
 }

@@ -196,11 +196,14 @@ pub fn read(
     if model.is_none() {
         notes.push("the model is not recorded by bench_serving: give --model to name it".into());
     }
-    notes.push(
-        "ignore_eos assumed on (bench_serving's default; --disable-ignore-eos is not recorded), \
-         seed and warm-up requests are not recorded"
-            .into(),
-    );
+    notes.push(format!(
+        "ignore_eos assumed on (bench_serving's default; --disable-ignore-eos is not \
+             recorded); the seed and warm-up requests are not recorded either: bench_serving's \
+             defaults are assumed (seed {}, {} warm-up request), as `servebench from sglang` \
+             writes them",
+        servebench_spec::peer::sglang::DEFAULT_SEED,
+        servebench_spec::peer::sglang::DEFAULT_WARMUP_REQUESTS
+    ));
     let ignored = f.ignored();
     let requests = (completed + failed) as u32;
     Ok(Imported {

@@ -196,12 +196,14 @@ pub fn read(
          chunk included), servebench's at the last token-bearing event"
             .into(),
     );
-    notes.push(
+    notes.push(format!(
         "ignore_eos, temperature, seed and warm-up requests are not recorded (recent `vllm \
-         bench serve` forces ignore_eos for the random dataset and no longer sends \
-         temperature 0 by default)"
-            .into(),
-    );
+             bench serve` forces ignore_eos for the random dataset and no longer sends \
+             temperature 0 by default); the seed and warm-up are vLLM's defaults (seed {}, {} \
+             warm-up requests), as `servebench from vllm` writes them",
+        servebench_spec::peer::vllm::DEFAULT_SEED,
+        servebench_spec::peer::vllm::DEFAULT_WARMUP_REQUESTS
+    ));
     let failed = match (failed, &ok) {
         (Some(n), _) => n,
         (None, Some(ok)) => ok.iter().filter(|o| !**o).count() as u64,

@@ -209,5 +209,6 @@ pub fn collect(spec: &servebench_spec::Provenance, spec_dir: &Path) -> Provenanc
         files: hash_files(&spec.files, spec_dir),
         inputs: Vec::new(),
         cluster: None,
+        env: Default::default(),
     }
 }

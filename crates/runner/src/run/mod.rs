@@ -235,8 +235,13 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         store.result_path.display()
     ));
     let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
+    let mut stopped = false;
     for b in &plan.blocks {
         if opts.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        if ctx.nothing_left_to_compare() {
+            stopped = true;
             break;
         }
         ctx.run_block(b, &mut result, &mut ui).await?;
@@ -284,6 +289,19 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         result.error = Some(
             "interrupted: finished trials are kept; continue with `servebench run --resume`".into(),
         );
+    } else if let Some(verify) = ctx.verify_summary(
+        stopped,
+        plan.trial_count.saturating_sub(
+            result
+                .trials
+                .iter()
+                .filter(|t| t.seq < plan.trial_count)
+                .count(),
+        ),
+    ) {
+        // `servebench run` prints it once, at the end.
+        result.status = RunStatus::Failed;
+        result.error = Some(verify);
     } else if !records_lost.is_empty() {
         result.status = RunStatus::Failed;
         result.error = Some(format!(

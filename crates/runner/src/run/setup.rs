@@ -81,6 +81,7 @@ pub(super) fn open(
         accelerators: gpu::detect_accelerators().unwrap_or_default(),
         provenance: ProvenanceRecord {
             inputs: provenance::hash_files(&input_files(&spec.file), spec_dir),
+            env: crate::server::recorded_env(&spec.file),
             ..provenance::collect(&spec.file.spec.provenance, spec_dir)
         },
         points: point_info(plan),

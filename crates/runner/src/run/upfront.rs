@@ -16,7 +16,7 @@ use crate::engine::{self, Endpoint};
 pub fn unset_env(spec: &SpecFile) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = servebench_spec::env_references(spec)
         .into_iter()
-        .filter(|(_, name)| std::env::var_os(name).is_none())
+        .filter(|(_, name)| servebench_spec::substitute::env_value(name).is_none())
         .collect();
     if let Some(name) = &spec.spec.target.api_key_env
         && std::env::var_os(name).is_none()

@@ -47,7 +47,7 @@ pub use limit::{ContextLimit, Reach, check_lengths, check_planned, context_limit
 pub use log::TAIL_LINES;
 pub use orphan::{OrphanStatus, cmdline_matches, find_orphan, stop_orphan, stop_orphan_with};
 pub use port::{pick_free_port, port_is_free};
-pub use redact::{REDACTED, redact_argv, redact_env, secret_values_of_env};
+pub use redact::{REDACTED, recorded_env, redact_argv, redact_env, secret_values_of_env};
 pub use start::{start, start_with};
 pub use stop::StopOptions;
 pub use verify::{

@@ -73,6 +73,20 @@ pub fn redact_env(env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `${env.NAME}` values `spec` reads, as a result records them (`provenance.env`): each
+/// set name with its value, a secret-named one's ([`servebench_spec::is_secret_name`]) as
+/// [`REDACTED`] — the rule of the recorded server env.
+pub fn recorded_env(spec: &servebench_spec::SpecFile) -> BTreeMap<String, String> {
+    let read: BTreeMap<String, String> = servebench_spec::env_references(spec)
+        .into_iter()
+        .filter_map(|(_, name)| {
+            let v = servebench_spec::substitute::env_value(&name)?;
+            Some((name, v))
+        })
+        .collect();
+    redact_env(&read)
+}
+
 /// The values of `env`'s secret-named variables (non-empty ones), to redact wherever they
 /// appear in an argv.
 pub fn secret_values_of_env(env: &BTreeMap<String, String>) -> Vec<String> {

@@ -43,6 +43,9 @@ pub(crate) struct RunTelemetry {
     client: Option<reqwest::Client>,
     /// `CUDA_VISIBLE_DEVICES` of the open block's server (`None`: unset, every GPU).
     visible: std::sync::Mutex<Option<String>>,
+    /// The spec does not mention telemetry: only the default scrape runs (no GPU check
+    /// before a start, nothing recorded for an engine without a metrics endpoint).
+    unasked: bool,
 }
 
 /// One trial's capture in progress.
@@ -62,7 +65,14 @@ impl RunTelemetry {
         accelerators: Vec<String>,
         ca_file: Option<&std::path::Path>,
     ) -> Self {
-        let settings = spec.spec.telemetry.clone();
+        // Not asked for: the engine's metrics are scraped where its profile names an
+        // endpoint, GPUs are not sampled; `telemetry: off`: nothing.
+        let unasked = spec.spec.telemetry.is_none();
+        let settings = match spec.spec.telemetry.clone() {
+            None => Some(TelemetrySettings::unasked()),
+            Some(s) if s.is_off() => None,
+            Some(s) => Some(s),
+        };
         let nodes = spec
             .spec
             .server
@@ -76,6 +86,9 @@ impl RunTelemetry {
                 "the server spans {nodes} Slurm nodes (`server.launcher.slurm.nodes`) and \
                  servebench samples the GPUs of its own node only: none sampled (docs/gpu.md)"
             )),
+            Some(_) if unasked => {
+                Err("GPU sampling is off unless asked for (`telemetry: on`)".to_owned())
+            }
             Some(s) => GpuSampler::start(s.gpu, s.interval.get()),
             None => Err("telemetry is off (`telemetry: on` turns it on)".to_owned()),
         };
@@ -94,6 +107,7 @@ impl RunTelemetry {
             host_gpus: accelerators,
             client,
             visible: std::sync::Mutex::new(std::env::var("CUDA_VISIBLE_DEVICES").ok()),
+            unasked,
         }
     }
 
@@ -123,6 +137,9 @@ impl RunTelemetry {
         env: &BTreeMap<String, String>,
     ) -> Option<GpuCheck> {
         self.settings.as_ref()?;
+        if self.unasked {
+            return None;
+        }
         self.set_server_env(env);
         let sampler = match &self.gpu {
             Ok(s) => s,
@@ -170,6 +187,9 @@ impl RunTelemetry {
         auth: (Option<String>, Vec<(String, String)>),
     ) -> Option<Capture> {
         let s = self.settings.as_ref()?;
+        if self.unasked && metrics.is_none() {
+            return None;
+        }
         let gpu = match &self.gpu {
             Ok(sampler) => {
                 sampler.begin(variant);
@@ -268,7 +288,8 @@ impl RunTelemetry {
             }
             (Ok(_), false) | (Err(_), _) => {
                 line.gpu_source = "none".into();
-                line.gpu_note = self.gpu.as_ref().err().cloned();
+                // Not asked for, GPUs are not sampled: nothing to say in every table.
+                line.gpu_note = self.gpu.as_ref().err().cloned().filter(|_| !self.unasked);
             }
         }
         match capture.scraper {

@@ -55,8 +55,9 @@ impl Profile {
                 f => warnings.push(format!(
                     "{} has no `ignore_eos` ({}): it is not sent, and output lengths are NOT \
                      fixed: each request ends at the model's end of sequence, so N_out varies \
-                     and compare the output token counts (`workload.ignore_eos: false` \
-                     silences this warning)",
+                     from request to request and between the arms — compare their output \
+                     token counts before their speeds (`workload.ignore_eos: false` silences \
+                     this warning)",
                     self.name,
                     refusal(f)
                 )),
@@ -135,6 +136,15 @@ mod tests {
         let p = plan(Engine::Tgi, true, false);
         assert!(!p.ignore_eos && !p.lengths_fixed);
         assert!(p.warnings[0].contains("NOT fixed"), "{}", p.warnings[0]);
+        // Issue 41: the sentence read "so N_out varies and compare the output token counts".
+        assert!(
+            p.warnings[0].contains(
+                "so N_out varies from request to request and between the arms — compare \
+                 their output token counts before their speeds"
+            ),
+            "{}",
+            p.warnings[0]
+        );
         // llama.cpp ignores min_tokens: not sent, said.
         let p = plan(Engine::Llamacpp, true, true);
         assert!(p.ignore_eos && !p.min_tokens);

@@ -262,7 +262,7 @@ fn kernel_evidence(p: &Profile) -> String {
 pub fn engines_table() -> String {
     let profiles: Vec<&Profile> = COLUMNS.iter().filter_map(|e| profile(*e)).collect();
     type Row = (&'static str, fn(&Profile) -> String);
-    let rows: [Row; 19] = [
+    let rows: &[Row] = &[
         ("`target.engine`", |p| format!("`{}`", p.engine)),
         ("output length fixed", fixed_length),
         ("`min_tokens`", |p| field(p.request.min_tokens)),

@@ -14,6 +14,7 @@ pub(crate) const MIN_WAVES: u32 = 3;
 
 pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     waves(spec, out);
+    closed_by_limit(spec, out);
     if let Some(g) = &spec.spec.compare.gate {
         gate(spec, g, out);
     }
@@ -104,6 +105,54 @@ fn gate(spec: &SpecFile, g: &Gate, out: &mut Vec<Diagnostic>) {
                 )),
             );
         }
+    }
+}
+
+/// The shortest time an LLM request takes, end to end: no served model answers a streamed
+/// request in under a millisecond (the simulator's fastest personalities take several).
+const FASTEST_REQUEST_S: f64 = 1e-3;
+
+/// Open-loop points whose rate is so high that the concurrency limit binds before the
+/// schedule does: with c requests in flight and each taking at least
+/// [`FASTEST_REQUEST_S`], the client can send no faster than c / that time; a rate above it
+/// only decides when the first c requests go, and the point is the same closed loop as
+/// `request_rate: inf` (`--request-rate 100000 --max-concurrency 1`).
+fn closed_by_limit(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let s = &spec.spec;
+    if s.search.is_some() {
+        return;
+    }
+    let mut said = Vec::new();
+    for p in crate::plan::sweep_points(spec) {
+        let (Some(c), Rate::PerSecond(rate)) = (p.max_concurrency, p.request_rate) else {
+            continue;
+        };
+        let ceiling = f64::from(c) / FASTEST_REQUEST_S;
+        if rate <= ceiling || said.contains(&(c, rate.to_bits())) {
+            continue;
+        }
+        said.push((c, rate.to_bits()));
+        let path = if s.sweep.request_rate.is_some() {
+            at("sweep.request_rate")
+        } else {
+            at("workload.request_rate")
+        };
+        out.push(
+            Diagnostic::warning(
+                path,
+                format!(
+                    "point `{p}`: {rate} requests/s under max_concurrency {c} is the same closed \
+                     loop as `request_rate: inf`: {c} request(s) in flight, each taking at \
+                     least {} ms, cannot be sent faster than {ceiling} a second, so the limit \
+                     decides every send after the first {c}, not the rate",
+                    FASTEST_REQUEST_S * 1e3
+                ),
+            )
+            .with_hint(
+                "write `request_rate: inf` to say what is measured, or a rate the server can \
+                 keep up with to measure an open loop (then the limit is a safety cap)",
+            ),
+        );
     }
 }
 

@@ -9,6 +9,7 @@ mod experiment;
 mod launcher;
 mod search;
 mod server;
+mod setup;
 mod target;
 mod telemetry;
 mod workload;
@@ -19,6 +20,7 @@ pub use experiment::*;
 pub use launcher::*;
 pub use search::*;
 pub use server::*;
+pub use setup::Setup;
 pub use target::*;
 pub use telemetry::{GpuSampling, ModelFacts, ServerMetrics, TelemetrySettings, default_interval};
 pub use workload::*;
@@ -112,7 +114,8 @@ pub struct ExperimentSpec {
     pub provenance: Provenance,
     /// GPU samples and the server's Prometheus metrics during every trial, and the validity
     /// flags `compare` reads from them (docs/gpu.md, "Telemetry"): `telemetry: on`, or the
-    /// settings. Not in the spec hash.
+    /// settings; absent, the server's metrics alone are scraped where the engine profile
+    /// names an endpoint; `off`, nothing. Not in the spec hash.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -135,6 +138,10 @@ pub struct ExperimentSpec {
     /// unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
+    /// Files a named set-up script makes before the run (`script`, `makes`): `validate`
+    /// on a machine that has not run it says each is made by it instead of failing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
 }
 
 /// Recorded context of a run: e.g. `pip show sglang`, the model weights' hashes.

@@ -11,8 +11,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::duration::HumanDuration;
 
 /// Telemetry during every trial (docs/gpu.md, "Telemetry"): GPU samples and the server's
-/// Prometheus metrics. Turned on by `telemetry: on` (or `true`, or this map); absent or
-/// `off`: nothing is sampled.
+/// Prometheus metrics. Turned on by `telemetry: on` (or `true`, or this map). Absent: the
+/// server's metrics are scraped where its engine profile names an endpoint (an A/A with and
+/// without the scrape showed no shift, docs/statistics-measured.md) and no GPU is sampled;
+/// `off` (or `false`): nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetrySettings {
@@ -34,6 +36,31 @@ pub struct TelemetrySettings {
     /// (docs/gpu.md, "The physical limit").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hbm_gb_per_s: Option<f64>,
+}
+
+impl TelemetrySettings {
+    /// `telemetry: off`: nothing sampled, nothing scraped.
+    pub fn off() -> Self {
+        TelemetrySettings {
+            gpu: GpuSampling::Off,
+            server_metrics: ServerMetrics::Off,
+            ..TelemetrySettings::default()
+        }
+    }
+
+    /// `telemetry` absent: the engine's metrics scraped where its profile names an
+    /// endpoint, GPUs not sampled (that stays opt-in: it needs NVML or `nvidia-smi`).
+    pub fn unasked() -> Self {
+        TelemetrySettings {
+            gpu: GpuSampling::Off,
+            ..TelemetrySettings::default()
+        }
+    }
+
+    /// Nothing sampled and nothing scraped.
+    pub fn is_off(&self) -> bool {
+        self.gpu == GpuSampling::Off && self.server_metrics == ServerMetrics::Off
+    }
 }
 
 /// The default sampling interval: 200 ms.
@@ -99,13 +126,18 @@ enum OnOff {
     Off,
 }
 
-/// Reads `telemetry: on | off | true | false | {…}` into `Some(settings)` (on) or `None`.
+/// Reads `telemetry: on | off | true | false | {…}` into the settings: `on` the defaults,
+/// `off` [`TelemetrySettings::off`]; absent stays `None` (the runner's default,
+/// [`TelemetrySettings::unasked`]).
 pub(crate) fn deserialize_telemetry<'de, D>(d: D) -> Result<Option<TelemetrySettings>, D::Error>
 where
     D: Deserializer<'de>,
 {
     Ok(match Option::<TelemetryInput>::deserialize(d)? {
-        None | Some(TelemetryInput::Switch(false)) | Some(TelemetryInput::Word(OnOff::Off)) => None,
+        None => None,
+        Some(TelemetryInput::Switch(false)) | Some(TelemetryInput::Word(OnOff::Off)) => {
+            Some(TelemetrySettings::off())
+        }
         Some(TelemetryInput::Switch(true)) | Some(TelemetryInput::Word(OnOff::On)) => {
             Some(TelemetrySettings::default())
         }

@@ -28,3 +28,18 @@ fn invalid_specs_fail_with_located_messages() {
         insta::assert_snapshot!(err.to_string());
     });
 }
+
+/// Issue 41, item 7: the schema's errors and the semantic ones come in one pass — a misspelt
+/// key no longer hides two baselines and an undefined variant var until it is fixed.
+#[test]
+fn schema_and_semantic_errors_are_reported_together() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/invalid/92-schema-and-semantic-errors.yaml");
+    let src = std::fs::read_to_string(&path).expect("read fixture");
+    let err = servebench_spec::parse_str(&src, "t.yaml").expect_err("invalid");
+    let text = err.to_string();
+    assert_eq!(err.error_count(), 3, "{text}");
+    assert!(text.contains("reqest_rate"), "{text}");
+    assert!(text.contains("baseline"), "{text}");
+    assert!(text.contains("mode"), "{text}");
+}

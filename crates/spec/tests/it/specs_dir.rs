@@ -66,3 +66,12 @@ fn seed_spec_plans_fifty_trials_in_ten_blocks() {
             .any(|w| w.message.contains("max_concurrency 1024"))
     );
 }
+
+/// Issue 41, item 11: the README's main job validates without a warning (it warned about
+/// itself: 48 requests at c=32 are 1.5 waves, close to load-not-sustained).
+#[test]
+fn the_main_job_validates_without_warnings() {
+    let spec = servebench_spec::load(&specs_dir().join("sim-ab.yaml")).expect("valid");
+    let w: Vec<String> = spec.warnings.iter().map(|w| w.message.clone()).collect();
+    assert!(w.is_empty(), "specs/sim-ab.yaml warns: {w:?}");
+}

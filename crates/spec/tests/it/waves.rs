@@ -37,3 +37,25 @@ fn two_waves_are_warned_about_and_enough_waves_are_not() {
     let w = warnings("{max_concurrency: [32], request_rate: [10]}");
     assert!(!w.iter().any(|m| m.contains("waves")), "{w:?}");
 }
+
+/// Issue 41, item 11: `--request-rate 100000 --max-concurrency 1` is the closed loop of
+/// `inf` — the limit, not the rate, decides every send — and `validate` says so; a rate the
+/// limit does not bind is left alone.
+#[test]
+fn a_rate_the_limit_binds_is_said_to_be_the_closed_loop_of_inf() {
+    let w = warnings("{max_concurrency: [1], request_rate: [100000]}");
+    let closed: Vec<&String> = w.iter().filter(|m| m.contains("closed loop")).collect();
+    assert_eq!(closed.len(), 1, "{w:?}");
+    assert!(
+        closed[0].contains(
+            "100000 requests/s under max_concurrency 1 is the same closed loop \
+                            as `request_rate: inf`"
+        ),
+        "{}",
+        closed[0]
+    );
+    let w = warnings("{max_concurrency: [32], request_rate: [10]}");
+    assert!(!w.iter().any(|m| m.contains("closed loop")), "{w:?}");
+    let w = warnings("{max_concurrency: [1]}");
+    assert!(!w.iter().any(|m| m.contains("closed loop")), "{w:?}");
+}

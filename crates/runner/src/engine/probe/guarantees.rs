@@ -176,6 +176,8 @@ pub(super) async fn tokenize_check(
     plan: &BlockPlan,
     rec: &RequestRecord,
     api: ApiKind,
+    p: &Profile,
+    spec_given: bool,
 ) -> CheckRecord {
     let g = Guarantee::Tokenize;
     let needed = spec.spec.target.tokenizer != TokenizerSource::None;
@@ -185,6 +187,22 @@ pub(super) async fn tokenize_check(
             CheckOutcome::NotAvailable,
             "not used (`tokenizer: none`)",
         );
+    }
+    // An engine without a tokenize endpoint (its profile says so): a spec that asks for the
+    // server's tokenizer fails here; without a spec it is only not available.
+    if spec.spec.target.tokenizer == TokenizerSource::Server && !p.can_tokenize() {
+        let detail = format!(
+            "{} has no tokenize endpoint: prompt lengths need a local tokenizer",
+            p.name
+        );
+        let set = "target.tokenizer: local with the served model's tokenizer.json";
+        return if spec_given {
+            CheckRecord::new(g, CheckOutcome::Fails, detail)
+                .set(set)
+                .needed(true)
+        } else {
+            CheckRecord::new(g, CheckOutcome::NotAvailable, detail).set(set)
+        };
     }
     let Some(usage) = rec.usage else {
         return CheckRecord::new(g, CheckOutcome::NotAvailable, "no usage to compare with");

@@ -65,6 +65,10 @@ pub struct ProbeReport {
     pub engine: EngineRecord,
     /// Every guarantee, in order.
     pub checks: Vec<CheckRecord>,
+    /// Whether a spec was given (`--spec`): without one, a check is needed when a run with
+    /// servebench's defaults would rely on it, and what the engine cannot do at all is not
+    /// available rather than failed.
+    pub spec_given: bool,
 }
 
 impl ProbeReport {
@@ -136,7 +140,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
     checks.push(
         step.run(
             Guarantee::Tokenize,
-            tokenize_check(spec, &plan, &rec, opts.api),
+            tokenize_check(spec, &plan, &rec, opts.api, p, opts.spec.is_some()),
         )
         .await,
     );
@@ -175,6 +179,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         model,
         engine: resolved.record,
         checks,
+        spec_given: opts.spec.is_some(),
     })
 }
 

@@ -308,7 +308,7 @@ fn env_secret_values(server: &servebench_spec::Server, variant: &Variant) -> Vec
     for s in strings {
         for r in references(s).unwrap_or_default() {
             if let Reference::Env(name) = r
-                && let Ok(v) = std::env::var(&name)
+                && let Some(v) = servebench_spec::substitute::env_value(&name)
                 && !v.is_empty()
             {
                 out.push(v);

@@ -111,6 +111,39 @@ impl<'a> BlockContext<'a> {
         self.refused.get(variant).map(String::as_str)
     }
 
+    /// Whether no comparison is left to make: the baseline variant, or every other variant,
+    /// failed verify (a run of one variant: that one). The run then stops.
+    pub(super) fn nothing_left_to_compare(&self) -> bool {
+        let variants = &self.spec.spec.variants;
+        let refused = |v: &Variant| self.refused.contains_key(&v.name);
+        if variants.len() < 2 {
+            return variants.iter().any(refused);
+        }
+        variants.iter().any(|v| v.baseline && refused(v))
+            || variants.iter().filter(|v| !v.baseline).all(refused)
+    }
+
+    /// The run's one message about its verify failures: per refused variant what the
+    /// server reported, the trials never tried (`never_tried`: planned, not recorded), and
+    /// whether the run stopped. `None` when every verify passed.
+    pub(super) fn verify_summary(&self, stopped: bool, never_tried: usize) -> Option<String> {
+        if self.refused.is_empty() {
+            return None;
+        }
+        let reasons: Vec<&str> = self.refused.values().map(String::as_str).collect();
+        let mut out = reasons.join("; ");
+        if never_tried > 0 {
+            out.push_str(&format!(
+                "; {never_tried} trial(s) were never tried (not failed: `servebench run \
+                 --resume` runs them)"
+            ));
+        }
+        if stopped {
+            out.push_str("; the run stopped: no comparison was left to make");
+        }
+        Some(out)
+    }
+
     /// The folder relative paths of the spec are read from.
     /// `target.tls.ca_file`, resolved against the spec's directory.
     pub(super) fn ca_file(&self) -> Option<PathBuf> {
@@ -160,8 +193,11 @@ impl<'a> BlockContext<'a> {
         if todo.is_empty() {
             return Ok(());
         }
-        if let Some(reason) = self.refused.get(&block.variant).cloned() {
-            return self.fail_all(&todo, block, result, &reason);
+        if self.refused.contains_key(&block.variant) {
+            // Its verify failed in an earlier block: said once there; its later blocks are
+            // not run (their trials stay unrecorded — never tried, not failed — so
+            // `run --resume` tries them again once the server is fixed).
+            return Ok(());
         }
         let Some(variant) = self.variant(&block.variant) else {
             return self.fail_all(&todo, block, result, "variant missing from the spec");
@@ -355,7 +391,17 @@ impl<'a> BlockContext<'a> {
                     if self.cancelled() {
                         return Err(Opening::Cancelled);
                     }
-                    ui.line(&format!("block {}: {reason}", block.index + 1));
+                    // A verify failure is said once, with what the server reported, at the
+                    // run's end; here only that it happened.
+                    if self.refused.contains_key(&variant.name) {
+                        ui.line(&format!(
+                            "block {}: `{}` failed verify: its later blocks are not run",
+                            block.index + 1,
+                            variant.name
+                        ));
+                    } else {
+                        ui.line(&format!("block {}: {reason}", block.index + 1));
+                    }
                     return Err(Opening::Failed(reason));
                 }
             }

@@ -18,6 +18,14 @@
 //!   `--warmup-requests` 1, `--seed` 42, `--temperature` 0.0, `ignore_eos` true unless
 //!   `--disable-ignore-eos`.
 
+/// bench_serving's `--seed` default (SGLang 0.5.23 `benchmark/serving.py`, `cli_main`):
+/// `servebench from` writes it, and `servebench import` assumes it (the result file does
+/// not record the seed), so a run of the `from` spec and the import of the same command
+/// fill the workload alike.
+pub const DEFAULT_SEED: u64 = 42;
+/// bench_serving's `--warmup-requests` default (same source); written and assumed alike.
+pub const DEFAULT_WARMUP_REQUESTS: u32 = 1;
+
 use std::collections::BTreeMap;
 
 mod datasets;
@@ -159,7 +167,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
                 why: "a count of requests".into(),
             });
         }
-        None => 1,
+        None => DEFAULT_WARMUP_REQUESTS,
     };
     lines.given_or_default(
         "--warmup-requests",
@@ -170,7 +178,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
              them before its run)"
         ),
     );
-    let seed = v.int("--seed")?.unwrap_or(42);
+    let seed = v.int("--seed")?.unwrap_or(DEFAULT_SEED as i64);
     lines.given_or_default(
         "--seed",
         &v,

@@ -21,6 +21,12 @@
 mod datasets;
 mod flags;
 
+/// `vllm bench serve`'s `--seed` default (vLLM 0.33.0 `benchmarks/serve.py`): written by
+/// `servebench from` and assumed by `servebench import` (its result file does not record it).
+pub const DEFAULT_SEED: u64 = 0;
+/// `vllm bench serve`'s `--num-warmups` default (same source); written and assumed alike.
+pub const DEFAULT_WARMUP_REQUESTS: u32 = 0;
+
 use std::collections::BTreeMap;
 
 use super::argv;
@@ -211,7 +217,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
                 why: "a count of requests".into(),
             });
         }
-        None => 0,
+        None => DEFAULT_WARMUP_REQUESTS,
     };
     lines.given_or_default(
         "--num-warmups",
@@ -222,7 +228,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
              warm-up requests are prompts of their own)"
         ),
     );
-    let seed = v.int("--seed")?.unwrap_or(0);
+    let seed = v.int("--seed")?.unwrap_or(DEFAULT_SEED as i64);
     lines.given_or_default(
         "--seed",
         &v,

@@ -1,0 +1,62 @@
+//! Issue 41, item 1: one rule for what is comparable. The import of a `bench_serving`
+//! result and a run of the spec `servebench from` makes of the same command measure the
+//! same workload, so their fingerprints must not differ in what the converters wrote: the
+//! concurrency limit (import writes it as a one-value sweep, `from` in `workload`), the
+//! seed and warm-up requests (the tool's defaults, filled alike) and `target.base_url`
+//! (host-only, as in the spec hash). Before the fix these four were listed as
+//! not-comparable.
+
+use std::path::PathBuf;
+
+use servebench_compare::fingerprint;
+use servebench_result::Origin;
+use servebench_result::import::{ImportOptions, ImportTool, import_file};
+
+const COMMAND: &str = "python3 -m sglang.bench_serving --backend sglang --dataset-name random \
+                       --random-input-len 512 --random-output-len 128 --num-prompts 20 \
+                       --request-rate -1 --max-concurrency 1 --model glm-5 --port 8123";
+
+#[test]
+fn an_import_and_a_run_of_the_from_spec_of_one_command_are_comparable_in_workload() {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sglang-seed-command.jsonl");
+    let opts = ImportOptions {
+        model: Some("glm-5".into()),
+        variant: Some("sglang".into()),
+        ..ImportOptions::default()
+    };
+    let imported = import_file(ImportTool::Sglang, &fixture, &opts)
+        .expect("imports")
+        .remove(0);
+
+    let argv: Vec<String> = COMMAND.split_whitespace().map(String::from).collect();
+    let t = servebench_spec::peer::sglang::translate(&argv).expect("translates");
+    let spec = servebench_spec::load::parse_str(&t.draft.to_yaml(), "from.yaml")
+        .expect("the from spec parses");
+    // A servebench run of that spec: the imported run's measurements under the from spec
+    // (the fingerprint reads the spec, host and tool; the values do not enter it).
+    let mut run = imported.clone();
+    run.origin = Origin::Measured;
+    run.run_id = "20261201T000000Z-0001".into();
+    run.spec = spec.file;
+    run.spec.spec.variants[0].name = "sglang".into();
+    run.import = None;
+
+    let (diffs, _) = fingerprint::compare(&imported, &run);
+    let fields: Vec<&str> = diffs.iter().map(|d| d.field.as_str()).collect();
+    for converter_made in [
+        "workload.max_concurrency",
+        "workload.seed",
+        "workload.warmup_requests",
+        "target.base_url",
+    ] {
+        assert!(
+            !fields.contains(&converter_made),
+            "{converter_made} is made by the converters, not measured: {diffs:?}"
+        );
+    }
+    assert!(
+        fields.iter().all(|f| !f.starts_with("workload.")),
+        "the measured workload is the same: {diffs:?}"
+    );
+}
