@@ -156,7 +156,7 @@ impl Arranged {
             v += vg;
             denom += vg * vg / (k - 1) as f64;
         }
-        if !(v > 0.0) {
+        if v.is_nan() || v <= 0.0 {
             return None;
         }
         let se = v.sqrt();
