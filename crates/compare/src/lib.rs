@@ -317,7 +317,10 @@ pub fn compare_across(
     // Two runs of one spec: their levels apart from the effects (every variant both have).
     if base.result.run_id != cand.result.run_id && base.result.spec_hash == cand.result.spec_hash {
         let (specs, _, _) = metric_specs(&base.result.spec, opts)?;
-        let specs: Vec<_> = specs.iter().filter_map(analyze::MetricSpec::level_metric).collect();
+        let specs: Vec<_> = specs
+            .iter()
+            .filter_map(analyze::MetricSpec::level_metric)
+            .collect();
         r.levels = Some(levels::between(&base.result, &cand.result, &specs, alpha));
     }
     Ok(r)

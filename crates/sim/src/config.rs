@@ -266,7 +266,7 @@ impl EngineParams {
             }
         }
         let speed = self.host_speed;
-        if !speed.is_finite() || speed < 1.0 / MAX_SCALE || speed > MAX_SCALE {
+        if !speed.is_finite() || !(1.0 / MAX_SCALE..=MAX_SCALE).contains(&speed) {
             return bad(format!(
                 "host_speed must be a number from {} to {MAX_SCALE} (1 = the modelled host, 0.8 \
                  = 20% slower, 1.25 = 25% faster), got {speed}",

@@ -55,6 +55,10 @@ impl Contrast {
     }
 }
 
+/// One start: its run (0 published, 1 new), its group of alike starts, and its values as
+/// (cell, residual from the cell's log mean).
+type Start = (usize, usize, Vec<(usize, f64)>);
+
 /// The trial values arranged by run, cell and start.
 #[derive(Debug, Clone)]
 pub(crate) struct Arranged {
@@ -62,7 +66,7 @@ pub(crate) struct Arranged {
     pub(crate) n: [Vec<usize>; 2],
     pub(crate) mean: [Vec<f64>; 2],
     /// Per start: its run, its group and its (cell, residual) values.
-    starts: Vec<(usize, usize, Vec<(usize, f64)>)>,
+    starts: Vec<Start>,
     /// Starts per group.
     group_size: Vec<usize>,
 }
@@ -156,7 +160,7 @@ impl Arranged {
             v += vg;
             denom += vg * vg / (k - 1) as f64;
         }
-        if !(v > 0.0) {
+        if v.is_nan() || v <= 0.0 {
             return None;
         }
         let se = v.sqrt();
