@@ -116,6 +116,7 @@ pub mod histogram_codec;
 pub mod holm;
 pub mod interval;
 pub mod mann_whitney;
+pub mod nested;
 pub mod order_stat;
 pub mod outputs;
 pub mod percentile;
