@@ -311,6 +311,10 @@ pub struct TrialResult {
     pub trial: u32,
     /// Sweep point index.
     pub point: usize,
+    /// Repeat r of the cell within its server start, from 1 (`trials.per_start`): the trials
+    /// of one variant, point and t with different repeats share a start.
+    #[serde(default = "first_repeat", skip_serializing_if = "is_first_repeat")]
+    pub repeat: u32,
     /// Seed of its prompts.
     pub prompt_seed: u64,
     /// Ok or failed.
@@ -332,6 +336,13 @@ pub struct TrialResult {
     /// kernel on arrival, and reads dated by a clock reading after the read (docs/metrics.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive_stamps: Option<ReceiveStamps>,
+}
+
+fn first_repeat() -> u32 {
+    1
+}
+fn is_first_repeat(r: &u32) -> bool {
+    *r == 1
 }
 
 impl ServerStart {

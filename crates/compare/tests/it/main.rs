@@ -2,4 +2,5 @@
 
 mod collapsed_probe;
 mod gate;
+mod nested;
 mod renderers;

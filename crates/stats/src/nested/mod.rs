@@ -27,6 +27,7 @@ use crate::error::{StatsError, check_finite};
 use crate::summary::mean_var;
 
 pub mod allocation;
+pub mod simulate;
 
 /// The one-way random-effects ANOVA of one arm: starts as groups, trials within.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
