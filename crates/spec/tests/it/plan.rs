@@ -177,17 +177,30 @@ fn per_start_repeats_every_point_within_one_start() {
     // point once.
     let spec = parse_str(NESTED, "nested.yaml").expect("valid");
     let p = plan(&spec.file);
-    assert_eq!(p.server_starts, 6, "3 starts per variant, as without per_start");
-    assert_eq!(p.trial_count, 24, "2 variants × 3 starts × 2 repeats × 2 points");
+    assert_eq!(
+        p.server_starts, 6,
+        "3 starts per variant, as without per_start"
+    );
+    assert_eq!(
+        p.trial_count, 24,
+        "2 variants × 3 starts × 2 repeats × 2 points"
+    );
     let b = &p.blocks[0];
-    let got: Vec<(u32, u32, usize)> = b.trials.iter().map(|t| (t.trial, t.repeat, t.point)).collect();
+    let got: Vec<(u32, u32, usize)> = b
+        .trials
+        .iter()
+        .map(|t| (t.trial, t.repeat, t.point))
+        .collect();
     assert_eq!(got, [(1, 1, 0), (1, 1, 1), (1, 2, 0), (1, 2, 1)]);
     // Repeats draw different prompts, the same for both variants (paired).
     assert_ne!(b.trials[0].prompt_seed, b.trials[2].prompt_seed);
     assert_eq!(b.trials[2].prompt_seed, prompt_seed(1, 2, 0));
     assert_eq!(p.blocks[1].trials[2].prompt_seed, b.trials[2].prompt_seed);
     let text = p.to_string();
-    assert!(text.contains("2 trials of every cell in each server start"), "{text}");
+    assert!(
+        text.contains("2 trials of every cell in each server start"),
+        "{text}"
+    );
     assert!(text.contains("trial 1 repeat 2/2"), "{text}");
     // One trial per start is today's plan: repetition t draws with index t.
     let one = parse_str(&NESTED.replace(", per_start: 2", ""), "one.yaml").expect("valid");
