@@ -116,6 +116,7 @@ pub(crate) fn comparison(
                 .into(),
         );
     }
+    notes.extend(nested_notes(&base.result, &cand.result));
     let inputs_by_metric: Vec<(&MetricSpec, Vec<PointInput>)> = specs
         .iter()
         .filter_map(|spec| {
@@ -350,4 +351,33 @@ fn load_flag(
         })
         .collect();
     Some(flag.threatening(threats))
+}
+
+/// What a nested design means for the reading, and where each run's wall time went
+/// (`result::costs`): starting, warming, measuring, cooling.
+fn nested_notes(base: &RunResult, cand: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    let k = base.spec.spec.trials.per_start;
+    if k > 1 {
+        out.push(format!(
+            "{k} trials of every cell per server start (trials.per_start): the start is the \
+             unit of analysis — each start's trials are read as their geometric mean (the mean \
+             for metrics that can be 0), and n counts starts"
+        ));
+    }
+    let runs: Vec<&RunResult> = if base.run_id == cand.run_id {
+        vec![base]
+    } else {
+        vec![base, cand]
+    };
+    for r in runs {
+        if r.servers.is_empty() {
+            continue;
+        }
+        let split = servebench_result::costs::wall_split(r);
+        if split.total_s > 0.0 {
+            out.push(format!("run {}: {}", r.run_id, split.line()));
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@
 
 use servebench_spec::metrics::{Aggregate, Metric};
 use servebench_stats::flags::{ArmEvidence, TrialCheck};
+use servebench_stats::nested::start_values;
 
 use servebench_result::{PointInfo, RunResult, TrialResult, TrialStatus};
 
@@ -195,6 +196,12 @@ pub(crate) fn arm_point(
     let trials = arm_trials(result, variant, point)
         .into_iter()
         .filter(|t| up_to.is_none_or(|u| t.trial <= u));
+    // The unit is the start (docs/statistics-method.md, "Nested designs"): the trials of
+    // one repetition t share a server start (with `trials.per_start` k > 1, k of them), and
+    // the arm's values are one per start — the geometric mean of its trials on the log scale,
+    // the mean on the arithmetic one. One trial per start keeps its value bit for bit.
+    let mut values: Vec<f64> = Vec::new();
+    let mut keys: Vec<u32> = Vec::new();
     for (position, t) in trials.enumerate() {
         if t.status == TrialStatus::Failed {
             out.failed.push(FailedTrial {
@@ -212,8 +219,9 @@ pub(crate) fn arm_point(
             .flatten()
             .filter(|v| v.is_finite());
         let value_index = value.map(|v| {
-            out.evidence.trial_values.push(v);
-            out.evidence.trial_values.len() - 1
+            values.push(v);
+            keys.push(t.trial);
+            start_index(&keys, t.trial)
         });
         out.evidence.trials.push(TrialCheck {
             trial: position,
@@ -230,7 +238,19 @@ pub(crate) fn arm_point(
             limit_held_fraction: s.limit_held_fraction,
         });
     }
+    out.evidence.trial_values = start_values(&values, &keys, !metric.can_be_zero);
     out
+}
+
+/// The index of start `t` among the distinct starts of `keys`, in order of appearance.
+fn start_index(keys: &[u32], t: u32) -> usize {
+    let mut seen: Vec<u32> = Vec::new();
+    for k in keys {
+        if !seen.contains(k) {
+            seen.push(*k);
+        }
+    }
+    seen.iter().position(|k| *k == t).unwrap_or(0)
 }
 
 /// Trials of `variant` recorded in `result` and trials its plan has.
@@ -240,7 +260,9 @@ pub(crate) fn trial_counts(result: &RunResult, variant: &str) -> (usize, usize) 
         .iter()
         .filter(|t| t.variant == variant)
         .count();
-    let planned = result.points.len() * result.spec.spec.trials.count as usize;
+    let planned = result.points.len()
+        * result.spec.spec.trials.count as usize
+        * result.spec.spec.trials.per_start.max(1) as usize;
     (recorded, planned)
 }
 

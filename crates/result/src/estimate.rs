@@ -79,7 +79,7 @@ pub struct Estimate {
     pub at_most_s: Option<f64>,
 }
 
-fn secs(a: &str, b: &str) -> Option<f64> {
+pub(crate) fn secs(a: &str, b: &str) -> Option<f64> {
     let a = OffsetDateTime::parse(a, &Rfc3339).ok()?;
     let b = OffsetDateTime::parse(b, &Rfc3339).ok()?;
     let d = (b - a).as_seconds_f64();

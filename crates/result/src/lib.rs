@@ -31,6 +31,7 @@
 //! * [`export`]: trials and request records as CSV tables for dataframes.
 
 pub mod checks;
+pub mod costs;
 pub mod estimate;
 pub mod export;
 pub mod import;

@@ -330,6 +330,10 @@ pub struct TrialResult {
     pub trial: u32,
     /// Sweep point index.
     pub point: usize,
+    /// Repeat r of the cell within its server start, from 1 (`trials.per_start`): the trials
+    /// of one variant, point and t with different repeats share a start.
+    #[serde(default = "first_repeat", skip_serializing_if = "is_first_repeat")]
+    pub repeat: u32,
     /// Seed of its prompts.
     pub prompt_seed: u64,
     /// Ok or failed.
@@ -354,6 +358,13 @@ pub struct TrialResult {
     /// What else used the host's CPUs during the trial (steal, other processes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_load: Option<HostLoad>,
+}
+
+fn first_repeat() -> u32 {
+    1
+}
+fn is_first_repeat(r: &u32) -> bool {
+    *r == 1
 }
 
 impl ServerStart {

@@ -125,6 +125,13 @@ pub struct EngineArgs {
     /// Coefficient of variation of the per-process speed factor drawn from the seed.
     #[arg(long)]
     pub speed_cv: Option<f64>,
+    /// Coefficient of variation of a per-trial factor within a server start: every
+    /// --trial-requests generation requests (warm-up included) draw a new factor (seeded).
+    #[arg(long, value_name = "C")]
+    pub trial_cv: Option<f64>,
+    /// Generation requests of one trial, warm-up included (what --trial-cv counts in).
+    #[arg(long, value_name = "N")]
+    pub trial_requests: Option<u64>,
     /// Relative step-time change per minute since start (0.01 = 1% slower each minute).
     #[arg(long, allow_negative_numbers = true)]
     pub drift_per_min: Option<f64>,
@@ -230,6 +237,8 @@ impl EngineArgs {
             decode_per_seq_ms: self.decode_per_seq_ms.unwrap_or(base.decode_per_seq_ms),
             jitter_cv: self.jitter_cv.unwrap_or(base.jitter_cv),
             speed_cv: self.speed_cv.unwrap_or(base.speed_cv),
+            trial_cv: self.trial_cv.unwrap_or(base.trial_cv),
+            trial_requests: self.trial_requests.unwrap_or(base.trial_requests),
             drift_per_min: self.drift_per_min.unwrap_or(base.drift_per_min),
             drift_per_repetition: self
                 .drift_per_repetition

@@ -56,6 +56,8 @@ impl Preset {
             decode_per_seq_ms: 0.04,
             jitter_cv: 0.02,
             speed_cv: 0.02,
+            trial_cv: 0.0,
+            trial_requests: 0,
             drift_per_min: 0.0,
             drift_per_repetition: 0.0,
             step_scale: 1.0,
@@ -133,6 +135,13 @@ pub struct EngineParams {
     pub jitter_cv: f64,
     /// Coefficient of variation of the per-process speed factor drawn from the seed (0: 1.0).
     pub speed_cv: f64,
+    /// Coefficient of variation of a per-trial factor within one server start (0: none):
+    /// every `trial_requests` generation requests (warm-up included, in arrival order) draw a
+    /// new lognormal factor of mean 1 from the seed and their number — the within-start
+    /// variance of nested designs (`trials.per_start`).
+    pub trial_cv: f64,
+    /// Generation requests of one trial, warm-up included (what `trial_cv` counts in).
+    pub trial_requests: u64,
     /// Relative slowdown per minute since start: step time × (1 + drift × minutes), in
     /// modelled minutes (wall minutes ÷ `time_scale`).
     pub drift_per_min: f64,
@@ -229,6 +238,7 @@ impl EngineParams {
             ("decode_per_seq_ms", self.decode_per_seq_ms),
             ("jitter_cv", self.jitter_cv),
             ("speed_cv", self.speed_cv),
+            ("trial_cv", self.trial_cv),
             ("eos_mean_tokens", self.eos_mean_tokens),
         ];
         for (name, v) in non_negative {
@@ -292,6 +302,13 @@ impl EngineParams {
         if let Some(r) = self.step_scale_requests {
             r.check()
                 .or_else(|m| bad(format!("step_scale_requests: {m}")))?;
+        }
+        if self.trial_cv > 0.0 && self.trial_requests == 0 {
+            return bad(
+                "trial_cv draws a factor per trial: give --trial-requests N, the generation \
+                 requests of one trial (warm-up included)"
+                    .into(),
+            );
         }
         if self.default_max_tokens == 0 {
             return bad("default_max_tokens must be at least 1".into());

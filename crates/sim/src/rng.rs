@@ -27,6 +27,7 @@ pub(crate) mod salt {
     pub(crate) const FAULT: u64 = 0x4641_554c;
     pub(crate) const SPEED: u64 = 0x5350_4545;
     pub(crate) const JITTER: u64 = 0x4a49_5454;
+    pub(crate) const TRIAL: u64 = 0x5452_4941;
     pub(crate) const ID: u64 = 0x4944_0000;
     pub(crate) const HELD_BACK: u64 = 0x484c_4442;
 }

@@ -47,8 +47,57 @@ pub struct PlannedTrial {
     pub trial: u32,
     /// Sweep point index, from 0.
     pub point: usize,
+    /// Repeat r of the cell within its server start, from 1 (`trials.per_start`).
+    #[serde(skip_serializing_if = "is_first")]
+    pub repeat: u32,
     /// Seed of this trial's prompts.
     pub prompt_seed: u64,
+}
+
+fn is_first(r: &u32) -> bool {
+    *r == 1
+}
+
+/// The index trial `t`'s repeat `r` draws its prompts with (`prompt_seed`, the prompt
+/// source): `(t − 1)·k + r` with k = `per_start`, so repeats within a start get different
+/// prompts, the same for every variant (paired), and with one trial per start it is t.
+pub fn draw_index(trial: u32, repeat: u32, per_start: u32) -> u32 {
+    (trial.saturating_sub(1))
+        .saturating_mul(per_start.max(1))
+        .saturating_add(repeat.max(1))
+}
+
+/// The (t, repeat, point) triples of one start of repetition `t` measuring `points` with
+/// `k` repeats each: every point once, then every point again (a repeat is a sweep).
+fn start_trials(t: u32, points: &[usize], k: u32) -> Vec<(u32, u32, usize)> {
+    (1..=k.max(1))
+        .flat_map(|r| points.iter().map(move |p| (t, r, *p)))
+        .collect()
+}
+
+/// Planned trials of one block from (t, repeat, point) triples, numbered from `*seq`.
+fn planned(
+    variant: &str,
+    triples: Vec<(u32, u32, usize)>,
+    workload_seed: u64,
+    k: u32,
+    seq: &mut usize,
+) -> Vec<PlannedTrial> {
+    triples
+        .into_iter()
+        .map(|(t, r, p)| {
+            let pt = PlannedTrial {
+                seq: *seq,
+                variant: variant.to_owned(),
+                trial: t,
+                point: p,
+                repeat: r,
+                prompt_seed: prompt_seed(workload_seed, draw_index(t, r, k), p),
+            };
+            *seq += 1;
+            pt
+        })
+        .collect()
 }
 
 /// One server start of one variant and the trials measured during it.
@@ -79,6 +128,9 @@ pub struct Plan {
     pub trial_count: usize,
     /// Number of server starts (0 without a `server` block).
     pub server_starts: usize,
+    /// Trials of every cell in each server start (`trials.per_start`).
+    #[serde(skip_serializing_if = "is_first")]
+    pub per_start: u32,
     /// With `trials.until_decided`: the rounds that may follow the blocks above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialPlan>,
@@ -151,6 +203,7 @@ pub fn round_blocks(
         }
     }
     let has_server = s.server.is_some();
+    let k = s.trials.per_start;
     let mut seq = first_seq;
     groups
         .into_iter()
@@ -159,20 +212,13 @@ pub fn round_blocks(
             index: first_index + i,
             variant: variant.to_owned(),
             server_start: has_server,
-            trials: points
-                .into_iter()
-                .map(|p| {
-                    let pt = PlannedTrial {
-                        seq,
-                        variant: variant.to_owned(),
-                        trial: t,
-                        point: p,
-                        prompt_seed: prompt_seed(s.workload.seed, t, p),
-                    };
-                    seq += 1;
-                    pt
-                })
-                .collect(),
+            trials: planned(
+                variant,
+                start_trials(t, &points, k),
+                s.workload.seed,
+                k,
+                &mut seq,
+            ),
         })
         .collect()
 }
@@ -188,6 +234,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
             blocks: Vec::new(),
             trial_count: 0,
             server_starts: 0,
+            per_start: 1,
             sequential: None,
             search: Some(search),
         };
@@ -197,13 +244,13 @@ pub fn plan(spec: &SpecFile) -> Plan {
     let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
     let seed = s.workload.seed;
     // Groups of (variant, [(t, point)]) — one group per server start.
-    let mut groups: Vec<(&str, Vec<(u32, usize)>)> = Vec::new();
+    let k = s.trials.per_start;
+    let all: Vec<usize> = (0..points.len()).collect();
+    let mut groups: Vec<(&str, Vec<(u32, u32, usize)>)> = Vec::new();
     match s.trials.server_restart {
         ServerRestart::Once => {
             for v in &variants {
-                let trials = (1..=count)
-                    .flat_map(|t| (0..points.len()).map(move |p| (t, p)))
-                    .collect();
+                let trials = (1..=count).flat_map(|t| start_trials(t, &all, k)).collect();
                 groups.push((v, trials));
             }
         }
@@ -232,10 +279,10 @@ pub fn plan(spec: &SpecFile) -> Plan {
             for (t, v) in pairs {
                 if s.trials.server_restart == ServerRestart::PerTrial {
                     for p in 0..points.len() {
-                        groups.push((v, vec![(t, p)]));
+                        groups.push((v, start_trials(t, &[p], k)));
                     }
                 } else {
-                    groups.push((v, (0..points.len()).map(|p| (t, p)).collect()));
+                    groups.push((v, start_trials(t, &all, k)));
                 }
             }
         }
@@ -249,20 +296,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
             index,
             variant: variant.to_owned(),
             server_start: has_server,
-            trials: trials
-                .into_iter()
-                .map(|(t, p)| {
-                    let pt = PlannedTrial {
-                        seq,
-                        variant: variant.to_owned(),
-                        trial: t,
-                        point: p,
-                        prompt_seed: prompt_seed(seed, t, p),
-                    };
-                    seq += 1;
-                    pt
-                })
-                .collect(),
+            trials: planned(variant, trials, seed, k, &mut seq),
         })
         .collect();
     let sequential = s.trials.until_decided.as_ref().map(|u| {
@@ -281,7 +315,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
                 .clone()
                 .unwrap_or_else(|| s.compare.metrics.clone()),
             spending: u.spending,
-            max_extra_trials: rounds as usize * cells,
+            max_extra_trials: rounds as usize * cells * k as usize,
             max_extra_starts: if has_server {
                 rounds as usize * starts_per_round
             } else {
@@ -295,6 +329,7 @@ pub fn plan(spec: &SpecFile) -> Plan {
         points,
         trial_count: seq,
         server_starts: if has_server { blocks.len() } else { 0 },
+        per_start: k,
         blocks,
         sequential,
         search: None,
@@ -311,6 +346,14 @@ impl fmt::Display for Plan {
         writeln!(f, "sweep points:")?;
         for (i, p) in self.points.iter().enumerate() {
             writeln!(f, "  [{i}] {p}")?;
+        }
+        if self.per_start > 1 {
+            writeln!(
+                f,
+                "{} trials of every cell in each server start (trials.per_start): the start is \
+                 the unit of analysis, compare reads the mean of its trials",
+                self.per_start
+            )?;
         }
         match &self.sequential {
             None => writeln!(
@@ -361,9 +404,14 @@ impl fmt::Display for Plan {
             for t in &b.trials {
                 writeln!(
                     f,
-                    "  #{:<4} trial {} of {:<10} point [{}] {:<40} prompt seed {:016x}",
+                    "  #{:<4} trial {}{} of {:<10} point [{}] {:<40} prompt seed {:016x}",
                     t.seq + 1,
                     t.trial,
+                    if self.per_start > 1 {
+                        format!(" repeat {}/{}", t.repeat, self.per_start)
+                    } else {
+                        String::new()
+                    },
                     t.variant,
                     t.point,
                     self.points

@@ -117,6 +117,7 @@ pub mod holm;
 pub mod interval;
 pub mod levels;
 pub mod mann_whitney;
+pub mod nested;
 pub mod order_stat;
 pub mod outputs;
 pub mod percentile;

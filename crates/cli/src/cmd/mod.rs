@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod compare;
+pub(crate) mod design;
 pub(crate) mod export;
 pub(crate) mod from;
 pub(crate) mod history;

@@ -31,6 +31,19 @@ pub(crate) struct Args {
     /// it gates, and the trials per arm at which an A/A passes it.
     #[command(flatten)]
     gate: super::compare::GateArgs,
+    /// Choose starts per arm and trials per start at the least GPU time, and print that
+    /// design's predicted GPU-seconds beside one trial per start and the sequential design
+    /// (from `--from`, or the spec's `trials.optimize`).
+    #[arg(long)]
+    optimize: bool,
+    /// With `--optimize`: the pilot result (with `trials.per_start` ≥ 2) to measure the
+    /// variance components and costs from.
+    #[arg(long, value_name = "RESULT", requires = "optimize")]
+    from: Option<PathBuf>,
+    /// With `--optimize --from`: the metric whose components are measured (default: the
+    /// first of `compare.metrics`).
+    #[arg(long, value_name = "NAME", requires = "from")]
+    metric: Option<String>,
     /// Where earlier results of the spec are (`<results-dir>/<spec name>/*.json`).
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
@@ -50,6 +63,20 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         return Ok(Exit::Failed);
     };
     super::print_warnings(&spec, &file);
+    let Some(spec) = super::design::resolve(spec, &file)? else {
+        return Ok(Exit::Failed);
+    };
+    let optimized = if args.optimize {
+        match optimize_text(&spec.file, args.from.as_deref(), args.metric.as_deref())? {
+            Ok(text) => Some(text),
+            Err(why) => {
+                eprintln!("servebench plan --optimize: {why}");
+                return Ok(Exit::Failed);
+            }
+        }
+    } else {
+        None
+    };
     let plan = servebench_spec::plan::plan(&spec.file);
     let gate = args.gate.resolve(&spec.file)?;
     let estimate =
@@ -65,6 +92,9 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         if gate.is_active() && spec.file.spec.search.is_none() {
             print!("{}", gate_plan(&spec.file, &gate));
         }
+        if let Some(text) = &optimized {
+            print!("{text}");
+        }
         match &estimate {
             Some(e) => print!("{}", e.render()),
             None => println!(
@@ -74,6 +104,43 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// `plan --optimize`'s table: from the pilot `from`, or the spec's stated values; `Err` in
+/// words when neither can say.
+fn optimize_text(
+    spec: &SpecFile,
+    from: Option<&std::path::Path>,
+    metric: Option<&str>,
+) -> Result<std::result::Result<String, String>> {
+    use super::design::{Inputs, inputs_from_result, report};
+    let inputs = match (from, &spec.spec.trials.optimize) {
+        (Some(path), _) => {
+            let loaded = super::load_result(path)?;
+            let metric = metric
+                .map(str::to_owned)
+                .or_else(|| spec.spec.compare.metrics.first().cloned())
+                .unwrap_or_else(|| "output_throughput".into());
+            let shown = path.display().to_string();
+            match inputs_from_result(&loaded.result, &metric, &shown) {
+                Ok(i) => i,
+                Err(why) => return Ok(Err(why)),
+            }
+        }
+        (None, Some(o)) => Inputs {
+            stated: o.clone(),
+            from: "the spec's trials.optimize".into(),
+        },
+        (None, None) => {
+            return Ok(Err(
+                "give a pilot result with `--from RESULT` (measured with \
+                 `trials.per_start: 2` or more), or state the values in the spec's \
+                 `trials.optimize` (docs/spec.md)"
+                    .into(),
+            ));
+        }
+    };
+    Ok(report(spec, &inputs))
 }
 
 /// The SD of the logs of a lognormal value with coefficient of variation `cv`.

@@ -93,6 +93,11 @@ pub(crate) fn run_cmd(args: Args) -> Result<Exit> {
     let Some(spec) = super::apply_overrides(spec, &overrides, &file)? else {
         return Ok(Exit::Failed);
     };
+    // `trials.design: optimize`: count and per_start chosen from the stated values (the
+    // same on a resume, so its hash matches).
+    let Some(spec) = super::design::resolve(spec, &file)? else {
+        return Ok(Exit::Failed);
+    };
     // The files the spec names, read before anything starts (as `validate` reads them).
     let dir = spec_path.parent().unwrap_or(Path::new("."));
     let problems = servebench_runner::run::check_inputs(&spec.file, dir);

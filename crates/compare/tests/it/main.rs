@@ -3,4 +3,5 @@
 mod collapsed_probe;
 mod from_and_import;
 mod gate;
+mod nested;
 mod renderers;

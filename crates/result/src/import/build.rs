@@ -317,6 +317,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         variant,
         trial: 1,
         point: 0,
+        repeat: 1,
         prompt_seed: 0,
         status,
         failure: (status == TrialStatus::Failed)

@@ -245,6 +245,7 @@ async fn search_block(
             variant: variant_name.to_owned(),
             trial: round,
             point: 0,
+            repeat: 1,
             prompt_seed: 0,
         }],
     };
@@ -335,6 +336,7 @@ async fn search_block(
             variant: variant_name.to_owned(),
             trial: round,
             point: pidx,
+            repeat: 1,
             prompt_seed: prompt_seed(spec.spec.workload.seed, key, 0),
         };
         ui.add_planned(1);

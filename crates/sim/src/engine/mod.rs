@@ -219,6 +219,7 @@ impl Engine {
     fn new_seq(&mut self, a: Arrival) -> Seq {
         let n = self.arrivals_seen;
         self.arrivals_seen += 1;
+        self.noise.arrival(n);
         let prompt = a.prompt_tokens.max(1);
         let max_tokens = a.max_tokens.max(1);
         let m = self.params.eos_mean_tokens;

@@ -28,6 +28,10 @@ pub(crate) struct Noise {
     step_scale: f64,
     time_scale: f64,
     host_speed: f64,
+    /// `trial_cv`'s distribution, the seed, the requests per trial, and the factor of the
+    /// trial of the latest arrival.
+    trial: Option<(LogNormal<f64>, u64, u64)>,
+    trial_factor: f64,
 }
 
 /// A lognormal with mean 1 and the given coefficient of variation, or `None` for cv 0.
@@ -59,6 +63,20 @@ impl Noise {
             },
             time_scale: params.time_scale,
             host_speed: params.host_speed,
+            trial: mean_one(params.trial_cv)
+                .filter(|_| params.trial_requests > 0)
+                .map(|d| (d, seed, params.trial_requests)),
+            trial_factor: 1.0,
+        }
+    }
+
+    /// The generation request numbered `n` (from 0, arrival order) arrived: steps from now
+    /// on take its trial's factor, drawn from the seed and the trial's number
+    /// `n / trial_requests`.
+    pub(crate) fn arrival(&mut self, n: u64) {
+        if let Some((d, seed, per)) = &self.trial {
+            let mut rng = ChaCha8Rng::seed_from_u64(mix3(*seed, n / per, salt::TRIAL));
+            self.trial_factor = d.sample(&mut rng);
         }
     }
 
@@ -86,7 +104,13 @@ impl Noise {
         let minutes = now.as_secs_f64() / 60.0 / self.time_scale;
         let drift = (1.0 + self.drift_per_min * minutes).max(0.05);
         let step = if selected { self.step_scale } else { 1.0 };
-        let factor = jitter * self.speed * drift * self.repetition * step * self.time_scale
+        let factor = jitter
+            * self.trial_factor
+            * self.speed
+            * drift
+            * self.repetition
+            * step
+            * self.time_scale
             / self.host_speed;
         // Capped at an hour: a runaway drift must not overflow the clock.
         Duration::try_from_secs_f64(ms * factor / 1000.0)

@@ -21,6 +21,8 @@ fn params() -> EngineParams {
         decode_per_seq_ms: 1.0,
         jitter_cv: 0.0,
         speed_cv: 0.0,
+        trial_cv: 0.0,
+        trial_requests: 0,
         drift_per_min: 0.0,
         drift_per_repetition: 0.0,
         step_scale: 1.0,
@@ -451,4 +453,44 @@ fn speed_factors_over_seeds_have_the_configured_cv() {
     let m = inv.iter().sum::<f64>() / inv.len() as f64;
     let sd = (inv.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (inv.len() - 1) as f64).sqrt();
     assert!((sd / m - 0.08).abs() < 0.005, "cv of 1/speed {}", sd / m);
+}
+
+/// The mean decode step of one request alone on an engine, after `before` earlier requests.
+fn mean_step_of_request(e: &mut Engine, at: Duration) -> (f64, Duration) {
+    let mut inputs = Inputs {
+        arrivals: vec![arrival(0, 0.0, 1, 200)],
+        ..Default::default()
+    };
+    let (mut out, mut steps, mut t) = (Vec::new(), Vec::new(), at);
+    while let Some(d) = e.advance(t, &mut inputs, &mut out) {
+        steps.push(d.as_secs_f64() * 1000.0);
+        t += d;
+    }
+    let decode = &steps[1..];
+    (decode.iter().sum::<f64>() / decode.len() as f64, t)
+}
+
+#[test]
+fn trial_cv_draws_one_factor_per_trial_of_requests() {
+    // Fails before --trial-cv: every request of a start then ran at the same speed.
+    let mut p = params();
+    p.trial_cv = 0.2;
+    p.trial_requests = 2;
+    let mut e = Engine::new(p.clone(), 5);
+    let mut t = Duration::ZERO;
+    let mut means = Vec::new();
+    for _ in 0..6 {
+        let (m, end) = mean_step_of_request(&mut e, t);
+        means.push(m);
+        t = end;
+    }
+    // Requests 1–2 are trial 1, 3–4 trial 2, 5–6 trial 3: equal within, different across.
+    for pair in means.chunks(2) {
+        assert!((pair[0] - pair[1]).abs() < 1e-9, "{means:?}");
+    }
+    assert!((means[0] - means[2]).abs() > 1e-6, "{means:?}");
+    assert!((means[2] - means[4]).abs() > 1e-6, "{means:?}");
+    // Seeded: the same start draws the same factors.
+    let mut again = Engine::new(p, 5);
+    assert_eq!(mean_step_of_request(&mut again, Duration::ZERO).0, means[0]);
 }

@@ -2,7 +2,7 @@
 
 use super::at;
 use crate::diagnostics::Diagnostic;
-use crate::types::{ServerRestart, SpecFile, TrialOrder};
+use crate::types::{ServerRestart, SpecFile, TrialDesign, TrialOrder};
 
 pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     let s = &spec.spec;
@@ -30,7 +30,67 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     if let Some(u) = &t.until_decided {
         until_decided(spec, u, out);
     }
+    nested(spec, out);
 }
+
+/// Trials per start and the optimized design: a bound, the stated values it needs, and the
+/// restart policies that have no starts to repeat within.
+fn nested(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
+    let t = &spec.spec.trials;
+    if t.per_start > MAX_PER_START {
+        out.push(
+            Diagnostic::error(
+                at("trials.per_start"),
+                format!(
+                    "`per_start: {}` is above {MAX_PER_START}: past a few tens of trials per \
+                     start only more starts narrow the interval",
+                    t.per_start
+                ),
+            )
+            .with_hint("write e.g. `per_start: 4`, or let `design: optimize` choose it"),
+        );
+    }
+    if t.per_start > 1 && t.server_restart == ServerRestart::Once {
+        out.push(Diagnostic::warning(at("trials.per_start"), "`per_start` with `server_restart: once`: every trial shares one start, so repeats within it add nothing a larger `count` would not").with_hint("use `server_restart: per_block`"));
+    }
+    match (t.design, &t.optimize) {
+        (TrialDesign::Optimize, None) => out.push(
+            Diagnostic::error(
+                at("trials.design"),
+                "`design: optimize` chooses `count` and `per_start` from stated values, but \
+                 `trials.optimize` is missing",
+            )
+            .with_hint(
+                "run `servebench plan SPEC --optimize --from PILOT.json` on a pilot with \
+                 `per_start: 2` or more and paste the `optimize:` block it prints",
+            ),
+        ),
+        (TrialDesign::Fixed, Some(_)) => out.push(Diagnostic::warning(
+            at("trials.optimize"),
+            "`trials.optimize` is read only with `design: optimize`",
+        )),
+        (TrialDesign::Optimize, Some(o)) if o.sd_between + o.sd_within <= 0.0 => out.push(
+            Diagnostic::error(
+                at("trials.optimize"),
+                "both `sd_between` and `sd_within` are 0: any design decides at once",
+            )
+            .with_hint("state the SDs a pilot measured (`plan --optimize --from PILOT.json`)"),
+        ),
+        (TrialDesign::Optimize, Some(o)) if o.trial_seconds <= 0.0 => out.push(
+            Diagnostic::error(
+                at("trials.optimize.trial_seconds"),
+                "`trial_seconds` must be above 0",
+            )
+            .with_hint(
+                "write the seconds one trial of every point takes, e.g. `trial_seconds: 20`",
+            ),
+        ),
+        _ => {}
+    }
+}
+
+/// Most trials of a cell in one server start.
+pub(crate) const MAX_PER_START: u32 = 100;
 
 /// The sequential budget: at least the first stage, metrics that are compared, and an order
 /// and restart policy whose rounds are interleaved blocks.

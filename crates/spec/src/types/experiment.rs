@@ -135,6 +135,82 @@ pub struct Trials {
     /// trials per cell (docs/statistics-method.md, "Sequential trials").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_decided: Option<UntilDecided>,
+    /// Trials of every cell in each server start (k): each block measures every sweep point
+    /// `per_start` times. The start stays the unit of analysis: compare reads the mean of each
+    /// start's trials (docs/statistics-method.md, "Nested designs"). Worth more than 1 when
+    /// starts are expensive and trials within one start differ.
+    #[serde(default = "default_per_start", skip_serializing_if = "is_one")]
+    #[schemars(range(min = 1))]
+    pub per_start: u32,
+    /// `fixed` (default: `count` starts of `per_start` trials) or `optimize`: `count` and
+    /// `per_start` are chosen from `optimize` to reach the precision at the least GPU time
+    /// (`servebench plan --optimize` says how, and prints the values).
+    #[serde(default, skip_serializing_if = "TrialDesign::is_fixed")]
+    pub design: TrialDesign,
+    /// What `design: optimize` reads: the two variance components and the costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimize: Option<OptimizeDesign>,
+}
+
+/// How `count` and `per_start` are set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialDesign {
+    /// As written.
+    #[default]
+    Fixed,
+    /// Chosen from `trials.optimize` (docs/statistics-method.md, "Choosing n and k").
+    Optimize,
+}
+
+impl TrialDesign {
+    fn is_fixed(&self) -> bool {
+        *self == TrialDesign::Fixed
+    }
+}
+
+/// The stated values `design: optimize` chooses from (`servebench plan --optimize --from
+/// RESULT` measures them from a pilot with `per_start` ≥ 2 and prints this block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizeDesign {
+    /// SD between server starts on the log scale (σ_between; 0.05 ≈ 5%).
+    #[schemars(range(min = 0.0))]
+    pub sd_between: f64,
+    /// SD between trials within one start on the log scale (σ_within).
+    #[schemars(range(min = 0.0))]
+    pub sd_within: f64,
+    /// Seconds one server start costs before its first trial: launch, readiness, warm-up.
+    #[schemars(range(min = 0.0))]
+    pub start_seconds: f64,
+    /// Seconds one trial of every sweep point costs, cool-down included.
+    #[schemars(range(min = 0.0))]
+    pub trial_seconds: f64,
+    /// The relative difference to detect (default: `compare.threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub theta: Option<f64>,
+    /// Power 1 − β of detecting it (default 0.8).
+    #[serde(default = "default_power")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub power: f64,
+    /// Most trials per start (default 10).
+    #[serde(default = "default_max_per_start")]
+    #[schemars(range(min = 1))]
+    pub max_per_start: u32,
+}
+
+fn default_per_start() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn default_power() -> f64 {
+    0.8
+}
+fn default_max_per_start() -> u32 {
+    10
 }
 
 /// The budget of sequential trials. A cell (variant × sweep point) is *decided* when every
@@ -185,6 +261,9 @@ impl Default for Trials {
             server_restart: ServerRestart::default(),
             cooldown: default_cooldown(),
             until_decided: None,
+            per_start: default_per_start(),
+            design: TrialDesign::Fixed,
+            optimize: None,
         }
     }
 }

@@ -155,3 +155,68 @@ fn point_labels_say_what_each_dataset_sends() {
         ["c=1 rate=inf in=16 out=8", "c=4 rate=inf in=16 out=8"]
     );
 }
+
+const NESTED: &str = r#"
+apiVersion: servebench/v1alpha1
+kind: Experiment
+metadata: {name: nested}
+spec:
+  server: {command: [s], args: [--port, "${port}"]}
+  target: {model: m}
+  variants: [{name: a, baseline: true}, {name: b}]
+  workload:
+    dataset: {kind: random, input_tokens: 16, output_tokens: 8}
+    requests: 20
+  sweep: {max_concurrency: [1, 4]}
+  trials: {count: 3, per_start: 2}
+"#;
+
+#[test]
+fn per_start_repeats_every_point_within_one_start() {
+    // Fails before `trials.per_start`: the field was unknown and each start measured each
+    // point once.
+    let spec = parse_str(NESTED, "nested.yaml").expect("valid");
+    let p = plan(&spec.file);
+    assert_eq!(
+        p.server_starts, 6,
+        "3 starts per variant, as without per_start"
+    );
+    assert_eq!(
+        p.trial_count, 24,
+        "2 variants × 3 starts × 2 repeats × 2 points"
+    );
+    let b = &p.blocks[0];
+    let got: Vec<(u32, u32, usize)> = b
+        .trials
+        .iter()
+        .map(|t| (t.trial, t.repeat, t.point))
+        .collect();
+    assert_eq!(got, [(1, 1, 0), (1, 1, 1), (1, 2, 0), (1, 2, 1)]);
+    // Repeats draw different prompts, the same for both variants (paired).
+    assert_ne!(b.trials[0].prompt_seed, b.trials[2].prompt_seed);
+    assert_eq!(b.trials[2].prompt_seed, prompt_seed(1, 2, 0));
+    assert_eq!(p.blocks[1].trials[2].prompt_seed, b.trials[2].prompt_seed);
+    let text = p.to_string();
+    assert!(
+        text.contains("2 trials of every cell in each server start"),
+        "{text}"
+    );
+    assert!(text.contains("trial 1 repeat 2/2"), "{text}");
+    // One trial per start is today's plan: repetition t draws with index t.
+    let one = parse_str(&NESTED.replace(", per_start: 2", ""), "one.yaml").expect("valid");
+    let q = plan(&one.file);
+    assert_eq!(q.blocks[2].trials[0].prompt_seed, prompt_seed(1, 2, 0));
+    assert!(!q.to_string().contains("repeat"));
+}
+
+#[test]
+fn design_optimize_needs_its_stated_values() {
+    let src = NESTED.replace("per_start: 2}", "per_start: 2, design: optimize}");
+    let err = parse_str(&src, "opt.yaml").expect_err("optimize without values");
+    assert!(err.to_string().contains("trials.optimize"), "{err}");
+    let ok = NESTED.replace(
+        "per_start: 2}",
+        "design: optimize, optimize: {sd_between: 0.01, sd_within: 0.05, start_seconds: 80, trial_seconds: 10}}",
+    );
+    parse_str(&ok, "opt.yaml").expect("valid with stated values");
+}

@@ -354,6 +354,7 @@ mod tests {
                     variant: "a".into(),
                     trial,
                     point: seq,
+                    repeat: 1,
                     prompt_seed: 0,
                 })
                 .collect(),

@@ -24,7 +24,9 @@ impl BlockContext<'_> {
         target: &Target,
         live: Option<indicatif::ProgressBar>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        self.measure_with_prompts(t, block, point, (t.trial, t.point), source, target, live)
+        let draw =
+            servebench_spec::plan::draw_index(t.trial, t.repeat, self.spec.spec.trials.per_start);
+        self.measure_with_prompts(t, block, point, (draw, t.point), source, target, live)
             .await
     }
 
@@ -162,6 +164,7 @@ impl BlockContext<'_> {
                     variant: t.variant.clone(),
                     trial: t.trial,
                     point: t.point,
+                    repeat: t.repeat,
                     prompt_seed: t.prompt_seed,
                     status: TrialStatus::Ok,
                     failure: None,

@@ -533,6 +533,7 @@ pub(super) fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResu
         variant: t.variant.clone(),
         trial: t.trial,
         point: t.point,
+        repeat: t.repeat,
         prompt_seed: t.prompt_seed,
         status: TrialStatus::Failed,
         failure: Some(reason.to_owned()),
