@@ -209,6 +209,9 @@ fn trace_dir(dir: &Path, out: &mut Vec<InputProblem>) {
             return;
         }
         up = p.parent();
+    }
+}
+
 /// A file the spec declares as made by its set-up script (`spec.setup.makes`) and that is
 /// not there: a warning naming the script, not an error — `validate` passes on a machine
 /// that has not run it. Any other missing file stays an error.
