@@ -153,7 +153,7 @@ pub fn changes(base: &RunResult, cand: &RunResult) -> Result<Vec<FigureChange>, 
             a.version, a.scope, b.version, b.scope
         )),
         (None, None) => Err("neither run recorded the host probe".into()),
-        (None, Some(_)) => Err("the first run has no host probe (recorded by servebench since 0.1 of this change): the hosts' speeds are not compared".into()),
+        (None, Some(_)) => Err("the first run has no host probe (made by a servebench older than the probe): the hosts' speeds are not compared".into()),
         (Some(_), None) => Err("the second run has no host probe: the hosts' speeds are not compared".into()),
     }
 }

@@ -87,8 +87,9 @@ pub struct LevelsReport {
     pub metrics: Vec<MetricLevels>,
     /// The host probe's change between the runs, in words, or why it is not known.
     pub host_probe: String,
-    /// Whether the probe's change is beyond its repeatability in any figure.
-    pub host_probe_moved: bool,
+    /// Whether the probe's change is beyond its repeatability in any figure; `None` when
+    /// the probes could not be compared (a run without one, or no figure in common).
+    pub host_probe_moved: Option<bool>,
 }
 
 /// A metric the levels are computed for (one on the log scale: a metric that can be 0 has
@@ -330,10 +331,10 @@ pub(crate) fn between(
                 "host probe, second run against first: {}",
                 crate::host_probe::describe(&ch)
             ),
-            ch.iter().any(|c| c.differs()),
+            Some(ch.iter().any(|c| c.differs())),
         ),
-        Ok(_) => ("host probe: no figure to compare".into(), false),
-        Err(why) => (format!("host probe: {why}"), false),
+        Ok(_) => ("host probe: no figure to compare".into(), None),
+        Err(why) => (format!("host probe: {why}"), None),
     };
     LevelsReport {
         metrics,
@@ -354,8 +355,8 @@ pub fn lines(r: &LevelsReport) -> Vec<String> {
     }
     let any_uniform = r.metrics.iter().any(|m| m.shape == Some(Shape::Uniform));
     let mut probe = format!("  {}", r.host_probe);
-    if any_uniform {
-        probe.push_str(if r.host_probe_moved {
+    if let (true, Some(moved)) = (any_uniform, r.host_probe_moved) {
+        probe.push_str(if moved {
             " — the host's own speed moved too: the common change is the machine's"
         } else {
             " — the probe did not move beyond its repeatability: the common change is not \

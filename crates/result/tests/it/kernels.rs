@@ -121,6 +121,38 @@ fn the_cpu_traces_of_transformers_serve_tell_sdpa_from_eager() {
     assert!(!ok);
 }
 
+/// The H200 traces of `specs/gpu-transformers-moe-kernels.yaml` (run 97ed, results/
+/// gpu-transformers-moe-kernels/: transformers 5.17, torch 2.11), each cut by
+/// scripts/trim-trace.py to 4,000 events from its first grouped GEMM (eager: its first
+/// kernel): the committed rules hold on their own arm's trace and fail on the other's.
+#[test]
+fn the_h200_traces_tell_grouped_mm_from_eager() {
+    let grouped = fixture("h200-moe-grouped_mm.pt.trace.json.gz");
+    let eager = fixture("h200-moe-eager.pt.trace.json.gz");
+    assert_eq!(grouped.source, EvidenceSource::Kernels);
+    assert_eq!(eager.source, EvidenceSource::Kernels);
+    let moe = |r: &RankKernels| {
+        r.categories
+            .iter()
+            .find(|c| c.category == Category::GroupedGemm)
+            .map_or(0.0, |c| c.total_us)
+    };
+    assert!(moe(&grouped) > 0.0);
+    assert_eq!(moe(&eager), 0.0);
+    let spec = "gpu-transformers-moe-kernels.yaml";
+    for (variant, own, other) in [
+        ("grouped_mm", &grouped, &eager),
+        ("eager", &eager, &grouped),
+    ] {
+        let r = rules(spec, variant);
+        assert_eq!(r.len(), 1, "{variant}: one kernel rule");
+        let (ok, why) = all_hold(&r, &evidence(vec![own.clone()]));
+        assert!(ok, "{variant}'s rule on its own trace:\n{why}");
+        let (ok, why) = all_hold(&r, &evidence(vec![other.clone()]));
+        assert!(!ok, "{variant}'s rule on the other's trace:\n{why}");
+    }
+}
+
 fn write_trace(dir: &Path, name: &str, kernels: &[(&str, f64, usize)]) -> RankKernels {
     let mut events = Vec::new();
     let mut ts = 1000.0;

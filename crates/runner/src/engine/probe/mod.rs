@@ -173,7 +173,10 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         step.run(Guarantee::Verify, verify_check(opts, spec, p))
             .await,
     );
-    checks.push(step.run(Guarantee::Metrics, metrics_check(ep, p, &model)).await);
+    checks.push(
+        step.run(Guarantee::Metrics, metrics_check(ep, p, &model))
+            .await,
+    );
     Ok(ProbeReport {
         base_url: ep.base_url.clone(),
         model,
