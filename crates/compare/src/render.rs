@@ -173,12 +173,12 @@ fn flags_section(out: &mut String, c: &Comparison) {
 pub fn render(report: &CompareReport) -> String {
     let mut out = String::new();
     let level = 1.0 - report.alpha;
-    if let Some(l) = &report.levels {
-        for line in crate::levels::lines(l) {
-            let _ = writeln!(out, "{line}");
-        }
-        let _ = writeln!(out);
-    }
+    // Levels come after the first headline (a NOT COMPARABLE or NOTHING COMPARED is more
+    // serious), and only when some metric's common change could be computed.
+    let mut levels = report
+        .levels
+        .as_ref()
+        .filter(|l| l.metrics.iter().any(|m| m.common.is_some()));
     for (i, c) in report.comparisons.iter().enumerate() {
         if i > 0 {
             let _ = writeln!(out, "\n{}", "─".repeat(78));
@@ -196,6 +196,11 @@ pub fn render(report: &CompareReport) -> String {
         // The headline first (the most serious thing, then the answer), details after.
         for l in crate::headline::lines(c) {
             let _ = writeln!(out, "{l}");
+        }
+        if let Some(l) = levels.take() {
+            for line in crate::levels::lines(l) {
+                let _ = writeln!(out, "{line}");
+            }
         }
         let _ = writeln!(out, "{}", source_line("baseline", &c.baseline));
         let _ = writeln!(out, "{}", source_line("candidate", &c.candidate));

@@ -212,8 +212,9 @@ pub(crate) fn run(args: Args) -> Result<Exit> {
     Ok(match &report.gate {
         Some(g) if g.tripped => Exit::Failed,
         // Nothing compared is the thing checked failing (docs/compare.md, exit codes), not
-        // a success with empty tables.
-        _ if nothing => Exit::Failed,
+        // a success with empty tables — unless a gate was asked with `--allow-unjudged`,
+        // the one opt-out for what could not be judged (docs/ci.md).
+        _ if nothing && !(gate.is_active() && gate.allow_unjudged) => Exit::Failed,
         _ => Exit::Ok,
     })
 }

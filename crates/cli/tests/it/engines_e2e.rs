@@ -146,19 +146,11 @@ fn probe_tells_every_personality_and_what_it_guarantees() {
             assert_eq!(outcome(&v, g), "not_available", "{engine} {g}: {v:#}");
         }
         if engine == "transformers" {
-            // No tokenize endpoint for `tokenizer: server` (a probe without a spec assumes
-            // it): the one guarantee that fails, with what to set.
-            assert!(!ok, "{v:#}");
-            assert_eq!(outcome(&v, "tokenize"), "fails");
-            let set = v["checks"]
-                .as_array()
-                .and_then(|a| a.iter().find(|c| c["guarantee"] == "tokenize"))
-                .and_then(|c| c["set"].as_str())
-                .unwrap_or("");
-            assert!(set.contains("tokenizer: local"), "{set}");
-        } else {
-            assert!(ok, "{engine}: {v:#}");
+            // No tokenize endpoint: without a spec that asks for the server's tokenizer, that
+            // is not available rather than a failure (issue 41), with what to set.
+            assert_eq!(outcome(&v, "tokenize"), "not_available", "{v:#}");
         }
+        assert!(ok, "{engine}: {v:#}");
     }
 }
 
@@ -222,6 +214,11 @@ fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
             ])
             .args(["--set", "workload.dataset.input_tokens=32"])
             .args(["--set", "workload.dataset.output_tokens=8"])
+            // The spec's kernel rules need a profiler the simulator does not serve (they are
+            // tested on traces: crates/result/tests/it/kernels.rs); this test is about the log.
+            .args(["--set", "variants.cutlass.server.verify=[]"])
+            .args(["--set", "variants.cutedsl.server.verify=[]"])
+            .args(["--set", "evidence=null"])
             .output()
             .expect("run");
         assert!(

@@ -98,7 +98,17 @@ fn a_simulator_run_is_reported_with_every_file() {
     }
     let html = std::fs::read_to_string(out.join("report.html")).expect("html");
     assert_self_contained(&html);
-    assert_eq!(html.matches("<svg").count(), 5, "every plot inline");
+    // Every plot written is inline: the five of FILES, and a telemetry plot per trial now
+    // that the engine's metrics are scraped by default (issue 41).
+    let svgs = std::fs::read_dir(&out)
+        .expect("out")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        })
+        .count();
+    assert!(svgs > 5, "{svgs} plots");
+    assert_eq!(html.matches("<svg").count(), svgs, "every plot inline");
     let md = std::fs::read_to_string(out.join("report.md")).expect("md");
     assert!(md.contains("### fast vs base (within one run, interleaved)"));
     assert!(md.contains("| `fast` | candidate | `--decode-base-ms 1.5` |"));

@@ -173,8 +173,17 @@ fn the_simulator_refuses_generation_without_the_key_and_keeps_probes_open() {
     });
 }
 
-/// What a compressed sidecar holds, as JSON lines.
+/// What a compressed sidecar holds, as JSON lines (the request sidecar, or the telemetry
+/// sidecar a default scrape of the engine's metrics writes).
 fn zstd_decoded(path: &std::path::Path) -> Vec<u8> {
+    if path.to_string_lossy().ends_with(".telemetry.jsonl.zst") {
+        return servebench_result::read_telemetry(path)
+            .expect("a readable telemetry sidecar")
+            .iter()
+            .map(|l| serde_json::to_string(l).expect("json") + "\n")
+            .collect::<String>()
+            .into_bytes();
+    }
     servebench_result::read_requests(path)
         .expect("a readable sidecar")
         .iter()
