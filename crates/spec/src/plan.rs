@@ -67,6 +67,9 @@ pub fn draw_index(trial: u32, repeat: u32, per_start: u32) -> u32 {
         .saturating_add(repeat.max(1))
 }
 
+/// One trial of a server start: (trial number t, repeat within the start, point index).
+type StartTrial = (u32, u32, usize);
+
 /// The (t, repeat, point) triples of one start of repetition `t` measuring `points` with
 /// `k` repeats each: every point once, then every point again (a repeat is a sweep).
 fn start_trials(t: u32, points: &[usize], k: u32) -> Vec<(u32, u32, usize)> {
@@ -243,10 +246,10 @@ pub fn plan(spec: &SpecFile) -> Plan {
     let count = s.trials.count;
     let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
     let seed = s.workload.seed;
-    // Groups of (variant, [(t, point)]) — one group per server start.
+    // Groups of (variant, its trials) — one group per server start.
     let k = s.trials.per_start;
     let all: Vec<usize> = (0..points.len()).collect();
-    let mut groups: Vec<(&str, Vec<(u32, u32, usize)>)> = Vec::new();
+    let mut groups: Vec<(&str, Vec<StartTrial>)> = Vec::new();
     match s.trials.server_restart {
         ServerRestart::Once => {
             for v in &variants {
