@@ -42,24 +42,8 @@ pub(crate) fn comparison(
     } else {
         fingerprint::compare(&base.result, &cand.result)
     };
-    if same_run && trials.server_restart == ServerRestart::Once {
-        notes.push(
-            "server_restart: once — each variant ran in one server start, so the variance \
-             between starts is not in the standard error"
-                .into(),
-        );
-    }
-    if !same_run && base.result.spec.spec.compare != cand.result.spec.spec.compare {
-        notes.push(format!(
-            "the two files' compare settings differ: those of {} (the baseline's) are used",
-            base.file
-        ));
-    }
+    notes.extend(opening_notes(base, base_v, cand, cand_v, same_run));
     notes.extend(fp_notes);
-    notes.extend(status_note(base, &base_v.name));
-    if !same_run {
-        notes.extend(status_note(cand, &cand_v.name));
-    }
     let (pairs, point_notes) = match_points(&base.result, &cand.result);
     notes.extend(point_notes);
     let mut differences = differences;
@@ -257,18 +241,12 @@ pub(crate) fn comparison(
         opts.baseline_series.clone()
     };
     if let Some(series) = &baseline_series {
-        let points: Vec<String> = pairs.iter().map(|p| p.point_label.clone()).collect();
-        let names: Vec<String> = metric_reports.iter().map(|m| m.metric.clone()).collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let flags_of_metrics = metric_reports.iter_mut().flat_map(|m| m.flags.iter_mut());
-        if !series::extend_flags(flags_of_metrics, series, &names, &points) {
-            notes.push(format!(
-                "the baseline run's series ({} runs in {}) has no confirmed step of `{}` after \
-                 the baseline run and before the candidate's at the compared metrics and \
-                 points",
-                series.runs, series.source, base_v.name
-            ));
-        }
+        notes.extend(series_flags(
+            series,
+            &mut metric_reports,
+            &pairs,
+            &base_v.name,
+        ));
     }
     let findings = words::findings(&metric_reports);
     let equivalence = crate::equivalence::equivalence(
@@ -279,12 +257,8 @@ pub(crate) fn comparison(
         alpha,
     );
     let kernels = crate::kernels::kernels(&base.result, &base_v.name, &cand.result, &cand_v.name);
-    let mut verify_failed = crate::verify::failures(&base.result, &base_v.name);
-    for r in crate::verify::failures(&cand.result, &cand_v.name) {
-        if !verify_failed.contains(&r) {
-            verify_failed.push(r);
-        }
-    }
+    let verify_failed =
+        crate::verify::failures_of_both(&base.result, &base_v.name, &cand.result, &cand_v.name);
     let mut c = Comparison {
         mode: if same_run {
             Mode::WithinRun
@@ -307,6 +281,58 @@ pub(crate) fn comparison(
     };
     crate::verify::fold(&mut c, verify_failed);
     Ok(c)
+}
+
+/// The notes a comparison opens with: what the design leaves out of the standard error, whose
+/// compare settings are used, and each run's status.
+fn opening_notes(
+    base: &LoadedResult,
+    base_v: &Variant,
+    cand: &LoadedResult,
+    cand_v: &Variant,
+    same_run: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let trials = &base.result.spec.spec.trials;
+    if same_run && trials.server_restart == ServerRestart::Once {
+        notes.push(
+            "server_restart: once — each variant ran in one server start, so the variance \
+             between starts is not in the standard error"
+                .into(),
+        );
+    }
+    if !same_run && base.result.spec.spec.compare != cand.result.spec.spec.compare {
+        notes.push(format!(
+            "the two files' compare settings differ: those of {} (the baseline's) are used",
+            base.file
+        ));
+    }
+    notes.extend(status_note(base, &base_v.name));
+    if !same_run {
+        notes.extend(status_note(cand, &cand_v.name));
+    }
+    notes
+}
+
+/// Cite the baseline run's confirmed steps in the metrics' stale-baseline flags; a note when
+/// its series has none at the compared metrics and points.
+fn series_flags(
+    series: &series::BaselineSeries,
+    metric_reports: &mut [MetricReport],
+    pairs: &[evidence::PointPair],
+    baseline: &str,
+) -> Option<String> {
+    let points: Vec<String> = pairs.iter().map(|p| p.point_label.clone()).collect();
+    let names: Vec<String> = metric_reports.iter().map(|m| m.metric.clone()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let flags_of_metrics = metric_reports.iter_mut().flat_map(|m| m.flags.iter_mut());
+    (!series::extend_flags(flags_of_metrics, series, &names, &points)).then(|| {
+        format!(
+            "the baseline run's series ({} runs in {}) has no confirmed step of `{}` after \
+             the baseline run and before the candidate's at the compared metrics and points",
+            series.runs, series.source, baseline
+        )
+    })
 }
 
 /// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:

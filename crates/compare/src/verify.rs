@@ -8,6 +8,22 @@ use servebench_stats::flags::FlagId;
 
 use crate::Comparison;
 
+/// [`failures`] of both arms, each message once.
+pub(crate) fn failures_of_both(
+    base: &RunResult,
+    base_v: &str,
+    cand: &RunResult,
+    cand_v: &str,
+) -> Vec<String> {
+    let mut out = failures(base, base_v);
+    for r in failures(cand, cand_v) {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
 /// What the server reported at each start of `variant` in `result` whose verify failed
 /// (each reason once).
 pub(crate) fn failures(result: &RunResult, variant: &str) -> Vec<String> {
