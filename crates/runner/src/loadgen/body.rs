@@ -97,6 +97,16 @@ pub fn build_body(
     if !prompt.images.is_empty() {
         return image_body(target, cfg, prompt, index);
     }
+    text_body(target, cfg, prompt, index)
+}
+
+/// [`build_body`] of `prompt`'s text alone (its images, if any, left out).
+fn text_body(
+    target: &Target,
+    cfg: &LoadConfig,
+    prompt: &Prompt,
+    index: usize,
+) -> Result<Bytes, BodyError> {
     let input = match (&prompt.body, target.api) {
         (PromptBody::Text(t), ApiKind::Completions) => Input::Prompt { prompt: t },
         (PromptBody::Text(t), ApiKind::Chat) => Input::Messages {
@@ -164,11 +174,9 @@ fn image_body(
     if target.api != ApiKind::Chat {
         return Err(BodyError::ImagesToCompletions { index });
     }
-    let text_only = Prompt {
-        images: Vec::new(),
-        ..prompt.clone()
-    };
-    let bytes = build_body(target, cfg, &text_only, index)?;
+    // The text body first (without copying the prompt's images), then its last user
+    // message's content becomes parts.
+    let bytes = text_body(target, cfg, prompt, index)?;
     let ser = |e: serde_json::Error| BodyError::Serialise {
         index,
         message: e.to_string(),
