@@ -249,9 +249,12 @@ fn a_probe_prompt_file_edited_before_a_resume_is_refused_and_the_killed_runs_ser
     std::fs::write(dir.path().join("trace.jsonl"), &trace).expect("trace");
     let probe = "{\"prompt\": \"Name a colour.\"}\n{\"prompt\": \"Name a fruit.\"}\n";
     std::fs::write(dir.path().join("probe.jsonl"), probe).expect("probe");
+    // One start for the three trials: killed after trial 1, the server is mid-run, never
+    // mid-stop (per block, the runner may already be stopping it when the kill lands, and a
+    // server that exits on its own is rightly not named by the resume).
     let text = format!(
         "{}  equivalence: {{prompts_file: probe.jsonl, output_tokens: 4}}\n",
-        trace_spec()
+        trace_spec().replace("cooldown: 300ms}", "cooldown: 300ms, server_restart: once}")
     );
     let spec = write_spec(dir.path(), &text);
     let path = kill_when(start_run(dir.path(), &spec), dir.path(), |v| {

@@ -244,11 +244,13 @@ fn stalls_longer_than_the_request_timeout_are_cut_as_timeouts() {
             l["end_ns"].as_u64().expect("ended"),
         );
         let held = Duration::from_nanos(end - send);
-        // The timeout's clock starts with the request's future, `send_ns` just before the
-        // write: under load the two are a fraction of a millisecond apart (CI once read
-        // 399.85 ms), so the floor allows 5 ms.
+        // The timeout's clock starts just before the executor builds the request, `send_ns`
+        // just before the write. No await lies between them, but on a loaded 2-core machine
+        // the thread can be descheduled there for a time slice or two (CI read 399.85 ms,
+        // then 394.29 ms), so the floor allows 25 ms: what it checks is that no request was
+        // cut early, which would show as far less.
         assert!(
-            held >= Duration::from_millis(395) && held < Duration::from_secs(10),
+            held >= Duration::from_millis(375) && held < Duration::from_secs(10),
             "{held:?}"
         );
     }

@@ -338,15 +338,17 @@ pub(super) async fn execute_bounded<E: Executor>(
     clock: Clock,
     limits: Limits,
 ) -> RequestRecord {
+    // Room for every token event, reserved before the send so the token path never grows
+    // the vector (capped: a huge max_tokens must not reserve memory for all requests).
+    // Reserved before the timeout's clock starts, so that clock starts as near the send as
+    // the executor allows.
+    rec.events
+        .reserve(rec.max_tokens.min(MAX_EVENT_RESERVE) as usize + 1);
     let own = Instant::now() + limits.timeout;
     let (deadline, kind) = match limits.trial_deadline {
         Some(d) if d < own => (d, ErrorKind::TrialDeadline),
         _ => (own, ErrorKind::Timeout),
     };
-    // Room for every token event, reserved before the send so the token path never grows
-    // the vector (capped: a huge max_tokens must not reserve memory for all requests).
-    rec.events
-        .reserve(rec.max_tokens.min(MAX_EVENT_RESERVE) as usize + 1);
     let finished = timeout_at(deadline, exec.execute(body, &mut rec, clock))
         .await
         .is_ok();
