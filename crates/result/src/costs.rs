@@ -78,11 +78,17 @@ pub fn start_costs(result: &RunResult) -> Vec<StartCost> {
     result
         .servers
         .iter()
-        .filter_map(|s| {
+        .enumerate()
+        .filter_map(|(i, s)| {
+            // A resumed block has a second start: each start owns the trials begun between
+            // it and the block's next start.
+            let next = result.servers[i + 1..].iter().find(|n| n.block == s.block);
             let trials: Vec<_> = result
                 .trials
                 .iter()
                 .filter(|t| t.block == s.block && t.status == TrialStatus::Ok)
+                .filter(|t| secs(&s.started_at, &t.started_at).is_some())
+                .filter(|t| next.is_none_or(|n| secs(&t.started_at, &n.started_at).is_some()))
                 .collect();
             let first = trials.iter().min_by_key(|t| t.seq)?;
             let last = trials.iter().max_by_key(|t| t.seq)?;
@@ -106,10 +112,17 @@ pub fn start_costs(result: &RunResult) -> Vec<StartCost> {
         .collect()
 }
 
-/// The split of the run's wall time (its creation until its last write).
+/// The split of the run's wall time: its creation until its last write, less the time it
+/// lay interrupted before each resume.
 pub fn wall_split(result: &RunResult) -> WallSplit {
     let starts = start_costs(result);
-    let total_s = secs(&result.created_at, &result.updated_at).unwrap_or(0.0);
+    let idle_s: f64 = result
+        .resumes
+        .iter()
+        .filter_map(|r| secs(&r.interrupted_at, &r.resumed_at))
+        .map(|s| s.max(0.0))
+        .sum();
+    let total_s = (secs(&result.created_at, &result.updated_at).unwrap_or(0.0) - idle_s).max(0.0);
     let starting_s: f64 = starts.iter().map(|s| s.ready_s).sum();
     let warming_s: f64 = starts.iter().map(|s| s.warm_s).sum();
     let measuring_s: f64 = if starts.is_empty() {
@@ -147,4 +160,83 @@ pub fn mean_start_and_repeat(result: &RunResult) -> Option<(f64, f64)> {
         .sum::<f64>()
         / n;
     Some((s, t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H200 fixed-design run (b468): complete, 20 starts, never interrupted.
+    fn b468() -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/gpu-transformers-moe-cost-fixed/20261201T162609Z-b468.json"
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).expect("committed result"))
+            .expect("a result")
+    }
+
+    #[test]
+    fn the_time_a_run_lay_interrupted_is_not_its_wall_time() {
+        let whole = b468();
+        let before = wall_split(&whole);
+        assert!(before.total_s > 0.0, "{before:?}");
+        // The same run, as if interrupted for 10 minutes in the middle: its last write
+        // moves 600 s later, and the resume says when it lay idle.
+        let mut resumed = whole.clone();
+        let later = |t: &str, s: i64| {
+            let t = time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                .expect("rfc3339")
+                + time::Duration::seconds(s);
+            t.format(&time::format_description::well_known::Rfc3339)
+                .expect("format")
+        };
+        resumed.updated_at = later(&whole.updated_at, 600);
+        let mid = later(&whole.created_at, 400);
+        resumed.resumes.push(crate::Resume {
+            interrupted_at: mid.clone(),
+            resumed_at: later(&mid, 600),
+        });
+        let after = wall_split(&resumed);
+        assert!(
+            (after.total_s - before.total_s).abs() < 1e-6,
+            "{after:?} vs {before:?}"
+        );
+        assert!((after.cooling_s - before.cooling_s).abs() < 1e-6);
+        // Before the resumes were recorded, the idle 600 s were read as cooling.
+        resumed.resumes.clear();
+        let unrecorded = wall_split(&resumed);
+        assert!((unrecorded.cooling_s - before.cooling_s - 600.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_resumed_blocks_two_starts_each_own_the_trials_they_ran() {
+        let mut r = b468();
+        let before = start_costs(&r);
+        let block = r.trials.last().expect("trials").block;
+        let mut trials: Vec<_> = r.trials.iter().filter(|t| t.block == block).collect();
+        trials.sort_by_key(|t| t.seq);
+        assert_eq!(trials.len(), 2, "one trial of each point");
+        // The block's second trial as if run by a second start, begun just before it.
+        let mut again = r
+            .servers
+            .iter()
+            .find(|s| s.block == block)
+            .expect("start")
+            .clone();
+        again.started_at = trials[0].ended_at.clone();
+        r.servers.push(again);
+        let after = start_costs(&r);
+        assert_eq!(after.len(), before.len() + 1);
+        let (first, second) = (&after[after.len() - 2], &after[after.len() - 1]);
+        let old = before.last().expect("last start");
+        assert!(first.measuring_s < old.measuring_s, "{first:?} vs {old:?}");
+        assert!(
+            (first.measuring_s + second.measuring_s - old.measuring_s).abs() < 1e-6,
+            "{after:?}"
+        );
+        // Before, both starts owned both trials: the second start's span ran back to the
+        // first trial.
+        assert!(second.between_s < 1e-6, "{second:?}");
+    }
 }

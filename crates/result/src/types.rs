@@ -66,6 +66,10 @@ pub struct RunResult {
     pub created_at: String,
     /// UTC RFC 3339 of the last write.
     pub updated_at: String,
+    /// Each resume of this run (`run --resume`): when the interrupted run last wrote and when
+    /// the resume began. The time between is nobody's: the wall-time split leaves it out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumes: Vec<Resume>,
     /// The spec's `metadata.name`.
     pub spec_name: String,
     /// Canonical spec hash (`sha256:…`).
@@ -414,6 +418,15 @@ pub fn describe_kernel_rule(k: &servebench_spec::KernelCheck) -> String {
     } else {
         parts.join(" and ")
     }
+}
+
+/// One resume of an interrupted run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Resume {
+    /// UTC RFC 3339: the interrupted run's last write.
+    pub interrupted_at: String,
+    /// UTC RFC 3339: the resume's start.
+    pub resumed_at: String,
 }
 
 impl RunResult {

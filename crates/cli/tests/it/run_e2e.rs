@@ -346,6 +346,12 @@ fn resume_after_sigkill_completes_the_run_and_stops_the_orphan() {
         !Path::new(&format!("/proc/{orphan_pgid}")).exists(),
         "orphan {orphan_pgid} still alive"
     );
+    // The resume is recorded from the killed run's last write: the time between is left out
+    // of the wall-time split.
+    let resumes = after["resumes"].as_array().expect("resumes recorded");
+    assert_eq!(resumes.len(), 1, "{resumes:?}");
+    assert_eq!(resumes[0]["interrupted_at"], before["updated_at"]);
+    assert!(resumes[0]["resumed_at"].as_str() > before["updated_at"].as_str());
 }
 
 #[test]

@@ -204,18 +204,28 @@ fn timelines(report: &Report) -> Vec<Figure> {
             .filter(|t| t.variant == arm.variant)
             .filter(|t| t.summary.as_ref().is_some_and(|s| s.telemetry.is_some()))
             .collect();
-        trials.sort_by_key(|t| (t.point, t.trial));
+        trials.sort_by_key(|t| (t.point, t.trial, t.repeat));
         for t in trials {
             let point = report
                 .points(arm)
                 .into_iter()
                 .find(|p| p.index == t.point)
                 .map_or_else(|| t.point.to_string(), |p| p.short);
-            let title = format!("{} trial {} at {point}", arm.variant, t.trial);
+            // Repeats within one start (`trials.per_start`) share the trial number: each has
+            // its own figure and file.
+            let (repeat, r) = if t.repeat > 1 {
+                (format!(" repeat {}", t.repeat), format!("-r{}", t.repeat))
+            } else {
+                (String::new(), String::new())
+            };
+            let title = format!("{} trial {}{repeat} at {point}", arm.variant, t.trial);
             out.push(Figure {
                 exporter: Box::new(timeline::Timeline {
                     seq: t.seq,
-                    name: format!("telemetry-{}-t{}-p{}.svg", arm.variant, t.trial, t.point),
+                    name: format!(
+                        "telemetry-{}-t{}{r}-p{}.svg",
+                        arm.variant, t.trial, t.point
+                    ),
                     title: title.clone(),
                     data: data.clone(),
                     file: report.sources[arm.source].file.clone(),

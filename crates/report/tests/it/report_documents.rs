@@ -436,3 +436,33 @@ fn the_report_prints_the_same_p_as_compare() {
     );
     assert!(text.contains("| p (Holm) |"), "the header says which p");
 }
+
+/// The H200 nested design (`trials.per_start: 4`): the four repeats of a trial in one start
+/// share its number, and each gets its own telemetry figure (before, the four wrote one file
+/// and the report listed it four times).
+#[test]
+fn every_repeat_within_a_start_has_its_own_telemetry_figure() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../results/gpu-transformers-moe-cost-nested/20261202T021111Z-9b64.json");
+    let loaded = LoadedResult {
+        file: path.display().to_string(),
+        result: servebench_result::load_result(&path).expect("the H200 result loads"),
+    };
+    let telemetry_trials = loaded
+        .result
+        .trials
+        .iter()
+        .filter(|t| t.summary.as_ref().is_some_and(|s| s.telemetry.is_some()))
+        .count();
+    assert_eq!(telemetry_trials, 24);
+    let r = within(loaded, &opts()).expect("reports");
+    let names: Vec<String> = figures(&r)
+        .iter()
+        .map(|f| f.exporter.file_name())
+        .filter(|n| n.starts_with("telemetry-"))
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(names.len(), 24, "{names:?}");
+    assert_eq!(unique.len(), 24, "{names:?}");
+    assert!(unique.contains(&"telemetry-eager-t2-r3-p0.svg".to_owned()));
+}

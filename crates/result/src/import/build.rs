@@ -355,6 +355,7 @@ pub fn build_result(im: &Imported, opts: &ImportOptions) -> RunResult {
         error: None,
         created_at: now.clone(),
         updated_at: now,
+        resumes: Vec::new(),
         spec_name: spec.metadata.name.clone(),
         spec_hash: plan.spec_hash.clone(),
         points: point_info(&plan),

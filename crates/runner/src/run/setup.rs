@@ -53,7 +53,11 @@ pub(super) fn open(
         let kept_without_records = recover_records(&mut result, &store)?;
         result.status = RunStatus::Running;
         result.error = None;
-        result.updated_at = now_rfc3339();
+        let now = now_rfc3339();
+        result.resumes.push(servebench_result::Resume {
+            interrupted_at: std::mem::replace(&mut result.updated_at, now.clone()),
+            resumed_at: now,
+        });
         store.save(&result)?;
         return Ok((result, store, kept_without_records));
     }
@@ -69,6 +73,7 @@ pub(super) fn open(
         error: None,
         created_at: now.clone(),
         updated_at: now,
+        resumes: Vec::new(),
         spec_name: plan.name.clone(),
         spec_hash: plan.spec_hash.clone(),
         spec: spec.file.clone(),
