@@ -5,18 +5,16 @@
 
 use servebench_result::{RunResult, cell_stop_reason};
 use servebench_spec::metrics;
-use servebench_spec::types::Multiplicity;
 use servebench_spec::{ServerRestart, TrialOrder, Variant};
 use servebench_stats::flags::NamedP;
-use servebench_stats::flags::rules::{load_not_sustained, multiplicity, multiplicity_applied};
+use servebench_stats::flags::rules::load_not_sustained;
 use servebench_stats::flags::{
     ComparisonContext, FingerprintDifference, Flag, RuleSettings, Threat,
 };
-use servebench_stats::holm::{holm_adjust, holm_levels};
 use servebench_stats::sequential::Look;
-use servebench_stats::verdict::Verdict;
 
-use crate::analyze::{CellLevels, MetricSpec, PointInput, analyze_metric, cell_tests};
+use crate::analyze::{MetricSpec, PointInput, analyze_metric};
+use crate::correction::Holm;
 use crate::evidence::{self, arm_point, match_points};
 use crate::{
     CompareError, CompareOptions, Comparison, LoadedResult, MetricReport, Mode, Sequential,
@@ -37,27 +35,8 @@ pub(crate) fn comparison(
     let interleaved = same_run
         && trials.order != TrialOrder::Blocked
         && trials.server_restart != ServerRestart::Once;
-    let (differences, fp_notes) = if same_run {
-        (Vec::new(), Vec::new())
-    } else {
-        fingerprint::compare(&base.result, &cand.result)
-    };
     notes.extend(opening_notes(base, base_v, cand, cand_v, same_run));
-    notes.extend(fp_notes);
-    let (pairs, point_notes) = match_points(&base.result, &cand.result);
-    notes.extend(point_notes);
-    let mut differences = differences;
-    if pairs.is_empty() {
-        let labels = |r: &RunResult| {
-            let l: Vec<&str> = r.points.iter().map(|p| p.label.as_str()).collect();
-            l.join("; ")
-        };
-        differences.push(FingerprintDifference {
-            field: "sweep".into(),
-            baseline: labels(&base.result),
-            candidate: labels(&cand.result),
-        });
-    }
+    let (pairs, differences) = matched_points(base, cand, same_run, &mut notes);
     let context = ComparisonContext {
         same_run,
         interleaved,
@@ -75,166 +54,21 @@ pub(crate) fn comparison(
     } else {
         None
     };
-    let stops: Vec<Option<(SequentialCell, Look)>> = pairs
-        .iter()
-        .map(|pair| {
-            let s = seq.as_ref()?;
-            let (t, look) = s.stop_of(&cand.result, &cand_v.name, pair.cand_point)?;
-            let cell = SequentialCell {
-                look: look.index,
-                after_trial: t,
-                fraction: look.fraction,
-                z_boundary: look.z_boundary,
-                nominal_alpha: look.nominal_alpha,
-                stopped: cell_stop_reason(&cand.result.looks, &cand_v.name, pair.cand_point),
-            };
-            Some((cell, look))
-        })
-        .collect();
-    if seq.is_some() {
-        notes.push(
-            "sequential run (trials.until_decided): each cell is read at the look it stopped \
-             at, on the trials measured up to it, with its repeated confidence interval \
-             (group-sequential boundary; docs/statistics-method.md): the intervals are wider \
-             than a fixed-size run's, and keep the error rates at α across the looks"
-                .into(),
-        );
-    }
+    let stops = sequential_stops(seq.as_ref(), cand, cand_v, &pairs, &mut notes);
     notes.extend(nested_notes(&base.result, &cand.result));
-    let inputs_by_metric: Vec<(&MetricSpec, Vec<PointInput>)> = specs
-        .iter()
-        .filter_map(|spec| {
-            let m = metrics::metric(&spec.name)?;
-            let inputs = pairs
-                .iter()
-                .zip(&stops)
-                .map(|(pair, stop)| {
-                    let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
-                    PointInput {
-                        pair: pair.clone(),
-                        base: arm_point(
-                            &base.result,
-                            &base_v.name,
-                            pair.base_point,
-                            pair.output_tokens,
-                            &m,
-                            up_to,
-                        ),
-                        cand: arm_point(
-                            &cand.result,
-                            &cand_v.name,
-                            pair.cand_point,
-                            pair.output_tokens,
-                            &m,
-                            up_to,
-                        ),
-                        look: stop.as_ref().map(|(_, look)| *look),
-                    }
-                })
-                .collect();
-            Some((spec, inputs))
-        })
-        .collect();
-    // Many tests: with Holm's correction (the default) every cell's test is read at its
-    // Holm level, so the verdicts shown are the corrected ones (docs/compare.md). A
-    // sequential run's cells are read on their repeated intervals at their own looks: the
-    // design keeps each cell's error rates at α, and no correction is applied on top.
+    let arms = Arms {
+        base,
+        base_v,
+        cand,
+        cand_v,
+    };
+    let inputs = metric_inputs(&specs, &pairs, &stops, &arms);
     let correction = opts
         .multiplicity
         .unwrap_or(base.result.spec.spec.compare.multiplicity);
-    let own: Vec<NamedP> = inputs_by_metric
-        .iter()
-        .flat_map(|(spec, inputs)| cell_tests(spec, inputs, alpha))
-        .collect();
-    let corrected = correction == Multiplicity::Holm && seq.is_none() && own.len() >= 2;
-    let (levels, adjusted) = if corrected {
-        let ps: Vec<f64> = own.iter().map(|t| t.p).collect();
-        let keyed = |v: Vec<f64>| -> CellLevels {
-            own.iter()
-                .zip(v)
-                .map(|(t, x)| ((t.metric.clone(), t.point.clone()), x))
-                .collect()
-        };
-        match (holm_levels(&ps, alpha), holm_adjust(&ps)) {
-            (Ok(l), Ok(a)) => (Some(keyed(l)), Some(keyed(a))),
-            _ => (None, None),
-        }
-    } else {
-        (None, None)
-    };
-    if let (true, Some(_)) = (corrected, &levels) {
-        notes.push(format!(
-            "verdicts corrected for {} tests (Holm's step-down over every metric × point, \
-             compare.multiplicity: holm): a cell is significant when its Holm-adjusted p, the \
-             table's p, is below α = {alpha}",
-            own.len()
-        ));
-    }
-    if seq.is_some() && correction == Multiplicity::Holm && own.len() >= 2 {
-        notes.push(
-            "no correction for many tests: each cell of a sequential run is read on its own \
-             repeated interval, whose design keeps that cell's error rates at α"
-                .into(),
-        );
-    }
-    let mut metric_reports = Vec::new();
-    let mut all_p = Vec::new();
-    let mut flags = Vec::new();
-    for (spec, inputs) in &inputs_by_metric {
-        let (mut report, p) = analyze_metric(spec, inputs, &context, &rules, levels.as_ref());
-        for row in &mut report.points {
-            row.sequential = pairs
-                .iter()
-                .zip(&stops)
-                .find(|(pair, _)| pair.label == row.label)
-                .and_then(|(_, s)| s.as_ref().map(|(cell, _)| cell.clone()));
-            row.p_holm = adjusted
-                .as_ref()
-                .and_then(|a| a.get(&(report.metric.clone(), row.label.clone())))
-                .copied();
-        }
-        metric_reports.push(report);
-        all_p.extend(p);
-    }
-    for pair in &pairs {
-        flags.extend(load_flag(
-            base,
-            base_v,
-            cand,
-            cand_v,
-            pair,
-            &metric_reports,
-            &rules,
-        ));
-    }
-    flags.extend(crate::telemetry::flags(
-        (&base.result, &base_v.name),
-        (&cand.result, &cand_v.name),
-        &pairs,
-        &metric_reports,
-    ));
-    flags.extend(crate::host_load::flags(
-        (&base.result, &base_v.name),
-        (&cand.result, &cand_v.name),
-        &pairs,
-        &metric_reports,
-    ));
-    if corrected {
-        let shown: Vec<Verdict> = own
-            .iter()
-            .map(|t| {
-                metric_reports
-                    .iter()
-                    .find(|m| m.metric == t.metric)
-                    .and_then(|m| m.points.iter().find(|p| p.label == t.point))
-                    .and_then(|p| p.verdict.verdict())
-                    .unwrap_or(t.verdict)
-            })
-            .collect();
-        flags.extend(multiplicity_applied(&own, &shown, alpha).ok().flatten());
-    } else if seq.is_none() {
-        flags.extend(multiplicity(&all_p, alpha).ok().flatten());
-    }
+    let holm = Holm::of(&inputs, alpha, correction, seq.is_some(), &mut notes);
+    let (mut metric_reports, all_p) = analyze_all(&inputs, &context, &rules, &holm, &pairs, &stops);
+    let flags = comparison_flags(&arms, &pairs, &metric_reports, &rules, &holm, &all_p, &seq);
     let baseline_series = if same_run {
         None
     } else {
@@ -281,6 +115,168 @@ pub(crate) fn comparison(
     };
     crate::verify::fold(&mut c, verify_failed);
     Ok(c)
+}
+
+/// The two arms compared: each run and its variant.
+struct Arms<'a> {
+    base: &'a LoadedResult,
+    base_v: &'a Variant,
+    cand: &'a LoadedResult,
+    cand_v: &'a Variant,
+}
+
+/// The points both arms measured, and the fingerprint's differences between two runs (a
+/// `sweep` difference when no point matches); their notes go to `notes`.
+fn matched_points(
+    base: &LoadedResult,
+    cand: &LoadedResult,
+    same_run: bool,
+    notes: &mut Vec<String>,
+) -> (Vec<evidence::PointPair>, Vec<FingerprintDifference>) {
+    let (mut differences, fp_notes) = if same_run {
+        (Vec::new(), Vec::new())
+    } else {
+        fingerprint::compare(&base.result, &cand.result)
+    };
+    notes.extend(fp_notes);
+    let (pairs, point_notes) = match_points(&base.result, &cand.result);
+    notes.extend(point_notes);
+    if pairs.is_empty() {
+        let labels = |r: &RunResult| {
+            let l: Vec<&str> = r.points.iter().map(|p| p.label.as_str()).collect();
+            l.join("; ")
+        };
+        differences.push(FingerprintDifference {
+            field: "sweep".into(),
+            baseline: labels(&base.result),
+            candidate: labels(&cand.result),
+        });
+    }
+    (pairs, differences)
+}
+
+/// Per matched point, the look a sequential run's cell stopped at (none for a fixed-size
+/// run); the sequential reading's note goes to `notes`.
+fn sequential_stops(
+    seq: Option<&Sequential>,
+    cand: &LoadedResult,
+    cand_v: &Variant,
+    pairs: &[evidence::PointPair],
+    notes: &mut Vec<String>,
+) -> Vec<Option<(SequentialCell, Look)>> {
+    if seq.is_some() {
+        notes.push(
+            "sequential run (trials.until_decided): each cell is read at the look it stopped \
+             at, on the trials measured up to it, with its repeated confidence interval \
+             (group-sequential boundary; docs/statistics-method.md): the intervals are wider \
+             than a fixed-size run's, and keep the error rates at α across the looks"
+                .into(),
+        );
+    }
+    pairs
+        .iter()
+        .map(|pair| {
+            let s = seq?;
+            let (t, look) = s.stop_of(&cand.result, &cand_v.name, pair.cand_point)?;
+            let cell = SequentialCell {
+                look: look.index,
+                after_trial: t,
+                fraction: look.fraction,
+                z_boundary: look.z_boundary,
+                nominal_alpha: look.nominal_alpha,
+                stopped: cell_stop_reason(&cand.result.looks, &cand_v.name, pair.cand_point),
+            };
+            Some((cell, look))
+        })
+        .collect()
+}
+
+/// Each compared metric's inputs: both arms' evidence at every matched point, cut at the
+/// cell's sequential stop where there is one.
+fn metric_inputs<'s>(
+    specs: &'s [MetricSpec],
+    pairs: &[evidence::PointPair],
+    stops: &[Option<(SequentialCell, Look)>],
+    arms: &Arms<'_>,
+) -> Vec<(&'s MetricSpec, Vec<PointInput>)> {
+    specs
+        .iter()
+        .filter_map(|spec| {
+            let m = metrics::metric(&spec.name)?;
+            let inputs = pairs
+                .iter()
+                .zip(stops)
+                .map(|(pair, stop)| {
+                    let up_to = stop.as_ref().map(|(s, _)| s.after_trial);
+                    let arm = |r: &RunResult, v: &Variant, point| {
+                        arm_point(r, &v.name, point, pair.output_tokens, &m, up_to)
+                    };
+                    PointInput {
+                        pair: pair.clone(),
+                        base: arm(&arms.base.result, arms.base_v, pair.base_point),
+                        cand: arm(&arms.cand.result, arms.cand_v, pair.cand_point),
+                        look: stop.as_ref().map(|(_, look)| *look),
+                    }
+                })
+                .collect();
+            Some((spec, inputs))
+        })
+        .collect()
+}
+
+/// Every metric analysed at every point, each row with its sequential look and Holm-adjusted
+/// p; with every cell's test for the uncorrected multiplicity flag.
+fn analyze_all(
+    inputs: &[(&MetricSpec, Vec<PointInput>)],
+    context: &ComparisonContext,
+    rules: &RuleSettings,
+    holm: &Holm,
+    pairs: &[evidence::PointPair],
+    stops: &[Option<(SequentialCell, Look)>],
+) -> (Vec<MetricReport>, Vec<NamedP>) {
+    let mut reports = Vec::new();
+    let mut all_p = Vec::new();
+    for (spec, inputs) in inputs {
+        let (mut report, p) = analyze_metric(spec, inputs, context, rules, holm.levels.as_ref());
+        for row in &mut report.points {
+            row.sequential = pairs
+                .iter()
+                .zip(stops)
+                .find(|(pair, _)| pair.label == row.label)
+                .and_then(|(_, s)| s.as_ref().map(|(cell, _)| cell.clone()));
+            row.p_holm = holm
+                .adjusted
+                .as_ref()
+                .and_then(|a| a.get(&(report.metric.clone(), row.label.clone())))
+                .copied();
+        }
+        reports.push(report);
+        all_p.extend(p);
+    }
+    (reports, all_p)
+}
+
+/// The comparison's flags beyond each metric's own: load not sustained per point, telemetry,
+/// host load, and many tests.
+fn comparison_flags(
+    arms: &Arms<'_>,
+    pairs: &[evidence::PointPair],
+    reports: &[MetricReport],
+    rules: &RuleSettings,
+    holm: &Holm,
+    all_p: &[NamedP],
+    seq: &Option<Sequential>,
+) -> Vec<Flag> {
+    let base = (&arms.base.result, arms.base_v.name.as_str());
+    let cand = (&arms.cand.result, arms.cand_v.name.as_str());
+    let mut flags: Vec<Flag> = pairs
+        .iter()
+        .filter_map(|pair| load_flag(arms, pair, reports, rules))
+        .collect();
+    flags.extend(crate::telemetry::flags(base, cand, pairs, reports));
+    flags.extend(crate::host_load::flags(base, cand, pairs, reports));
+    flags.extend(holm.flag(reports, all_p, seq.is_some(), rules.alpha));
+    flags
 }
 
 /// The notes a comparison opens with: what the design leaves out of the standard error, whose
@@ -338,26 +334,23 @@ fn series_flags(
 /// **load-not-sustained** at one point, from both arms' trial checks (whatever the metric:
 /// the first metric's evidence carries them), threatening every metric's verdict there.
 fn load_flag(
-    base: &LoadedResult,
-    base_v: &Variant,
-    cand: &LoadedResult,
-    cand_v: &Variant,
+    arms: &Arms<'_>,
     pair: &evidence::PointPair,
     metrics: &[MetricReport],
     rules: &RuleSettings,
 ) -> Option<Flag> {
     let any = metrics::metric("output_throughput")?;
     let b = arm_point(
-        &base.result,
-        &base_v.name,
+        &arms.base.result,
+        &arms.base_v.name,
         pair.base_point,
         None,
         &any,
         None,
     );
     let c = arm_point(
-        &cand.result,
-        &cand_v.name,
+        &arms.cand.result,
+        &arms.cand_v.name,
         pair.cand_point,
         None,
         &any,

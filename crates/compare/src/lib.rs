@@ -38,6 +38,7 @@
 mod analyze;
 pub mod capacity;
 mod comparison;
+mod correction;
 pub mod equivalence;
 mod error;
 mod evidence;
