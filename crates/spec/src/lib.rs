@@ -1,8 +1,9 @@
 //! servebench-spec: the experiment spec format (`servebench/v1alpha1`): types, YAML parsing
 //! with locations, JSON Schema, semantic validation, plan expansion and the canonical hash.
 //!
-//! The bottom layer with servebench-stats: it depends on no other servebench crate, and no
-//! I/O beyond reading the spec file.
+//! Near the bottom with servebench-stats: of servebench's crates it depends only on
+//! servebench-engines (the one list of engines, [`Engine`]), and does no I/O beyond reading
+//! the spec file.
 //!
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;

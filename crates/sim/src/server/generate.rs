@@ -131,7 +131,7 @@ async fn generate(
     let p = st.config.wire.engine;
     let id_hash = mix3(seed, n, salt::ID);
     let id = match p {
-        crate::config::Personality::Generic => format!(
+        crate::config::Engine::Openai | crate::config::Engine::Auto => format!(
             "{}-{:016x}",
             match api {
                 Api::Completions => "cmpl",

@@ -29,7 +29,7 @@ pub use handle::{SimHandle, run, run_until, spawn};
 pub use stats::SimStats;
 pub use tls::TestPki;
 
-use crate::config::{EngineParams, FaultParams, OutputParams, Personality, SimConfig, WireParams};
+use crate::config::{Engine, EngineParams, FaultParams, OutputParams, SimConfig, WireParams};
 use crate::driver::EngineHandle;
 use crate::tokenizer;
 
@@ -280,7 +280,7 @@ impl AppState {
             c.output.reasoning_tokens,
             c.output.numerics_change,
             c.output.batch_variance,
-            c.wire.engine.name(),
+            crate::config::engine_name(c.wire.engine),
             c.wire.moe_backend.as_deref().unwrap_or("none"),
         )
     }
@@ -301,7 +301,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             state.clone(),
             auth::require_key,
         ));
-    let r = if p == Personality::Generic {
+    let r = if matches!(p, Engine::Auto | Engine::Openai) {
         r
     } else {
         r.layer(axum::middleware::from_fn_with_state(

@@ -50,7 +50,7 @@ use axum::routing::get;
 
 use super::super::AppState;
 use super::super::api_error::ApiError;
-use crate::config::Personality;
+use crate::config::Engine;
 
 /// What the engine model says now.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,10 +88,10 @@ fn snapshot(st: &AppState) -> Snapshot {
 }
 
 /// The metrics route of a personality (none for transformers serve).
-pub(super) fn routes(p: Personality) -> Router<Arc<AppState>> {
+pub(super) fn routes(p: Engine) -> Router<Arc<AppState>> {
     match p {
-        Personality::Transformers => Router::new(),
-        Personality::Trtllm => Router::new().route("/prometheus/metrics", get(metrics)),
+        Engine::Transformers => Router::new(),
+        Engine::Trtllm => Router::new().route("/prometheus/metrics", get(metrics)),
         _ => Router::new().route("/metrics", get(metrics)),
     }
 }
@@ -100,14 +100,14 @@ async fn metrics(State(st): State<Arc<AppState>>) -> Response {
     let p = st.config.wire.engine;
     let switched_on = st.config.wire.enable_metrics;
     match p {
-        Personality::Llamacpp if !switched_on => {
+        Engine::Llamacpp if !switched_on => {
             return ApiError::new(
                 StatusCode::NOT_IMPLEMENTED,
                 "This server does not support metrics endpoint. Start it with `--metrics`",
             )
             .into_response();
         }
-        Personality::Sglang | Personality::Trtllm if !switched_on => {
+        Engine::Sglang | Engine::Trtllm if !switched_on => {
             // The route is not mounted without the switch.
             return ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response();
         }
@@ -130,13 +130,13 @@ async fn metrics(State(st): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
-fn content_type(p: Personality) -> &'static str {
+fn content_type(p: Engine) -> &'static str {
     match p {
         // prometheus_client's CONTENT_TYPE_LATEST.
-        Personality::Vllm | Personality::Sglang | Personality::Trtllm => {
+        Engine::Vllm | Engine::Sglang | Engine::Trtllm => {
             "text/plain; version=0.0.4; charset=utf-8"
         }
-        Personality::Llamacpp => "text/plain; version=0.0.4",
+        Engine::Llamacpp => "text/plain; version=0.0.4",
         _ => "text/plain; charset=utf-8",
     }
 }
@@ -325,7 +325,7 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
 /// The metrics text of one personality (`iter_stats`: TensorRT-LLM's
 /// `enable_iter_perf_stats`; `ranks`: SGLang's `--tp` and `--dp`).
 pub(crate) fn render(
-    p: Personality,
+    p: Engine,
     model: &str,
     s: &Snapshot,
     iter_stats: bool,
@@ -336,7 +336,7 @@ pub(crate) fn render(
     let m = escape(model);
     let n = |v: u64| py_float(v as f64);
     match p {
-        Personality::Vllm => {
+        Engine::Vllm => {
             let l = format!("engine=\"0\",model_name=\"{m}\"");
             let gauges = [
                 (
@@ -393,8 +393,8 @@ pub(crate) fn render(
                 f.sample(&format!("{name}_total"), &l, &n(v));
             }
         }
-        Personality::Sglang => sglang(&mut f, &m, s, ranks),
-        Personality::Llamacpp => {
+        Engine::Sglang => sglang(&mut f, &m, s, ranks),
+        Engine::Llamacpp => {
             let c = |v: u64| cpp_double(v as f64);
             let counters = [
                 (
@@ -437,7 +437,7 @@ pub(crate) fn render(
                 f.sample(&name, "", &v);
             }
         }
-        Personality::Tgi => {
+        Engine::Tgi => {
             let gauges = [
                 ("tgi_batch_current_size", "Current batch size", s.running),
                 ("tgi_queue_size", "Current queue size", s.waiting),
@@ -452,8 +452,8 @@ pub(crate) fn render(
                 f.sample(name, "", &v.to_string());
             }
         }
-        Personality::Trtllm => trtllm(&mut f, &m, s, iter_stats),
-        Personality::Generic | Personality::Transformers => {
+        Engine::Trtllm => trtllm(&mut f, &m, s, iter_stats),
+        Engine::Auto | Engine::Openai | Engine::Transformers => {
             let gauges = [
                 (
                     "servebench_sim_requests_running",

@@ -43,7 +43,7 @@ pub(crate) use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
 use super::AppState;
 use super::api_error::{ApiError, ErrorNote};
 use super::wire::{Api, GenRequest, Rules, parse_generation};
-use crate::config::{Personality, SimConfig};
+use crate::config::{Engine, SimConfig};
 
 /// What a personality does before its server is ready (during `--startup-delay-ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,14 +66,12 @@ pub(crate) enum Readiness {
 }
 
 /// The personality's readiness behaviour.
-pub(crate) fn readiness(p: Personality) -> Readiness {
+pub(crate) fn readiness(p: Engine) -> Readiness {
     match p {
-        Personality::Generic => Readiness::Generic,
-        Personality::Sglang => Readiness::Warmup,
-        Personality::Llamacpp => Readiness::Loading,
-        Personality::Vllm | Personality::Tgi | Personality::Trtllm | Personality::Transformers => {
-            Readiness::Closed
-        }
+        Engine::Auto | Engine::Openai => Readiness::Generic,
+        Engine::Sglang => Readiness::Warmup,
+        Engine::Llamacpp => Readiness::Loading,
+        Engine::Vllm | Engine::Tgi | Engine::Trtllm | Engine::Transformers => Readiness::Closed,
     }
 }
 
@@ -86,23 +84,23 @@ pub(crate) fn ping(config: &SimConfig) -> Option<Duration> {
         return Some(Duration::from_millis(ms));
     }
     match config.wire.engine {
-        Personality::Llamacpp => Some(Duration::from_secs(30)),
-        Personality::Tgi => Some(Duration::from_secs(15)),
+        Engine::Llamacpp => Some(Duration::from_secs(30)),
+        Engine::Tgi => Some(Duration::from_secs(15)),
         _ => None,
     }
 }
 
 /// The engine-specific routes (everything but generation and the simulator's own
 /// `/v1/sim/*`), its Prometheus metrics among them.
-pub(crate) fn routes(p: Personality) -> Router<Arc<AppState>> {
+pub(crate) fn routes(p: Engine) -> Router<Arc<AppState>> {
     let engine = match p {
-        Personality::Generic => generic::routes(),
-        Personality::Sglang => sglang::routes(),
-        Personality::Vllm => vllm::routes(),
-        Personality::Llamacpp => llamacpp::routes(),
-        Personality::Tgi => tgi::routes(),
-        Personality::Trtllm => trtllm::routes(),
-        Personality::Transformers => transformers::routes(),
+        Engine::Auto | Engine::Openai => generic::routes(),
+        Engine::Sglang => sglang::routes(),
+        Engine::Vllm => vllm::routes(),
+        Engine::Llamacpp => llamacpp::routes(),
+        Engine::Tgi => tgi::routes(),
+        Engine::Trtllm => trtllm::routes(),
+        Engine::Transformers => transformers::routes(),
     };
     engine.merge(metrics::routes(p))
 }
@@ -110,21 +108,21 @@ pub(crate) fn routes(p: Personality) -> Router<Arc<AppState>> {
 /// Validates and parses a generation request as the personality's engine does.
 pub(crate) fn admit(api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequest, ApiError> {
     let p = config.wire.engine;
-    if p == Personality::Generic {
+    if matches!(p, Engine::Auto | Engine::Openai) {
         return parse_generation(api, body, config, &Rules::generic());
     }
     let obj = object(body)?;
     let rules = match p {
-        Personality::Sglang => sglang::check(api, &obj, config)?,
-        Personality::Vllm => vllm::check(api, &obj, config)?,
-        Personality::Llamacpp => llamacpp::check(api, &obj, config)?,
-        Personality::Tgi => tgi::check(api, &obj, config)?,
-        Personality::Trtllm => trtllm::check(api, &obj, config)?,
-        Personality::Transformers => transformers::check(api, &obj, config)?,
-        Personality::Generic => Rules::generic(),
+        Engine::Sglang => sglang::check(api, &obj, config)?,
+        Engine::Vllm => vllm::check(api, &obj, config)?,
+        Engine::Llamacpp => llamacpp::check(api, &obj, config)?,
+        Engine::Tgi => tgi::check(api, &obj, config)?,
+        Engine::Trtllm => trtllm::check(api, &obj, config)?,
+        Engine::Transformers => transformers::check(api, &obj, config)?,
+        Engine::Auto | Engine::Openai => Rules::generic(),
     };
     let mut req = parse_generation(api, body, config, &rules)?;
-    if p == Personality::Transformers {
+    if p == Engine::Transformers {
         transformers::adapt(&obj, &mut req)?;
     }
     Ok(req)
@@ -134,7 +132,7 @@ pub(crate) fn admit(api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequ
 /// counting it), where the personality has one (TGI's `--max-concurrent-requests`, 128).
 pub(crate) fn over_limit(config: &SimConfig, in_flight: u64) -> Option<ApiError> {
     match config.wire.engine {
-        Personality::Tgi => tgi::over_limit(in_flight),
+        Engine::Tgi => tgi::over_limit(in_flight),
         _ => None,
     }
 }
@@ -151,7 +149,7 @@ pub(crate) fn stream_refusal(
         .and_then(|v| v.get("stream").and_then(Value::as_bool))
         .unwrap_or(false);
     match config.wire.engine {
-        Personality::Tgi if streamed => Ok(tgi::stream_error(e)),
+        Engine::Tgi if streamed => Ok(tgi::stream_error(e)),
         _ => Err(e),
     }
 }
@@ -160,37 +158,37 @@ pub(crate) fn stream_refusal(
 /// (`server::encode`) is the simulator's fast path.
 pub(crate) fn shape(ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
     Some(match config.wire.engine {
-        Personality::Generic => return None,
-        Personality::Vllm => Box::new(vllm::Shape::new(ctx, config)),
-        Personality::Sglang => Box::new(sglang::Shape::new(ctx, config)),
-        Personality::Llamacpp => Box::new(llamacpp::Shape::new(ctx, config)),
-        Personality::Tgi => Box::new(tgi::Shape::new(ctx, config)),
-        Personality::Trtllm => Box::new(trtllm::Shape::new(ctx)),
-        Personality::Transformers => Box::new(transformers::Shape::new(ctx)),
+        Engine::Auto | Engine::Openai => return None,
+        Engine::Vllm => Box::new(vllm::Shape::new(ctx, config)),
+        Engine::Sglang => Box::new(sglang::Shape::new(ctx, config)),
+        Engine::Llamacpp => Box::new(llamacpp::Shape::new(ctx, config)),
+        Engine::Tgi => Box::new(tgi::Shape::new(ctx, config)),
+        Engine::Trtllm => Box::new(trtllm::Shape::new(ctx)),
+        Engine::Transformers => Box::new(transformers::Shape::new(ctx)),
     })
 }
 
 /// The model name a personality writes into its chunks: SGLang and TensorRT-LLM echo the
 /// request's (`model=request.model`, SGLang's default `"default"`), TGI the request's
 /// unless it is `tgi` (server.rs `chat_completions`), the others their served name.
-pub(crate) fn chunk_model(p: Personality, requested: Option<&str>, served: &str) -> String {
+pub(crate) fn chunk_model(p: Engine, requested: Option<&str>, served: &str) -> String {
     match (p, requested) {
-        (Personality::Sglang, None) => "default".into(),
-        (Personality::Sglang | Personality::Trtllm, Some(m)) => m.into(),
-        (Personality::Tgi, Some(m)) if m != "tgi" => m.into(),
+        (Engine::Sglang, None) => "default".into(),
+        (Engine::Sglang | Engine::Trtllm, Some(m)) => m.into(),
+        (Engine::Tgi, Some(m)) if m != "tgi" => m.into(),
         _ => served.into(),
     }
 }
 
 /// The response id of a generation request, in the engine's form.
-pub(crate) fn response_id(p: Personality, api: Api, hash: u64) -> String {
+pub(crate) fn response_id(p: Engine, api: Api, hash: u64) -> String {
     match p {
         // TGI sends an empty id (server.rs: `id: String::new()`).
-        Personality::Tgi => String::new(),
+        Engine::Tgi => String::new(),
         // transformers serve uses the request id, a uuid4 unless x-request-id is given.
-        Personality::Transformers => uuid_like(hash),
+        Engine::Transformers => uuid_like(hash),
         // llama.cpp: gen_chatcmplid() for both APIs, "chatcmpl-" and 32 random characters.
-        Personality::Llamacpp => format!("chatcmpl-{:016x}{:016x}", hash, !hash),
+        Engine::Llamacpp => format!("chatcmpl-{:016x}{:016x}", hash, !hash),
         // vLLM, SGLang, TensorRT-LLM: "cmpl-"/"chatcmpl-" and a hex id.
         _ => format!(
             "{}-{:016x}{:016x}",
@@ -219,9 +217,9 @@ fn uuid_like(h: u64) -> String {
 /// The personality's start-up log lines (stderr), after the simulator's own start line.
 pub(crate) fn start_lines(config: &SimConfig, addr: std::net::SocketAddr) -> Vec<String> {
     match config.wire.engine {
-        Personality::Sglang => sglang::start_lines(config, addr),
-        Personality::Vllm => vllm::start_lines(config, false),
-        Personality::Llamacpp => llamacpp::start_lines(config),
+        Engine::Sglang => sglang::start_lines(config, addr),
+        Engine::Vllm => vllm::start_lines(config, false),
+        Engine::Llamacpp => llamacpp::start_lines(config),
         _ => Vec::new(),
     }
 }
@@ -229,11 +227,11 @@ pub(crate) fn start_lines(config: &SimConfig, addr: std::net::SocketAddr) -> Vec
 /// The lines a worker rank (`--worker`) of the personality's engine prints.
 pub(crate) fn worker_lines(config: &SimConfig) -> Vec<String> {
     match config.wire.engine {
-        Personality::Sglang => {
+        Engine::Sglang => {
             let addr = std::net::SocketAddr::new(config.host, config.port);
             sglang::start_lines(config, addr)
         }
-        Personality::Vllm => vllm::start_lines(config, true),
+        Engine::Vllm => vllm::start_lines(config, true),
         _ => Vec::new(),
     }
 }
@@ -241,9 +239,9 @@ pub(crate) fn worker_lines(config: &SimConfig) -> Vec<String> {
 /// The lines logged once the server is ready.
 pub(crate) fn ready_lines(config: &SimConfig, base_url: &str) -> Vec<String> {
     match config.wire.engine {
-        Personality::Sglang => sglang::ready_lines(),
-        Personality::Vllm => vllm::ready_lines(base_url),
-        Personality::Llamacpp => llamacpp::ready_lines(base_url),
+        Engine::Sglang => sglang::ready_lines(),
+        Engine::Vllm => vllm::ready_lines(base_url),
+        Engine::Llamacpp => llamacpp::ready_lines(base_url),
         _ => Vec::new(),
     }
 }
@@ -271,20 +269,20 @@ pub(crate) async fn personality_layer(
 }
 
 /// An error body in the engine's shape.
-pub(crate) fn restyle(p: Personality, note: &ErrorNote) -> Response {
+pub(crate) fn restyle(p: Engine, note: &ErrorNote) -> Response {
     let (status, body) = match p {
-        Personality::Generic => {
+        Engine::Auto | Engine::Openai => {
             return ApiError::new(note.status, note.message.clone()).into_response();
         }
-        Personality::Sglang => sglang::error_body(note),
-        Personality::Vllm => vllm::error_body(note),
-        Personality::Llamacpp => llamacpp::error_body(note),
-        Personality::Tgi => match tgi::rejection(note) {
+        Engine::Sglang => sglang::error_body(note),
+        Engine::Vllm => vllm::error_body(note),
+        Engine::Llamacpp => llamacpp::error_body(note),
+        Engine::Tgi => match tgi::rejection(note) {
             Some(r) => return r,
             None => tgi::error_body(note),
         },
-        Personality::Trtllm => trtllm::error_body(note),
-        Personality::Transformers => transformers::error_body(note),
+        Engine::Trtllm => trtllm::error_body(note),
+        Engine::Transformers => transformers::error_body(note),
     };
     json_response(status, body)
 }
