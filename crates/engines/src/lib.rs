@@ -1,103 +1,56 @@
-//! servebench-engines: the engines servebench knows, in one place below every other crate.
+//! servebench-engines: one room per engine, below every other servebench crate.
 //!
-//! [`Engine`] is the one list of engines: the spec's `target.engine` (the client's profiles
-//! in `servebench-spec`'s `engine` module answer per engine) and the simulator's `--engine`
-//! (its dialects) both name an engine with it, so an engine added here is an engine both
-//! sides must answer for (their `match`es are exhaustive).
+//! [`Engine`] is the one list of engines: the spec's `target.engine` and the simulator's
+//! `--engine` both name an engine with it. Each engine is one folder (`sglang/`, `vllm/`,
+//! `llamacpp/`, `trtllm/`, `tgi/`, `transformers/`, and `generic/` for a plain
+//! OpenAI-compatible server): its facts (`facts.rs`, a [`Profile`]), each read in that
+//! engine's source. The folders are rooms (`scripts/check-layers`): they use the types of
+//! [`facts`] and never reach back up. Adding an engine is one folder, one [`Engine`] variant
+//! and one line in [`profile`] (the compiler lists every other `match` to answer).
 //!
-//! No dependency on any other servebench crate.
+//! Each engine servebench's users run (SGLang, vLLM, llama.cpp, TensorRT-LLM, TGI,
+//! transformers serve) speaks "the OpenAI API" a little differently: which request fields it
+//! accepts or refuses, where it tokenizes and in what shape, where it says its context limit,
+//! how a server argument is read back, where its Prometheus metrics are, and what its stream
+//! looks like. A [`Profile`] holds those facts for one engine, each read in that engine's
+//! source (the version and files are in [`Profile::checked`] and docs/engines.md); the rest
+//! of servebench asks the profile instead of testing an engine's name.
+//!
+//! Pure data and pure functions: the runner does the I/O (it fetches what [`detect`] reads,
+//! sends the bodies [`body`] plans, reads back what [`args`] parses).
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub mod args;
+pub mod body;
+pub mod detect;
+pub mod doc;
+mod engine;
+pub mod facts;
+mod generic;
+mod llamacpp;
+mod sglang;
+mod tgi;
+mod transformers;
+mod trtllm;
+mod vllm;
 
-/// The engine serving the target (docs/engines.md holds what servebench knows of each).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// Detected from what the server answers (`/v1/models`' `owned_by`, `/info`, `/props`,
-    /// `/server_info`, `/version`); a server that says nothing engine-specific is `openai`.
-    #[default]
-    Auto,
-    /// SGLang (`python -m sglang.launch_server`).
-    Sglang,
-    /// vLLM (`vllm serve`).
-    Vllm,
-    /// llama.cpp's `llama-server`.
-    Llamacpp,
-    /// TensorRT-LLM's `trtllm-serve`.
-    Trtllm,
-    /// Hugging Face Text Generation Inference.
-    Tgi,
-    /// Hugging Face transformers' `transformers serve`.
-    Transformers,
-    /// A plain OpenAI-compatible server (and servebench's simulator): the spec's fields are
-    /// sent as written, and every known tokenize and limit endpoint is tried.
-    Openai,
+pub use body::BodyPlan;
+pub use engine::Engine;
+pub use facts::*;
+pub use generic::GENERIC;
+
+/// The profile of `engine`; `auto` has none (it is resolved by detection first).
+pub fn profile(engine: Engine) -> Option<&'static Profile> {
+    Some(match engine {
+        Engine::Auto => return None,
+        Engine::Sglang => &sglang::SGLANG,
+        Engine::Vllm => &vllm::VLLM,
+        Engine::Llamacpp => &llamacpp::LLAMACPP,
+        Engine::Trtllm => &trtllm::TRTLLM,
+        Engine::Tgi => &tgi::TGI,
+        Engine::Transformers => &transformers::TRANSFORMERS,
+        Engine::Openai => &GENERIC,
+    })
 }
 
-impl Engine {
-    /// Every engine with a profile (all but `auto`), in the order docs list them.
-    pub const KNOWN: [Engine; 7] = [
-        Engine::Sglang,
-        Engine::Vllm,
-        Engine::Llamacpp,
-        Engine::Trtllm,
-        Engine::Tgi,
-        Engine::Transformers,
-        Engine::Openai,
-    ];
-
-    /// `auto` (the default, not written into the canonical spec).
-    pub fn is_auto(&self) -> bool {
-        *self == Engine::Auto
-    }
-
-    /// The name as written in a spec (`sglang`, `llamacpp`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Auto => "auto",
-            Engine::Sglang => "sglang",
-            Engine::Vllm => "vllm",
-            Engine::Llamacpp => "llamacpp",
-            Engine::Trtllm => "trtllm",
-            Engine::Tgi => "tgi",
-            Engine::Transformers => "transformers",
-            Engine::Openai => "openai",
-        }
-    }
-}
-
-impl std::fmt::Display for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Engine {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        std::iter::once(Engine::Auto)
-            .chain(Engine::KNOWN)
-            .find(|e| e.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown engine `{s}`: write one of auto, sglang, vllm, llamacpp, trtllm, \
-                     tgi, transformers, openai"
-                )
-            })
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -8,13 +8,13 @@
 //! Entry points: [`load()`] / [`parse_str`] read and check a spec; [`plan::plan`] expands it;
 //! [`hash::spec_hash`] fingerprints it; [`schema::spec_schema_json`] is the committed schema;
 //! [`metrics::catalogue`] lists every metric; [`engine::profile`] holds what servebench
-//! knows of each engine; [`search`] is the capacity search's procedure; [`peer`] turns
+//! knows of each engine (the crate servebench-engines, one folder per engine, re-exported
+//! here as `engine`); [`search`] is the capacity search's procedure; [`peer`] turns
 //! SGLang's and vLLM's benchmark command lines into specs.
 
 pub mod bounds;
 pub mod diagnostics;
 pub mod duration;
-pub mod engine;
 pub mod hash;
 pub mod load;
 pub mod metrics;
@@ -32,6 +32,9 @@ mod semantic;
 pub mod substitute;
 pub mod text;
 pub mod types;
+
+/// Every engine-specific fact servebench relies on: the profiles of servebench-engines.
+pub use servebench_engines as engine;
 
 pub use diagnostics::{Diagnostic, Severity, SpecErrors};
 pub use duration::HumanDuration;
