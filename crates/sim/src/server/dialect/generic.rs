@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::tokenize::{detokenize_body, ids, prompt_ids, tokenize_body};
 use super::{ChunkShape, Ctx, Dialect, Host, Readiness, api_prefix};
-use crate::config::SimConfig;
+use crate::config::{Engine, SimConfig};
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, GenRequest, Rules, check_model, parse_generation, render_messages};
 
@@ -22,6 +22,10 @@ use crate::server::wire::{Api, GenRequest, Rules, check_model, parse_generation,
 pub(super) struct Generic;
 
 impl Dialect for Generic {
+    fn engine(&self) -> Engine {
+        Engine::Openai
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Generic
     }

@@ -78,6 +78,10 @@ pub(crate) enum Readiness {
 /// How one engine speaks: what its module decides, each method's default the behaviour
 /// most engines share. Implemented once per engine, found with [`of`].
 pub(crate) trait Dialect: Sync {
+    /// The engine it speaks for: its facts are `servebench_engines::profile(engine)`, the
+    /// same folder the client reads.
+    fn engine(&self) -> Engine;
+
     /// What it does before the server is ready.
     fn readiness(&self) -> Readiness {
         Readiness::Closed
@@ -183,9 +187,12 @@ pub(crate) trait Dialect: Sync {
         json_response(status, body)
     }
 
-    /// Where its Prometheus metrics are served; `None`: no metrics endpoint.
+    /// Where its Prometheus metrics are served, as its engine's profile says (the
+    /// client scrapes the same path); `None`: no metrics endpoint.
     fn metrics_path(&self) -> Option<&'static str> {
-        Some("/metrics")
+        servebench_engines::profile(self.engine())
+            .and_then(|p| p.metrics)
+            .map(|m| m.path)
     }
 
     /// Its answer at the metrics path when the metrics switch is off (`switched_on`), where

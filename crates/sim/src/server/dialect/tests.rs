@@ -1,4 +1,5 @@
-//! The personalities' start-up log lines against the engines' log statements.
+//! The dialects' start-up log lines against the engines' log statements; their metrics
+//! against their engines' profiles.
 
 use super::*;
 use crate::config::SglangLogForm;
@@ -146,4 +147,49 @@ fn response_ids_take_each_engines_form() {
     let u = response_id(Engine::Transformers, Api::Chat, 7);
     let parts: Vec<usize> = u.split('-').map(str::len).collect();
     assert_eq!(parts, vec![8, 4, 4, 4, 12], "{u}");
+}
+
+/// Each dialect serves its metrics where its engine's profile says (the path the client
+/// scrapes) and writes every series the profile names (running, waiting, KV use,
+/// preemptions): a fact changed on one side only fails here.
+#[test]
+fn each_dialect_serves_the_metrics_its_engines_profile_names() {
+    let snapshot = Snapshot {
+        running: 3,
+        waiting: 2,
+        decoding: 3,
+        kv_usage: 0.5,
+        kv_used_tokens: 100,
+        preemptions: 0,
+        prompt_tokens: 40,
+        generation_tokens: 20,
+        steps: 7,
+        requests: 5,
+    };
+    let mut wire = SimConfig::default().wire;
+    wire.enable_metrics = true;
+    wire.iter_perf_stats = true;
+    for (name, engine) in crate::config::ENGINE_NAMES {
+        let d = of(engine);
+        assert_eq!(d.engine(), engine, "{name}");
+        let facts = servebench_engines::profile(engine).and_then(|p| p.metrics);
+        assert_eq!(d.metrics_path(), facts.map(|m| m.path), "{name}");
+        let Some(m) = facts else { continue };
+        let text = d.metrics_text("sim-model", &snapshot, &wire);
+        let samples: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        let named = [Some(m.running), Some(m.waiting), m.kv_usage]
+            .into_iter()
+            .chain([m.preemptions.map(|p| p.name)])
+            .flatten();
+        for series in named {
+            assert!(
+                samples.contains(&series),
+                "{name}: no `{series}` in\n{text}"
+            );
+        }
+    }
 }

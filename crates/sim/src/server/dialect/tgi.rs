@@ -43,8 +43,7 @@ use super::logprobs::{self, ChatStyle};
 use super::ok_json;
 use super::tokenize;
 use super::{Dialect, Snapshot, json_response, metrics};
-use crate::config::SimConfig;
-use crate::config::WireParams;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::{Finish, FinishReason};
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, Rules};
@@ -420,6 +419,10 @@ pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
 pub(super) struct Tgi;
 
 impl Dialect for Tgi {
+    fn engine(&self) -> Engine {
+        Engine::Tgi
+    }
+
     /// axum's `Sse::keep_alive(KeepAlive::default())`, 15 s (router/src/server.rs).
     fn ping(&self) -> Option<Duration> {
         Some(Duration::from_secs(15))

@@ -39,7 +39,7 @@ use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
 use super::json::{Obj, arr};
 use super::{Dialect, uuid_like};
 use super::{ok_json, unknown_keys};
-use crate::config::SimConfig;
+use crate::config::{Engine, SimConfig};
 use crate::engine::Finish;
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, GenRequest, Rules};
@@ -368,6 +368,10 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(super) struct Transformers;
 
 impl Dialect for Transformers {
+    fn engine(&self) -> Engine {
+        Engine::Transformers
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }
@@ -396,10 +400,5 @@ impl Dialect for Transformers {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    /// No metrics endpoint.
-    fn metrics_path(&self) -> Option<&'static str> {
-        None
     }
 }

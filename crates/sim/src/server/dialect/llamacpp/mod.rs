@@ -52,8 +52,7 @@ use super::json::{Obj, arr};
 use super::tokenize;
 use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
 use super::{json_response, ok_json};
-use crate::config::SimConfig;
-use crate::config::WireParams;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::{Finish, Timings};
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, ContextRule, Rules};
@@ -310,6 +309,10 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 pub(super) struct Llamacpp;
 
 impl Dialect for Llamacpp {
+    fn engine(&self) -> Engine {
+        Engine::Llamacpp
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Loading
     }

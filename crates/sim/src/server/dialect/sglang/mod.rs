@@ -52,8 +52,7 @@ use super::pyrepr::{self, Py};
 use super::tokenize;
 use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
 use super::{json_response, ok_json};
-use crate::config::WireParams;
-use crate::config::{SglangLogForm, SimConfig};
+use crate::config::{Engine, SglangLogForm, SimConfig, WireParams};
 use crate::engine::Finish;
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, PromptInput, Rules};
@@ -369,6 +368,10 @@ pub(super) fn ready_lines() -> Vec<String> {
 pub(super) struct Sglang;
 
 impl Dialect for Sglang {
+    fn engine(&self) -> Engine {
+        Engine::Sglang
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Warmup
     }

@@ -42,8 +42,7 @@ use super::json::{Obj, arr};
 use super::tokenize;
 use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
 use super::{ok_json, unknown_keys};
-use crate::config::SimConfig;
-use crate::config::WireParams;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::Finish;
 use crate::rng::splitmix64;
 use crate::server::api_error::{ApiError, ErrorNote};
@@ -369,6 +368,10 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(super) struct Trtllm;
 
 impl Dialect for Trtllm {
+    fn engine(&self) -> Engine {
+        Engine::Trtllm
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }
@@ -393,10 +396,6 @@ impl Dialect for Trtllm {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    fn metrics_path(&self) -> Option<&'static str> {
-        Some("/prometheus/metrics")
     }
 
     /// Without `return_perf_metrics` the route is not mounted.

@@ -48,8 +48,7 @@ use super::ok_json;
 use super::pyrepr::{self, Py};
 use super::tokenize;
 use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
-use crate::config::SimConfig;
-use crate::config::WireParams;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::Finish;
 use crate::rng::{mix3, splitmix64};
 use crate::server::api_error::{ApiError, ErrorNote};
@@ -332,6 +331,10 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 pub(super) struct Vllm;
 
 impl Dialect for Vllm {
+    fn engine(&self) -> Engine {
+        Engine::Vllm
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }
