@@ -22,6 +22,7 @@
 pub mod args;
 pub mod body;
 pub mod detect;
+pub mod dialect;
 pub mod doc;
 mod engine;
 pub mod facts;

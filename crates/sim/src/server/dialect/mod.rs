@@ -24,11 +24,9 @@
 mod chunk;
 mod generic;
 mod host;
-mod json;
 mod llamacpp;
 pub(crate) mod logprobs;
 mod metrics;
-mod pyrepr;
 mod sglang;
 mod tgi;
 mod tokenize;
@@ -49,7 +47,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 pub(crate) use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
+// The shared writers, from the engines' crate (`super::json`, `super::pyrepr` below).
 pub(crate) use host::{Host, Live, Snapshot};
+use servebench_engines::dialect::{json, pyrepr};
 
 use crate::config::{Engine, SimConfig, WireParams};
 use crate::server::api_error::{ApiError, ErrorNote};
