@@ -19,7 +19,8 @@ pub(crate) use answers::Answers;
 pub use faults::{FaultParams, RequestRange};
 pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
-pub use wire::{FlashAttn, Personality, SglangLogForm, WireParams};
+pub(crate) use wire::{ENGINE_NAMES, Engine, engine_named};
+pub use wire::{FlashAttn, SglangLogForm, WireParams, engine_name};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;

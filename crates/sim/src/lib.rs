@@ -2,8 +2,8 @@
 //! engine. Requests queue, batch and stream in real time according to a small engine model
 //! (see [`engine`]), so latency and throughput respond to load the way a real server's do.
 //! It is `servebench sim`, the default benchmark target and the test bed of the runner.
-//! It depends on no other servebench crate: the runner reaches it over HTTP only (and uses
-//! it in tests).
+//! Of servebench's crates it depends only on `servebench-engines` (the one list of engines,
+//! which `--engine` names): the runner reaches it over HTTP only (and uses it in tests).
 //!
 //! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT (with `--worker`, it
 //!   plays a worker rank of a multi-node server instead: no HTTP, alive while its head is).
@@ -28,8 +28,8 @@ mod worker;
 
 pub use args::{EngineArgs, FaultArgs, OutputArgs, SimArgs, WireArgs};
 pub use config::{
-    ApiKey, EngineParams, FaultParams, FlashAttn, OutputParams, Personality, Preset, RequestRange,
-    SglangLogForm, SimConfig, TlsFiles, WireParams,
+    ApiKey, EngineParams, FaultParams, FlashAttn, OutputParams, Preset, RequestRange,
+    SglangLogForm, SimConfig, TlsFiles, WireParams, engine_name,
 };
 pub use engine::Timings;
 pub use error::SimError;

@@ -151,7 +151,7 @@ fn invalid_values_fail_resolution() {
 
 #[test]
 fn personality_flags_take_the_engines_own_spellings() {
-    use crate::config::{Personality, SglangLogForm};
+    use crate::config::{Engine, SglangLogForm};
     // The seed spec's SGLang command line, as a variant passes it.
     let c = parse(&[
         "--engine",
@@ -169,7 +169,7 @@ fn personality_flags_take_the_engines_own_spellings() {
         "--enable-metrics",
         "--enable-cache-report",
     ]);
-    assert_eq!(c.wire.engine, Personality::Sglang);
+    assert_eq!(c.wire.engine, Engine::Sglang);
     assert_eq!(c.model, "glm-5");
     assert_eq!(c.wire.model_path.as_deref(), Some("lukealonso/GLM-5-NVFP4"));
     assert_eq!(c.wire.tp_size, 8);
@@ -231,5 +231,39 @@ fn tls_takes_a_certificate_and_its_key_together() {
     for half in [["--tls-cert", "c.pem"], ["--tls-key", "k.pem"]] {
         let err = Cli::try_parse_from(std::iter::once("sim").chain(half)).expect_err("half");
         assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    }
+}
+
+#[test]
+fn engine_takes_the_dialect_names_of_the_one_engine_list() {
+    use crate::config::{Engine, engine_name};
+    // `--engine` names every engine of servebench-engines' list but `auto` (a spec's "detect
+    // it"), the simulator's own dialect as `generic`, as before the list was shared.
+    let names = [
+        "generic",
+        "sglang",
+        "vllm",
+        "llamacpp",
+        "tgi",
+        "trtllm",
+        "transformers",
+    ];
+    let mut seen = Vec::new();
+    for name in names {
+        let e = parse(&["--engine", name]).wire.engine;
+        assert_eq!(engine_name(e), name);
+        seen.push(e);
+    }
+    let mut all: Vec<Engine> = Engine::KNOWN.to_vec();
+    all.sort();
+    seen.sort();
+    assert_eq!(seen, all, "every known engine has a dialect");
+    assert_eq!(parse(&[]).wire.engine, Engine::Openai);
+    for name in ["auto", "openai", "SGLang"] {
+        let e = Cli::try_parse_from(["sim", "--engine", name])
+            .map(|_| ())
+            .unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("possible values: generic, sglang, vllm"), "{m}");
     }
 }

@@ -1,6 +1,8 @@
 //! Flags of the engine personality (`--engine` and what only an engine's dialect uses).
 
-use crate::config::{FlashAttn, Personality, SglangLogForm, WireParams};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+
+use crate::config::{ENGINE_NAMES, Engine, FlashAttn, SglangLogForm, WireParams, engine_named};
 
 /// Which engine's wire format to speak, and its own settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -9,8 +11,8 @@ pub struct WireArgs {
     /// Speak this engine's wire format: chunk shapes, request validation, tokenize, info and
     /// version endpoints, readiness, start-up log lines, metrics (docs/simulator.md,
     /// "Personalities"). `generic` is the simulator's own dialect.
-    #[arg(long, value_enum, default_value_t = Personality::Generic)]
-    pub engine: Personality,
+    #[arg(long, value_parser = engine_parser(), default_value = "generic")]
+    pub engine: Engine,
     /// The version the engine's version endpoints report (default: the version its
     /// personality was read from).
     #[arg(long, value_name = "VERSION")]
@@ -65,6 +67,31 @@ pub struct WireArgs {
     /// grows with them), under every personality whose engine takes images (all but `tgi`).
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub image_tokens: u32,
+}
+
+/// `--engine`'s parser: the dialect names of [`ENGINE_NAMES`], each with its help line.
+fn engine_parser() -> impl TypedValueParser<Value = Engine> {
+    let values = ENGINE_NAMES
+        .iter()
+        .map(|&(name, e)| PossibleValue::new(name).help(engine_help(e)));
+    PossibleValuesParser::new(values)
+        .try_map(|name| engine_named(&name).ok_or_else(|| format!("unknown engine `{name}`")))
+}
+
+/// The help line of one `--engine` value.
+fn engine_help(e: Engine) -> &'static str {
+    match e {
+        Engine::Auto | Engine::Openai => "The simulator's own dialect",
+        Engine::Sglang => "SGLang 0.5.23 (`python -m sglang.launch_server`)",
+        Engine::Vllm => "vLLM 0.33.0 (`vllm serve`)",
+        Engine::Llamacpp => "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36",
+        Engine::Tgi => "Text Generation Inference at git `db931fcf` (3.3.6-dev0)",
+        Engine::Trtllm => {
+            "TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves \
+             `/_internal/tokenize`)"
+        }
+        Engine::Transformers => "`transformers serve` of transformers 5.24.0",
+    }
 }
 
 impl Default for WireArgs {

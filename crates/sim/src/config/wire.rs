@@ -6,61 +6,60 @@ use serde::Serialize;
 
 use crate::SimError;
 
-/// The engine whose HTTP dialect the simulator speaks. `Generic` is the simulator's own
-/// OpenAI-compatible dialect (vLLM-shaped, as before personalities existed); every other
-/// value follows that engine's source, version named in `docs/simulator.md`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Personality {
-    /// The simulator's own dialect.
-    #[default]
-    Generic,
-    /// SGLang 0.5.23 (`python -m sglang.launch_server`).
-    Sglang,
-    /// vLLM 0.33.0 (`vllm serve`).
-    Vllm,
-    /// llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36.
-    Llamacpp,
-    /// Text Generation Inference at git `db931fcf` (3.3.6-dev0).
-    Tgi,
-    /// TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves
-    /// `/_internal/tokenize`).
-    Trtllm,
-    /// `transformers serve` of transformers 5.24.0.
-    Transformers,
+pub(crate) use servebench_engines::Engine;
+
+/// The engines `--engine` takes, as written on the command line, in the order `--help`
+/// lists them. `generic` is [`Engine::Openai`]: the simulator's own OpenAI-compatible
+/// dialect (vLLM-shaped, as before personalities existed); every other value follows that
+/// engine's source, version named in `docs/simulator.md`.
+pub(crate) const ENGINE_NAMES: [(&str, Engine); 7] = [
+    ("generic", Engine::Openai),
+    ("sglang", Engine::Sglang),
+    ("vllm", Engine::Vllm),
+    ("llamacpp", Engine::Llamacpp),
+    ("tgi", Engine::Tgi),
+    ("trtllm", Engine::Trtllm),
+    ("transformers", Engine::Transformers),
+];
+
+/// The engine `--engine NAME` names.
+pub(crate) fn engine_named(name: &str) -> Option<Engine> {
+    ENGINE_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, e)| e)
 }
 
-impl Personality {
-    /// The name written on the command line and in the info endpoint.
-    pub fn name(self) -> &'static str {
-        match self {
-            Personality::Generic => "generic",
-            Personality::Sglang => "sglang",
-            Personality::Vllm => "vllm",
-            Personality::Llamacpp => "llamacpp",
-            Personality::Tgi => "tgi",
-            Personality::Trtllm => "trtllm",
-            Personality::Transformers => "transformers",
-        }
+/// The name of the engine's dialect, as written on the command line and reported by the
+/// info endpoint: `generic` for the simulator's own (an `openai` or `auto` engine).
+pub fn engine_name(e: Engine) -> &'static str {
+    match e {
+        Engine::Auto | Engine::Openai => "generic",
+        _ => e.as_str(),
     }
+}
 
-    /// The engine version whose wire format this personality follows (what its version
-    /// endpoint reports unless `--engine-version` says otherwise).
-    pub fn source_version(self) -> &'static str {
-        match self {
-            Personality::Generic => crate::VERSION,
-            Personality::Sglang => "0.5.23",
-            Personality::Vllm => "0.33.0",
-            // llama.cpp built from the llama-cpp-python sdist has no git: build 0, commit
-            // "unknown" (cmake/build-info.cmake), so llama_build_info() is "b0-unknown".
-            Personality::Llamacpp => "b0-unknown",
-            // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
-            Personality::Tgi => "3.3.6-dev0",
-            // tensorrt_llm/version.py as stored in the search index the facts came from.
-            Personality::Trtllm => "1.0.0rc4",
-            Personality::Transformers => "5.24.0",
-        }
+/// The engine version whose wire format the dialect follows (what its version endpoint
+/// reports unless `--engine-version` says otherwise).
+pub(crate) fn source_version(e: Engine) -> &'static str {
+    match e {
+        Engine::Auto | Engine::Openai => crate::VERSION,
+        Engine::Sglang => "0.5.23",
+        Engine::Vllm => "0.33.0",
+        // llama.cpp built from the llama-cpp-python sdist has no git: build 0, commit
+        // "unknown" (cmake/build-info.cmake), so llama_build_info() is "b0-unknown".
+        Engine::Llamacpp => "b0-unknown",
+        // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
+        Engine::Tgi => "3.3.6-dev0",
+        // tensorrt_llm/version.py as stored in the search index the facts came from.
+        Engine::Trtllm => "1.0.0rc4",
+        Engine::Transformers => "5.24.0",
     }
+}
+
+/// Serialises an engine by its dialect name (`generic`, `sglang`, …).
+fn ser_engine<S: serde::Serializer>(e: &Engine, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(engine_name(*e))
 }
 
 /// How SGLang prints its server arguments at start-up (`--sglang-log-form`).
@@ -105,8 +104,10 @@ impl FlashAttn {
 /// The personality and what only it uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WireParams {
-    /// The dialect.
-    pub engine: Personality,
+    /// The dialect: the engine whose wire format is spoken ([`Engine::Openai`]: the
+    /// simulator's own, `generic`).
+    #[serde(serialize_with = "ser_engine")]
+    pub engine: Engine,
     /// The version the version endpoints report; `None`: the personality's source version.
     pub engine_version: Option<String>,
     /// SGLang's start-up log form.
@@ -150,7 +151,7 @@ pub struct WireParams {
 impl Default for WireParams {
     fn default() -> Self {
         WireParams {
-            engine: Personality::Generic,
+            engine: Engine::Openai,
             engine_version: None,
             sglang_log_form: SglangLogForm::Dict,
             moe_backend: None,
@@ -173,7 +174,7 @@ impl WireParams {
     pub fn version(&self) -> &str {
         self.engine_version
             .as_deref()
-            .unwrap_or_else(|| self.engine.source_version())
+            .unwrap_or_else(|| source_version(self.engine))
     }
 
     /// Checks ranges.

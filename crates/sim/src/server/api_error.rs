@@ -1,6 +1,6 @@
 //! OpenAI-style JSON errors: `{"error": {"message", "type", "param", "code"}}`, where
 //! `code` is the HTTP status as a number (as vLLM does). An engine personality restyles the
-//! body in its own shape (see `dialect::restyle`): every error response carries an
+//! body in its own shape (see `Dialect::restyle`): every error response carries an
 //! [`ErrorNote`] extension for that.
 
 use axum::Json;

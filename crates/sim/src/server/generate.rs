@@ -130,17 +130,7 @@ async fn generate(
     }
     let p = st.config.wire.engine;
     let id_hash = mix3(seed, n, salt::ID);
-    let id = match p {
-        crate::config::Personality::Generic => format!(
-            "{}-{:016x}",
-            match api {
-                Api::Completions => "cmpl",
-                Api::Chat => "chatcmpl",
-            },
-            id_hash
-        ),
-        _ => dialect::response_id(p, api, id_hash),
-    };
+    let id = dialect::response_id(p, api, id_hash);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -29,7 +29,7 @@ pub use handle::{SimHandle, run, run_until, spawn};
 pub use stats::SimStats;
 pub use tls::TestPki;
 
-use crate::config::{EngineParams, FaultParams, OutputParams, Personality, SimConfig, WireParams};
+use crate::config::{EngineParams, FaultParams, OutputParams, SimConfig, WireParams};
 use crate::driver::EngineHandle;
 use crate::tokenizer;
 
@@ -280,20 +280,63 @@ impl AppState {
             c.output.reasoning_tokens,
             c.output.numerics_change,
             c.output.batch_variance,
-            c.wire.engine.name(),
+            crate::config::engine_name(c.wire.engine),
             c.wire.moe_backend.as_deref().unwrap_or("none"),
         )
     }
 }
 
+/// What the dialects read of the running server (`dialect::Host`).
+impl dialect::Live for AppState {
+    fn ready(&self) -> bool {
+        AppState::ready(self)
+    }
+
+    fn serving(&self) -> bool {
+        AppState::serving(self)
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.stats.snapshot().in_flight
+    }
+
+    fn metrics(&self) -> dialect::Snapshot {
+        let g = &self.engine.gauges;
+        let (running, waiting, kv) = g.load();
+        let load = |a: &AtomicU64| a.load(Relaxed);
+        let cap = self.config.engine.kv_capacity_tokens.max(1);
+        dialect::Snapshot {
+            running,
+            waiting,
+            decoding: load(&g.decoding),
+            kv_usage: kv as f64 / cap as f64,
+            kv_used_tokens: kv,
+            preemptions: 0,
+            prompt_tokens: load(&g.prompt_tokens),
+            generation_tokens: load(&g.tokens),
+            steps: load(&g.steps),
+            requests: self.stats.snapshot().requests_received,
+        }
+    }
+
+    fn info(&self) -> serde_json::Value {
+        serde_json::to_value(AppState::info(self)).unwrap_or_default()
+    }
+}
+
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let p = state.config.wire.engine;
+    let d = dialect::of(state.config.wire.engine);
+    let host = Arc::new(dialect::Host::new(
+        state.config.clone(),
+        state.created_unix,
+        state.clone(),
+    ));
     let r = Router::new()
         .route("/v1/completions", post(generate::completions))
         .route("/v1/chat/completions", post(generate::chat_completions))
         .route("/v1/sim/info", get(endpoints::info))
         .route("/v1/sim/stats", get(endpoints::stats))
-        .merge(dialect::routes(p))
+        .merge(dialect::routes(d).with_state::<Arc<AppState>>(host.clone()))
         .fallback(endpoints::not_found)
         .method_not_allowed_fallback(endpoints::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -301,13 +344,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             state.clone(),
             auth::require_key,
         ));
-    let r = if p == Personality::Generic {
-        r
-    } else {
+    let r = if d.restyles() {
         r.layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            host,
             dialect::personality_layer,
         ))
+    } else {
+        r
     };
     r.with_state(state)
 }

@@ -7,9 +7,10 @@ use crate::common;
 use common::engines::engine;
 use common::*;
 use serde_json::{Value, json};
-use servebench_sim::{Personality, SimHandle};
+use servebench_engines::Engine;
+use servebench_sim::SimHandle;
 
-async fn started(p: Personality) -> SimHandle {
+async fn started(p: Engine) -> SimHandle {
     let mut c = engine(p);
     c.engine.max_model_len = 4096;
     c.wire.moe_backend = Some("flashinfer_cutedsl".into());
@@ -27,7 +28,7 @@ async fn post(h: &SimHandle, path: &str, body: Value) -> (u16, Value) {
 // SGLang 0.5.23: /tokenize and /v1/tokenize (entrypoints/openai/serving_tokenize.py).
 #[tokio::test]
 async fn sglang_tokenize_server_info_and_models() {
-    let h = started(Personality::Sglang).await;
+    let h = started(Engine::Sglang).await;
     for path in ["/tokenize", "/v1/tokenize"] {
         let (s, v) = post(&h, path, json!({"prompt": "a b c"})).await;
         assert_eq!(s, 200);
@@ -83,7 +84,7 @@ async fn sglang_tokenize_server_info_and_models() {
 // openai/models/serving.py:64-77.
 #[tokio::test]
 async fn vllm_tokenize_version_and_models() {
-    let h = started(Personality::Vllm).await;
+    let h = started(Engine::Vllm).await;
     let (s, v) = post(&h, "/tokenize", json!({"prompt": "a b c"})).await;
     assert_eq!(s, 200);
     assert_eq!(
@@ -118,7 +119,7 @@ async fn vllm_tokenize_version_and_models() {
 // llama.cpp: /tokenize (server-context.cpp:5065-5103), /props (:4580-4625), /v1/models.
 #[tokio::test]
 async fn llamacpp_tokenize_takes_content_and_answers_empty_for_messages() {
-    let h = started(Personality::Llamacpp).await;
+    let h = started(Engine::Llamacpp).await;
     let (s, v) = post(&h, "/tokenize", json!({"content": "a b c"})).await;
     assert_eq!((s, v), (200, json!({"tokens": [0, 1, 2]})));
     // A body without `content` — the chat form — gets 200 and no tokens.
@@ -161,7 +162,7 @@ async fn llamacpp_tokenize_takes_content_and_answers_empty_for_messages() {
 // /info (lib.rs:261-299), /v1/models (server.rs:176-186).
 #[tokio::test]
 async fn tgi_tokenize_returns_an_array_with_byte_offsets() {
-    let h = started(Personality::Tgi).await;
+    let h = started(Engine::Tgi).await;
     let (s, v) = post(&h, "/tokenize", json!({"inputs": "ab  cd"})).await;
     assert_eq!(s, 200);
     let id = |w: &str| {
@@ -192,7 +193,7 @@ async fn tgi_tokenize_returns_an_array_with_byte_offsets() {
 // TensorRT-LLM: only /_internal/tokenize {prompt} → {count, tokens}.
 #[tokio::test]
 async fn trtllm_tokenizes_only_at_internal_tokenize() {
-    let h = started(Personality::Trtllm).await;
+    let h = started(Engine::Trtllm).await;
     let (s, _) = post(&h, "/tokenize", json!({"prompt": "a b"})).await;
     assert_eq!(s, 404);
     let (s, v) = post(&h, "/_internal/tokenize", json!({"prompt": "a b"})).await;
@@ -222,7 +223,7 @@ async fn trtllm_tokenizes_only_at_internal_tokenize() {
 // transformers serve 5.24.0: no tokenize route, FastAPI 404s, the pinned model listed.
 #[tokio::test]
 async fn transformers_has_no_tokenizer_and_lists_its_pinned_model() {
-    let h = started(Personality::Transformers).await;
+    let h = started(Engine::Transformers).await;
     let (s, v) = post(&h, "/tokenize", json!({"prompt": "a"})).await;
     assert_eq!((s, v), (404, json!({"detail": "Not Found"})));
     let (_, v) = get(&h, "/v1/models").await;
@@ -241,19 +242,19 @@ async fn transformers_has_no_tokenizer_and_lists_its_pinned_model() {
 #[tokio::test]
 async fn every_personality_keeps_the_simulators_own_info() {
     for p in [
-        Personality::Generic,
-        Personality::Sglang,
-        Personality::Vllm,
-        Personality::Llamacpp,
-        Personality::Tgi,
-        Personality::Trtllm,
-        Personality::Transformers,
+        Engine::Openai,
+        Engine::Sglang,
+        Engine::Vllm,
+        Engine::Llamacpp,
+        Engine::Tgi,
+        Engine::Trtllm,
+        Engine::Transformers,
     ] {
         let h = started(p).await;
         let (s, v) = get(&h, "/v1/sim/info").await;
         assert_eq!(s, 200);
         assert_eq!(v["server"], "servebench-sim");
-        assert_eq!(v["wire"]["engine"], p.name());
+        assert_eq!(v["wire"]["engine"], servebench_sim::engine_name(p));
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }
 }

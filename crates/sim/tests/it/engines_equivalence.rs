@@ -7,7 +7,8 @@ use common::engines::engine;
 use common::*;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use servebench_sim::{Personality, SimConfig, SimHandle};
+use servebench_engines::Engine;
+use servebench_sim::{SimConfig, SimHandle};
 
 fn greedy(prompt: &str, max_tokens: u32) -> Value {
     json!({"model": "sim-model", "prompt": prompt, "max_tokens": max_tokens,
@@ -34,7 +35,7 @@ fn prompts(n: usize) -> Vec<String> {
 }
 
 fn with(seed: u64, f: impl FnOnce(&mut SimConfig)) -> SimConfig {
-    let mut c = engine(Personality::Vllm);
+    let mut c = engine(Engine::Vllm);
     c.seed = seed;
     f(&mut c);
     c

@@ -7,7 +7,7 @@ use crate::common;
 use common::engines::engine;
 use common::*;
 use serde_json::{Value, json};
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
 fn chat(extra: Value) -> Value {
     let mut b = json!({"model": "sim-model", "messages": [{"role": "user", "content": "a b"}],
@@ -51,7 +51,7 @@ fn entry_keys(raw: &str) -> Vec<&'static str> {
     found.into_iter().map(|(_, k)| k).collect()
 }
 
-async fn streamed(p: Personality, path: &str, body: &Value) -> Streamed {
+async fn streamed(p: Engine, path: &str, body: &Value) -> Streamed {
     let h = start(engine(p)).await;
     let s = stream(&client(), &format!("{}{path}", h.base_url()), body).await;
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
@@ -61,31 +61,28 @@ async fn streamed(p: Personality, path: &str, body: &Value) -> Streamed {
 
 #[tokio::test]
 async fn chat_logprobs_in_each_engines_shape() {
-    let cases: [(Personality, &[&str]); 6] = [
+    let cases: [(Engine, &[&str]); 6] = [
         // OpenAI's ChatCompletionLogProbsContent (vLLM 0.33.0 chat_completion/protocol.py:96-111).
         (
-            Personality::Generic,
+            Engine::Openai,
             &["token", "logprob", "bytes", "top_logprobs"],
         ),
-        (
-            Personality::Vllm,
-            &["token", "logprob", "bytes", "top_logprobs"],
-        ),
+        (Engine::Vllm, &["token", "logprob", "bytes", "top_logprobs"]),
         // SGLang 0.5.23 entrypoints/openai/protocol.py:157-172: bytes before logprob.
         (
-            Personality::Sglang,
+            Engine::Sglang,
             &["token", "bytes", "logprob", "top_logprobs"],
         ),
         // llama.cpp server-task.cpp: the id first.
         (
-            Personality::Llamacpp,
+            Engine::Llamacpp,
             &["id", "token", "bytes", "logprob", "top_logprobs"],
         ),
         // TGI router/src/lib.rs ChatCompletionLogprob: no bytes.
-        (Personality::Tgi, &["token", "logprob", "top_logprobs"]),
+        (Engine::Tgi, &["token", "logprob", "top_logprobs"]),
         // TensorRT-LLM create_logprobs (postprocess_handlers.py).
         (
-            Personality::Trtllm,
+            Engine::Trtllm,
             &["token", "logprob", "bytes", "top_logprobs"],
         ),
     ];
@@ -116,7 +113,7 @@ async fn chat_logprobs_in_each_engines_shape() {
     }
     // transformers serve accepts and ignores logprobs.
     let s = streamed(
-        Personality::Transformers,
+        Engine::Transformers,
         "/v1/chat/completions",
         &chat(json!({"logprobs": true, "top_logprobs": 2})),
     )
@@ -129,7 +126,7 @@ async fn chat_logprobs_in_each_engines_shape() {
 #[tokio::test]
 async fn completion_logprobs_in_each_engines_shape() {
     let body = completion(json!({"logprobs": 2}));
-    for p in [Personality::Generic, Personality::Vllm, Personality::Sglang] {
+    for p in [Engine::Openai, Engine::Vllm, Engine::Sglang] {
         let s = streamed(p, "/v1/completions", &body).await;
         let chunks = token_chunks(&s);
         assert_eq!(chunks.len(), 3, "{p:?}: {:?}", s.events);
@@ -145,7 +142,7 @@ async fn completion_logprobs_in_each_engines_shape() {
                 .unwrap_or_default();
             assert_eq!(top.len(), 2, "{p:?}: {raw}");
             let offset = lp["text_offset"][0].as_i64().unwrap_or(-2);
-            if p == Personality::Sglang {
+            if p == Engine::Sglang {
                 // "Not supported yet" (entrypoints/openai/utils.py): always -1.
                 assert_eq!(offset, -1, "{raw}");
             } else {
@@ -156,7 +153,7 @@ async fn completion_logprobs_in_each_engines_shape() {
         }
     }
     // llama.cpp: its own `{"content": [...]}` on completions too.
-    let s = streamed(Personality::Llamacpp, "/v1/completions", &body).await;
+    let s = streamed(Engine::Llamacpp, "/v1/completions", &body).await;
     for (raw, _) in token_chunks(&s) {
         assert_eq!(
             entry_keys(&raw),
@@ -165,11 +162,7 @@ async fn completion_logprobs_in_each_engines_shape() {
         );
     }
     // TGI's and TensorRT-LLM's completion routes never fill logprobs; transformers ignores.
-    for p in [
-        Personality::Tgi,
-        Personality::Trtllm,
-        Personality::Transformers,
-    ] {
+    for p in [Engine::Tgi, Engine::Trtllm, Engine::Transformers] {
         let s = streamed(p, "/v1/completions", &body).await;
         let chunks = token_chunks(&s);
         assert!(!chunks.is_empty(), "{p:?}");
@@ -182,7 +175,7 @@ async fn completion_logprobs_in_each_engines_shape() {
 #[tokio::test]
 async fn vllm_names_tokens_by_id_and_returns_token_ids() {
     let s = streamed(
-        Personality::Vllm,
+        Engine::Vllm,
         "/v1/chat/completions",
         &chat(json!({"logprobs": true, "return_tokens_as_token_ids": true,
                      "return_token_ids": true})),
@@ -201,7 +194,7 @@ async fn vllm_names_tokens_by_id_and_returns_token_ids() {
     }
     // SGLang: return_token_ids on completions; no return_tokens_as_token_ids field.
     let s = streamed(
-        Personality::Sglang,
+        Engine::Sglang,
         "/v1/completions",
         &completion(json!({"logprobs": 1, "return_token_ids": true})),
     )
@@ -215,7 +208,7 @@ async fn vllm_names_tokens_by_id_and_returns_token_ids() {
 
 #[tokio::test]
 async fn whole_answers_carry_every_tokens_logprobs() {
-    for p in [Personality::Vllm, Personality::Sglang, Personality::Generic] {
+    for p in [Engine::Vllm, Engine::Sglang, Engine::Openai] {
         let h = start(engine(p)).await;
         let url = format!("{}/v1/chat/completions", h.base_url());
         let mut body = chat(json!({"logprobs": true, "top_logprobs": 1, "max_tokens": 5}));
@@ -240,7 +233,7 @@ async fn whole_answers_carry_every_tokens_logprobs() {
         let (_, v) = post_json(&client(), &url, &body).await;
         let lp = &v["choices"][0]["logprobs"];
         assert_eq!(lp["tokens"].as_array().map(Vec::len), Some(4), "{p:?}: {v}");
-        if p != Personality::Sglang {
+        if p != Engine::Sglang {
             assert_eq!(lp["text_offset"][0], 0, "{v}");
         }
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
@@ -251,7 +244,7 @@ async fn whole_answers_carry_every_tokens_logprobs() {
 // with none (`top_logprobs: []`).
 #[tokio::test]
 async fn llamacpp_gives_twenty_top_logprobs_by_default() {
-    for (p, n) in [(Personality::Llamacpp, 20), (Personality::Vllm, 0)] {
+    for (p, n) in [(Engine::Llamacpp, 20), (Engine::Vllm, 0)] {
         let s = streamed(p, "/v1/chat/completions", &chat(json!({"logprobs": true}))).await;
         for (raw, v) in token_chunks(&s) {
             let top = &v["choices"][0]["logprobs"]["content"][0]["top_logprobs"];

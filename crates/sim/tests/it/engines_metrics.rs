@@ -9,7 +9,7 @@ use crate::common;
 use common::engines::engine;
 use common::*;
 use serde_json::json;
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
 /// The value of the first sample of `name` (a name followed by `{` or a space).
 fn sample(text: &str, name: &str) -> Option<f64> {
@@ -40,42 +40,42 @@ async fn text(url: &str) -> (u16, String) {
 async fn running_waiting_and_kv_use_in_each_engines_names() {
     let cases = [
         (
-            Personality::Generic,
+            Engine::Openai,
             "/metrics",
             "servebench_sim_requests_running",
             "servebench_sim_requests_waiting",
             "servebench_sim_kv_cache_usage_ratio",
         ),
         (
-            Personality::Vllm,
+            Engine::Vllm,
             "/metrics",
             "vllm:num_requests_running",
             "vllm:num_requests_waiting",
             "vllm:kv_cache_usage_perc",
         ),
         (
-            Personality::Sglang,
+            Engine::Sglang,
             "/metrics",
             "sglang:num_running_reqs",
             "sglang:num_queue_reqs",
             "sglang:token_usage",
         ),
         (
-            Personality::Llamacpp,
+            Engine::Llamacpp,
             "/metrics",
             "llamacpp:requests_processing",
             "llamacpp:requests_deferred",
             "",
         ),
         (
-            Personality::Tgi,
+            Engine::Tgi,
             "/metrics",
             "tgi_batch_current_size",
             "tgi_queue_size",
             "",
         ),
         (
-            Personality::Trtllm,
+            Engine::Trtllm,
             "/prometheus/metrics",
             "trtllm_num_requests_running",
             "trtllm_num_requests_waiting",
@@ -129,7 +129,7 @@ async fn running_waiting_and_kv_use_in_each_engines_names() {
 // names; llama.cpp writes plain numbers; counters end in `_total`.
 #[tokio::test]
 async fn families_are_written_as_the_engines_write_them() {
-    let mut c = engine(Personality::Vllm);
+    let mut c = engine(Engine::Vllm);
     c.model = "m".into();
     let h = start(c).await;
     let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
@@ -147,7 +147,7 @@ async fn families_are_written_as_the_engines_write_them() {
         "{t}"
     );
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
-    let mut c = engine(Personality::Llamacpp);
+    let mut c = engine(Engine::Llamacpp);
     c.wire.enable_metrics = true;
     let h = start(c).await;
     let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
@@ -167,24 +167,24 @@ async fn families_are_written_as_the_engines_write_them() {
 #[tokio::test]
 async fn metrics_switches_per_engine() {
     let cases = [
-        (Personality::Sglang, "/metrics", 404),
-        (Personality::Llamacpp, "/metrics", 501),
-        (Personality::Trtllm, "/prometheus/metrics", 404),
-        (Personality::Transformers, "/metrics", 404),
-        (Personality::Vllm, "/metrics", 200),
-        (Personality::Tgi, "/metrics", 200),
+        (Engine::Sglang, "/metrics", 404),
+        (Engine::Llamacpp, "/metrics", 501),
+        (Engine::Trtllm, "/prometheus/metrics", 404),
+        (Engine::Transformers, "/metrics", 404),
+        (Engine::Vllm, "/metrics", 200),
+        (Engine::Tgi, "/metrics", 200),
     ];
     for (p, path, want) in cases {
         let h = start(engine(p)).await;
         let (s, t) = text(&format!("{}{path}", h.base_url())).await;
         assert_eq!(s, want, "{p:?}: {t}");
-        if p == Personality::Llamacpp {
+        if p == Engine::Llamacpp {
             assert!(t.contains("not_supported_error"), "{t}");
             assert!(t.contains("Start it with `--metrics`"), "{t}");
         }
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }
-    let h = start(engine(Personality::Trtllm)).await;
+    let h = start(engine(Engine::Trtllm)).await;
     let (s, v) = get_json(&client(), &format!("{}/metrics", h.base_url())).await;
     assert_eq!((s, v), (200, json!([])));
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
@@ -197,7 +197,7 @@ async fn metrics_switches_per_engine() {
 #[tokio::test]
 async fn trtllm_gauges_need_iter_perf_stats() {
     for iter in [false, true] {
-        let mut c = engine(Personality::Trtllm);
+        let mut c = engine(Engine::Trtllm);
         c.wire.enable_metrics = true;
         c.wire.iter_perf_stats = iter;
         let h = start(c).await;
@@ -218,7 +218,7 @@ async fn trtllm_gauges_need_iter_perf_stats() {
 // rank its own share of the requests. Before: one series, as without DP.
 #[tokio::test]
 async fn sglang_writes_one_series_per_dp_rank() {
-    let mut c = engine(Personality::Sglang);
+    let mut c = engine(Engine::Sglang);
     c.engine.max_num_seqs = 2;
     c.engine.decode_base_ms = 40.0;
     c.wire.enable_metrics = true;

@@ -7,7 +7,7 @@ use crate::common;
 use common::engines::{engine, shapes};
 use common::*;
 use serde_json::{Value, json};
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
 fn chat(stream: bool) -> Value {
     json!({"model": "sim-model", "messages": [{"role": "user", "content": "a b"}],
@@ -32,49 +32,49 @@ async fn reasoning_streams_first_in_each_engines_field() {
     let tok = json!("<tok>");
     let cases = [
         (
-            Personality::Generic,
+            Engine::Openai,
             json!({"reasoning_content": tok}),
             json!({"content": tok}),
             Some(2),
         ),
         // vLLM 0.33.0: DeltaMessage.reasoning; reasoning tokens reported with a parser.
         (
-            Personality::Vllm,
+            Engine::Vllm,
             json!({"reasoning": tok}),
             json!({"content": tok}),
             Some(2),
         ),
         // SGLang 0.5.23: StreamDelta(reasoning_content=…), usage reasoning_tokens.
         (
-            Personality::Sglang,
+            Engine::Sglang,
             json!({"reasoning_content": tok}),
             json!({"reasoning_content": null, "content": tok}),
             Some(2),
         ),
         // llama.cpp: diff.reasoning_content_delta; its usage has no details.
         (
-            Personality::Llamacpp,
+            Engine::Llamacpp,
             json!({"reasoning_content": tok}),
             json!({"content": tok}),
             None,
         ),
         // TGI parses no reasoning: the thinking is part of the content.
         (
-            Personality::Tgi,
+            Engine::Tgi,
             json!({"role": "assistant", "content": tok}),
             json!({"role": "assistant", "content": tok}),
             None,
         ),
         // TensorRT-LLM: both fields after its reasoning parser, the empty one "".
         (
-            Personality::Trtllm,
+            Engine::Trtllm,
             json!({"content": "", "reasoning_content": tok}),
             json!({"content": tok, "reasoning_content": ""}),
             None,
         ),
         // transformers serve: a ReasoningText item becomes reasoning_content.
         (
-            Personality::Transformers,
+            Engine::Transformers,
             json!({"reasoning_content": tok}),
             json!({"content": tok}),
             None,
@@ -106,7 +106,7 @@ async fn reasoning_streams_first_in_each_engines_field() {
             details,
             "{p:?}: {usage}"
         );
-        if p == Personality::Sglang {
+        if p == Engine::Sglang {
             assert_eq!(usage["reasoning_tokens"], 2);
         }
         // Non-streamed: the reasoning in the message's reasoning field.
@@ -114,12 +114,12 @@ async fn reasoning_streams_first_in_each_engines_field() {
         assert_eq!(s, 200, "{v}");
         let message = &v["choices"][0]["message"];
         let field = match p {
-            Personality::Vllm => "reasoning",
+            Engine::Vllm => "reasoning",
             _ => "reasoning_content",
         };
         let content = message["content"].as_str().unwrap_or_default();
         match p {
-            Personality::Tgi => assert_eq!(content.split_whitespace().count(), 4, "{v}"),
+            Engine::Tgi => assert_eq!(content.split_whitespace().count(), 4, "{v}"),
             _ => {
                 assert_eq!(content.split_whitespace().count(), 2, "{p:?}: {v}");
                 let r = message[field].as_str().unwrap_or_default();
@@ -133,7 +133,7 @@ async fn reasoning_streams_first_in_each_engines_field() {
 // Completions have no reasoning field: the text is all of it.
 #[tokio::test]
 async fn completions_carry_no_reasoning_split() {
-    let mut c = engine(Personality::Vllm);
+    let mut c = engine(Engine::Vllm);
     c.output.reasoning_tokens = 2;
     let h = start(c).await;
     let (_, v) = post_json(

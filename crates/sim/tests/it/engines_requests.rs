@@ -6,9 +6,9 @@ use crate::common;
 use common::engines::engine;
 use common::*;
 use serde_json::{Value, json};
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
-async fn post(p: Personality, path: &str, body: Value) -> (u16, Value) {
+async fn post(p: Engine, path: &str, body: Value) -> (u16, Value) {
     let h = start(engine(p)).await;
     let r = post_json(&client(), &format!("{}{path}", h.base_url()), &body).await;
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
@@ -28,7 +28,7 @@ fn chat(extra: Value) -> Value {
 #[tokio::test]
 async fn transformers_refuses_fields_outside_the_openai_request_with_422() {
     let (s, v) = post(
-        Personality::Transformers,
+        Engine::Transformers,
         "/v1/chat/completions",
         chat(json!({"ignore_eos": true, "min_tokens": 4})),
     )
@@ -40,21 +40,21 @@ async fn transformers_refuses_fields_outside_the_openai_request_with_422() {
     );
     // Accepted and ignored: logprobs, stream_options (a warning in the engine's log).
     let (s, v) = post(
-        Personality::Transformers,
+        Engine::Transformers,
         "/v1/chat/completions",
         chat(json!({"logprobs": true, "top_logprobs": 2, "seed": 3})),
     )
     .await;
     assert_eq!(s, 200, "{v}");
     let (s, v) = post(
-        Personality::Transformers,
+        Engine::Transformers,
         "/v1/completions",
         json!({"prompt": [1, 2, 3], "max_tokens": 2}),
     )
     .await;
     assert_eq!((s, v), (400, json!({"detail": "prompt must be a string."})));
     let (s, v) = post(
-        Personality::Transformers,
+        Engine::Transformers,
         "/v1/chat/completions",
         chat(json!({"model": "other"})),
     )
@@ -72,7 +72,7 @@ async fn transformers_refuses_fields_outside_the_openai_request_with_422() {
 // min_new_tokens / max_new_tokens; without it max_new_tokens is at least 1024.
 #[tokio::test]
 async fn transformers_generation_config_fixes_the_output_length() {
-    let mut c = engine(Personality::Transformers);
+    let mut c = engine(Engine::Transformers);
     c.engine.eos_mean_tokens = 3.0;
     c.seed = 5;
     let h = start(c).await;
@@ -119,7 +119,7 @@ async fn transformers_generation_config_fixes_the_output_length() {
 #[tokio::test]
 async fn trtllm_refuses_unknown_fields_and_a_missing_model_with_400() {
     let (s, v) = post(
-        Personality::Trtllm,
+        Engine::Trtllm,
         "/v1/completions",
         json!({"model": "sim-model", "prompt": "a", "max_tokens": 2, "foo": 1}),
     )
@@ -131,7 +131,7 @@ async fn trtllm_refuses_unknown_fields_and_a_missing_model_with_400() {
                          'foo'), 'msg': 'Extra inputs are not permitted', 'input': 1}"})
     );
     let (s, v) = post(
-        Personality::Trtllm,
+        Engine::Trtllm,
         "/v1/completions",
         json!({"prompt": "a", "max_tokens": 2}),
     )
@@ -144,7 +144,7 @@ async fn trtllm_refuses_unknown_fields_and_a_missing_model_with_400() {
     );
     // Its own sampling fields are fine.
     let (s, _) = post(
-        Personality::Trtllm,
+        Engine::Trtllm,
         "/v1/chat/completions",
         chat(json!({"ignore_eos": true, "min_tokens": 2, "top_k": 1})),
     )
@@ -169,7 +169,7 @@ async fn lengths(c: servebench_sim::SimConfig, extra: Value) -> Vec<u64> {
     out
 }
 
-fn with_eos(p: Personality) -> servebench_sim::SimConfig {
+fn with_eos(p: Engine) -> servebench_sim::SimConfig {
     let mut c = engine(p);
     c.engine.eos_mean_tokens = 3.0;
     c.seed = 9;
@@ -181,12 +181,12 @@ fn with_eos(p: Personality) -> servebench_sim::SimConfig {
 #[tokio::test]
 async fn tgi_drops_ignore_eos_and_min_tokens_so_lengths_are_not_fixed() {
     let tgi = lengths(
-        with_eos(Personality::Tgi),
+        with_eos(Engine::Tgi),
         json!({"ignore_eos": true, "min_tokens": 20}),
     )
     .await;
     assert!(tgi.iter().any(|&n| n < 20), "{tgi:?}");
-    let vllm = lengths(with_eos(Personality::Vllm), json!({"ignore_eos": true})).await;
+    let vllm = lengths(with_eos(Engine::Vllm), json!({"ignore_eos": true})).await;
     assert_eq!(vllm, vec![20; 8]);
 }
 
@@ -194,11 +194,11 @@ async fn tgi_drops_ignore_eos_and_min_tokens_so_lengths_are_not_fixed() {
 // min_tokens (vllm completion/protocol.py:85-86, sglang protocol.py:407).
 #[tokio::test]
 async fn min_tokens_counts_on_vllm_and_sglang_not_on_llamacpp() {
-    let llama = lengths(with_eos(Personality::Llamacpp), json!({"min_tokens": 20})).await;
+    let llama = lengths(with_eos(Engine::Llamacpp), json!({"min_tokens": 20})).await;
     assert!(llama.iter().any(|&n| n < 20), "{llama:?}");
-    let llama = lengths(with_eos(Personality::Llamacpp), json!({"ignore_eos": true})).await;
+    let llama = lengths(with_eos(Engine::Llamacpp), json!({"ignore_eos": true})).await;
     assert_eq!(llama, vec![20; 8]);
-    for p in [Personality::Vllm, Personality::Sglang] {
+    for p in [Engine::Vllm, Engine::Sglang] {
         let n = lengths(with_eos(p), json!({"min_tokens": 20})).await;
         assert_eq!(n, vec![20; 8], "{p:?}");
     }
@@ -208,7 +208,7 @@ async fn min_tokens_counts_on_vllm_and_sglang_not_on_llamacpp() {
 #[tokio::test]
 async fn vllm_answers_another_model_with_its_404() {
     let (s, v) = post(
-        Personality::Vllm,
+        Engine::Vllm,
         "/v1/chat/completions",
         chat(json!({"model": "x"})),
     )
@@ -220,7 +220,7 @@ async fn vllm_answers_another_model_with_its_404() {
                          "type": "NotFoundError", "param": "model", "code": 404}})
     );
     // SGLang does not check it (it echoes it), nor llama.cpp.
-    for p in [Personality::Sglang, Personality::Llamacpp] {
+    for p in [Engine::Sglang, Engine::Llamacpp] {
         let (s, _) = post(p, "/v1/chat/completions", chat(json!({"model": "x"}))).await;
         assert_eq!(s, 200, "{p:?}");
     }
@@ -231,11 +231,11 @@ async fn vllm_answers_another_model_with_its_404() {
 #[tokio::test]
 async fn stream_options_without_stream() {
     let body = chat(json!({"stream_options": {"include_usage": true}}));
-    let (s, v) = post(Personality::Vllm, "/v1/chat/completions", body.clone()).await;
+    let (s, v) = post(Engine::Vllm, "/v1/chat/completions", body.clone()).await;
     assert_eq!(s, 400, "{v}");
-    let (s, v) = post(Personality::Trtllm, "/v1/chat/completions", body.clone()).await;
+    let (s, v) = post(Engine::Trtllm, "/v1/chat/completions", body.clone()).await;
     assert_eq!(s, 400, "{v}");
-    let (s, _) = post(Personality::Sglang, "/v1/chat/completions", body).await;
+    let (s, _) = post(Engine::Sglang, "/v1/chat/completions", body).await;
     assert_eq!(s, 200);
 }
 
@@ -246,7 +246,7 @@ async fn stream_options_without_stream() {
 async fn context_window_refusals_per_engine() {
     let limit = 64;
     let prompt60 = prompt(60);
-    let run = |p: Personality, prompt_text: String, max: u32| async move {
+    let run = |p: Engine, prompt_text: String, max: u32| async move {
         let mut c = engine(p);
         c.engine.max_model_len = limit;
         let h = start(c).await;
@@ -259,11 +259,11 @@ async fn context_window_refusals_per_engine() {
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
         r
     };
-    let (s, v) = run(Personality::Llamacpp, prompt60.clone(), 10).await;
+    let (s, v) = run(Engine::Llamacpp, prompt60.clone(), 10).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["usage"]["completion_tokens"], 3, "cut at 64 - 60 - 1");
     assert_eq!(v["choices"][0]["finish_reason"], "length");
-    let (s, v) = run(Personality::Llamacpp, prompt(64), 10).await;
+    let (s, v) = run(Engine::Llamacpp, prompt(64), 10).await;
     assert_eq!(s, 400);
     assert_eq!(
         v,
@@ -273,7 +273,7 @@ async fn context_window_refusals_per_engine() {
                          "type": "exceed_context_size_error", "n_prompt_tokens": 64,
                          "n_ctx": 64}})
     );
-    let (s, v) = run(Personality::Tgi, prompt60.clone(), 10).await;
+    let (s, v) = run(Engine::Tgi, prompt60.clone(), 10).await;
     assert_eq!(s, 422);
     // `InferError::ValidationError`'s Display prefixes the message (infer/mod.rs:414-415).
     assert_eq!(
@@ -282,7 +282,7 @@ async fn context_window_refusals_per_engine() {
                          <= 64. Given: 60 `inputs` tokens and 10 `max_new_tokens`",
                "error_type": "validation"})
     );
-    let (s, v) = run(Personality::Sglang, prompt60, 10).await;
+    let (s, v) = run(Engine::Sglang, prompt60, 10).await;
     assert_eq!(s, 400);
     assert_eq!(v["object"], "error");
     assert_eq!(v["type"], "BadRequestError");
@@ -292,7 +292,7 @@ async fn context_window_refusals_per_engine() {
 // its flat error shape, type "Bad Request" (http_server.py:635-690).
 #[tokio::test]
 async fn malformed_bodies_per_engine() {
-    for (p, status) in [(Personality::Tgi, 422), (Personality::Sglang, 400)] {
+    for (p, status) in [(Engine::Tgi, 422), (Engine::Sglang, 400)] {
         let h = start(engine(p)).await;
         let resp = client()
             .post(format!("{}/v1/completions", h.base_url()))
@@ -304,7 +304,7 @@ async fn malformed_bodies_per_engine() {
         assert_eq!(resp.status().as_u16(), status, "{p:?}");
         let text = resp.text().await.unwrap_or_default();
         match p {
-            Personality::Tgi => assert!(
+            Engine::Tgi => assert!(
                 text.starts_with("Failed to deserialize the JSON body into the target type"),
                 "{text}"
             ),
@@ -325,7 +325,7 @@ async fn malformed_bodies_per_engine() {
 // the simulator answered both with an HTTP 422 or 429 body.
 #[tokio::test]
 async fn tgi_refuses_a_streamed_request_inside_the_stream() {
-    let mut c = engine(Personality::Tgi);
+    let mut c = engine(Engine::Tgi);
     c.engine.max_model_len = 64;
     c.engine.decode_base_ms = 100.0;
     let h = start(c).await;

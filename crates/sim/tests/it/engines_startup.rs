@@ -8,9 +8,9 @@ use crate::common;
 use common::engines::engine;
 use common::*;
 use serde_json::json;
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
-fn delayed(p: Personality, ms: u64) -> servebench_sim::SimConfig {
+fn delayed(p: Engine, ms: u64) -> servebench_sim::SimConfig {
     let mut c = engine(p);
     c.faults.startup_delay_ms = ms;
     c
@@ -29,7 +29,7 @@ async fn status(url: &str) -> u16 {
 // /v1/models and generation served.
 #[tokio::test]
 async fn sglang_health_is_503_while_models_and_generation_answer() {
-    let h = start(delayed(Personality::Sglang, 1500)).await;
+    let h = start(delayed(Engine::Sglang, 1500)).await;
     let base = h.base_url();
     assert_eq!(status(&format!("{base}/health")).await, 503);
     assert_eq!(status(&format!("{base}/health_generate")).await, 503);
@@ -58,7 +58,7 @@ async fn sglang_health_is_503_while_models_and_generation_answer() {
 // llama.cpp server-http.cpp:307-326: every route 503 `Loading model` until loaded.
 #[tokio::test]
 async fn llamacpp_answers_loading_model_on_every_route() {
-    let h = start(delayed(Personality::Llamacpp, 800)).await;
+    let h = start(delayed(Engine::Llamacpp, 800)).await;
     let base = h.base_url();
     for path in ["/health", "/v1/models", "/props"] {
         let (s, v) = get_json(&client(), &format!("{base}{path}")).await;
@@ -89,10 +89,10 @@ async fn llamacpp_answers_loading_model_on_every_route() {
 #[tokio::test]
 async fn engines_that_listen_once_loaded_refuse_connections_until_then() {
     for p in [
-        Personality::Vllm,
-        Personality::Tgi,
-        Personality::Trtllm,
-        Personality::Transformers,
+        Engine::Vllm,
+        Engine::Tgi,
+        Engine::Trtllm,
+        Engine::Transformers,
     ] {
         let h = start(delayed(p, 600)).await;
         let url = format!("{}/health", h.base_url());
@@ -112,7 +112,7 @@ async fn engines_that_listen_once_loaded_refuse_connections_until_then() {
 // A server stopped before it listens stops at once.
 #[tokio::test]
 async fn a_server_stopped_while_loading_stops() {
-    let h = start(delayed(Personality::Vllm, 60_000)).await;
+    let h = start(delayed(Engine::Vllm, 60_000)).await;
     let t0 = Instant::now();
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     assert!(t0.elapsed() < Duration::from_secs(5));

@@ -8,11 +8,11 @@ use crate::common;
 use common::engines::{engine, shapes};
 use common::*;
 use serde_json::{Value, json};
-use servebench_sim::Personality;
+use servebench_engines::Engine;
 
 const DONE: &str = "[DONE]";
 
-async fn events(p: Personality, path: &str, body: Value) -> (Vec<Value>, Streamed) {
+async fn events(p: Engine, path: &str, body: Value) -> (Vec<Value>, Streamed) {
     let h = start(engine(p)).await;
     let s = stream(&client(), &format!("{}{path}", h.base_url()), &body).await;
     assert_eq!(s.status, 200, "{:?}", s.events);
@@ -49,7 +49,7 @@ fn blank_fingerprint(v: &mut [Value], prefix: &str) {
 // vLLM 0.33.0: openai/completion/serving.py:437-546.
 #[tokio::test]
 async fn vllm_completions_chunks_and_usage_chunk() {
-    let (mut got, _) = events(Personality::Vllm, "/v1/completions", completion(true)).await;
+    let (mut got, _) = events(Engine::Vllm, "/v1/completions", completion(true)).await;
     blank_fingerprint(&mut got, "vllm-0.33.0-");
     let choice = |finish: Value| {
         json!({"index": 0, "text": "<tok>", "logprobs": null, "finish_reason": finish,
@@ -77,7 +77,7 @@ async fn vllm_completions_chunks_and_usage_chunk() {
 // vLLM 0.33.0: openai/chat_completion/serving.py:480-930, delta generate/base/protocol.py.
 #[tokio::test]
 async fn vllm_chat_role_chunk_tokens_fingerprint_on_the_last_without_usage() {
-    let (mut got, s) = events(Personality::Vllm, "/v1/chat/completions", chat(false)).await;
+    let (mut got, s) = events(Engine::Vllm, "/v1/chat/completions", chat(false)).await;
     blank_fingerprint(&mut got, "vllm-0.33.0-");
     let head = |choices: Value| {
         json!({"id": "<id>", "object": "chat.completion.chunk", "created": 0,
@@ -113,7 +113,7 @@ async fn vllm_chat_role_chunk_tokens_fingerprint_on_the_last_without_usage() {
 // SGLang 0.5.23: entrypoints/openai/serving_completions.py:225-500, protocol.py:546-581.
 #[tokio::test]
 async fn sglang_completions_usage_null_on_chunks_and_reasoning_tokens_in_usage() {
-    let (got, _) = events(Personality::Sglang, "/v1/completions", completion(true)).await;
+    let (got, _) = events(Engine::Sglang, "/v1/completions", completion(true)).await;
     let chunk = |finish: Value| {
         json!({"id": "<id>", "object": "text_completion", "created": 0, "model": "sim-model",
                "choices": [{"index": 0, "text": "<tok>", "logprobs": null,
@@ -137,7 +137,7 @@ async fn sglang_completions_usage_null_on_chunks_and_reasoning_tokens_in_usage()
 // SGLang 0.5.23: serving_chat.py:2441-2805, sse_utils.py:13-99.
 #[tokio::test]
 async fn sglang_chat_empty_first_content_separate_finish_chunk_then_usage() {
-    let (got, s) = events(Personality::Sglang, "/v1/chat/completions", chat(true)).await;
+    let (got, s) = events(Engine::Sglang, "/v1/chat/completions", chat(true)).await;
     let chunk = |delta: Value, finish: Value| {
         json!({"id": "<id>", "object": "chat.completion.chunk", "created": 0,
                "model": "sim-model",
@@ -178,11 +178,11 @@ async fn sglang_chat_empty_first_content_separate_finish_chunk_then_usage() {
 async fn sglang_chunks_echo_the_requested_model() {
     let mut body = completion(false);
     body["model"] = json!("whatever-the-client-says");
-    let (got, _) = events(Personality::Sglang, "/v1/completions", body).await;
+    let (got, _) = events(Engine::Sglang, "/v1/completions", body).await;
     assert_eq!(got[0]["model"], "whatever-the-client-says");
     let mut body = completion(false);
     body.as_object_mut().map(|o| o.remove("model"));
-    let (got, _) = events(Personality::Sglang, "/v1/completions", body).await;
+    let (got, _) = events(Engine::Sglang, "/v1/completions", body).await;
     assert_eq!(got[0]["model"], "default");
 }
 
@@ -195,7 +195,7 @@ fn llama_timings() -> Value {
 // llama.cpp (llama-cpp-python 0.3.36): server-task.cpp:320-412, 1073-1109.
 #[tokio::test]
 async fn llamacpp_completions_always_end_with_usage_and_timings() {
-    let (got, s) = events(Personality::Llamacpp, "/v1/completions", completion(false)).await;
+    let (got, s) = events(Engine::Llamacpp, "/v1/completions", completion(false)).await;
     let partial = json!({"choices": [{"text": "<tok>", "index": 0, "logprobs": null,
                                       "finish_reason": null}],
                          "created": 0, "model": "sim-model",
@@ -227,7 +227,7 @@ async fn llamacpp_chat_role_null_content_then_finish_then_usage() {
                             "delta": {"role": "assistant", "content": null}}]));
     let token = head(json!([{"finish_reason": null, "index": 0, "delta": {"content": "<tok>"}}]));
     let finish = head(json!([{"finish_reason": "length", "index": 0, "delta": {}}]));
-    let (got, _) = events(Personality::Llamacpp, "/v1/chat/completions", chat(true)).await;
+    let (got, _) = events(Engine::Llamacpp, "/v1/chat/completions", chat(true)).await;
     let mut usage = head(json!([]));
     usage["usage"] = json!({"completion_tokens": 2, "prompt_tokens": 5, "total_tokens": 7,
                             "prompt_tokens_details": {"cached_tokens": 0}});
@@ -243,7 +243,7 @@ async fn llamacpp_chat_role_null_content_then_finish_then_usage() {
             json!(DONE)
         ]
     );
-    let (got, _) = events(Personality::Llamacpp, "/v1/chat/completions", chat(false)).await;
+    let (got, _) = events(Engine::Llamacpp, "/v1/chat/completions", chat(false)).await;
     let mut finish = finish;
     finish["timings"] = llama_timings();
     assert_eq!(got, vec![role, token.clone(), token, finish, json!(DONE)]);
@@ -252,7 +252,7 @@ async fn llamacpp_chat_role_null_content_then_finish_then_usage() {
 // TGI db931fcf: router/src/server.rs:857-875 — `finish_reason: ""` on non-final chunks.
 #[tokio::test]
 async fn tgi_completions_send_an_empty_finish_reason_until_the_end() {
-    let (got, s) = events(Personality::Tgi, "/v1/completions", completion(true)).await;
+    let (got, s) = events(Engine::Tgi, "/v1/completions", completion(true)).await;
     assert_eq!(
         got,
         vec![
@@ -278,7 +278,7 @@ async fn tgi_completions_send_an_empty_finish_reason_until_the_end() {
 // TGI db931fcf: chat.rs:67-299 — role in every delta, usage chunk with include_usage.
 #[tokio::test]
 async fn tgi_chat_role_in_every_delta_and_usage_chunk() {
-    let (got, _) = events(Personality::Tgi, "/v1/chat/completions", chat(true)).await;
+    let (got, _) = events(Engine::Tgi, "/v1/chat/completions", chat(true)).await;
     let chunk = |finish: Value| {
         json!({"object": "chat.completion.chunk", "id": "", "created": 0, "model": "sim-model",
                "system_fingerprint": "3.3.6-dev0-native",
@@ -303,7 +303,7 @@ async fn tgi_chat_role_in_every_delta_and_usage_chunk() {
 // TensorRT-LLM: postprocess_handlers.py completion_stream_post_processor.
 #[tokio::test]
 async fn trtllm_completions_new_id_per_chunk_and_a_chat_typed_usage_chunk() {
-    let (got, s) = events(Personality::Trtllm, "/v1/completions", completion(true)).await;
+    let (got, s) = events(Engine::Trtllm, "/v1/completions", completion(true)).await;
     let chunk = |finish: Value| {
         json!({"id": "<id>", "object": "text_completion", "created": 0, "model": "sim-model",
                "choices": [{"index": 0, "text": "<tok>", "token_ids": null, "logprobs": null,
@@ -335,7 +335,7 @@ async fn trtllm_completions_new_id_per_chunk_and_a_chat_typed_usage_chunk() {
 // TensorRT-LLM: chat_stream_post_processor — `data: {…} \n\n`, exclude_none deltas.
 #[tokio::test]
 async fn trtllm_chat_first_chunk_space_and_reasoning_content_in_deltas() {
-    let (got, s) = events(Personality::Trtllm, "/v1/chat/completions", chat(false)).await;
+    let (got, s) = events(Engine::Trtllm, "/v1/chat/completions", chat(false)).await;
     let head = |choice: Value| {
         json!({"id": "<id>", "object": "chat.completion.chunk", "created": 0,
                "model": "sim-model", "choices": [choice]})
@@ -358,12 +358,7 @@ async fn trtllm_chat_first_chunk_space_and_reasoning_content_in_deltas() {
 // transformers 5.24.0: cli/serving/chat_completion.py:173-256 — no [DONE].
 #[tokio::test]
 async fn transformers_chat_usage_in_the_final_chunk_and_no_done() {
-    let (got, s) = events(
-        Personality::Transformers,
-        "/v1/chat/completions",
-        chat(false),
-    )
-    .await;
+    let (got, s) = events(Engine::Transformers, "/v1/chat/completions", chat(false)).await;
     let chunk = |delta: Value| {
         json!({"id": "<id>", "choices": [{"delta": delta, "index": 0}], "created": 0,
                "model": "sim-model", "object": "chat.completion.chunk",
@@ -387,12 +382,7 @@ async fn transformers_chat_usage_in_the_final_chunk_and_no_done() {
 // transformers 5.24.0: cli/serving/completion.py:112-170, 233-262.
 #[tokio::test]
 async fn transformers_completions_text_chunks_then_usage_no_done() {
-    let (got, s) = events(
-        Personality::Transformers,
-        "/v1/completions",
-        completion(true),
-    )
-    .await;
+    let (got, s) = events(Engine::Transformers, "/v1/completions", completion(true)).await;
     let chunk = json!({"id": "<id>", "choices": [{"index": 0, "text": "<tok>"}],
                        "created": 0, "model": "sim-model", "object": "text_completion"});
     let last = json!({"id": "<id>",
@@ -407,7 +397,7 @@ async fn transformers_completions_text_chunks_then_usage_no_done() {
 // transformers serve sends the role chunk before the model produced anything.
 #[tokio::test]
 async fn transformers_role_chunk_goes_out_before_the_first_token() {
-    let mut c = engine(Personality::Transformers);
+    let mut c = engine(Engine::Transformers);
     c.engine.prefill_ms_per_token = 40.0; // a 5-token prompt: 200 ms to the first token
     let h = start(c).await;
     let s = stream(
@@ -429,7 +419,7 @@ async fn transformers_role_chunk_goes_out_before_the_first_token() {
 // tokenizer: the role chunk, then the finish with usage counting every token.
 #[tokio::test]
 async fn held_back_streams_have_no_content_chunk_but_usage_counts_the_tokens() {
-    let mut c = engine(Personality::Transformers);
+    let mut c = engine(Engine::Transformers);
     c.wire.held_back_rate = 1.0;
     let h = start(c).await;
     let mut body = chat(false);
@@ -455,7 +445,7 @@ async fn held_back_streams_have_no_content_chunk_but_usage_counts_the_tokens() {
 // (server-context.cpp:4455-4461); 30 ms here, steps of 120 ms.
 #[tokio::test]
 async fn llamacpp_pings_a_silent_stream() {
-    let mut c = engine(Personality::Llamacpp);
+    let mut c = engine(Engine::Llamacpp);
     c.engine.decode_base_ms = 120.0;
     c.wire.sse_ping_ms = Some(30);
     let h = start(c).await;

@@ -48,98 +48,32 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::super::AppState;
-use super::super::api_error::ApiError;
-use crate::config::Personality;
+use super::{Dialect, Host, Snapshot, of};
 
-/// What the engine model says now.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Snapshot {
-    pub(crate) running: u64,
-    pub(crate) waiting: u64,
-    pub(crate) decoding: u64,
-    /// KV reserved / capacity, 0–1.
-    pub(crate) kv_usage: f64,
-    pub(crate) kv_used_tokens: u64,
-    pub(crate) preemptions: u64,
-    pub(crate) prompt_tokens: u64,
-    pub(crate) generation_tokens: u64,
-    pub(crate) steps: u64,
-    pub(crate) requests: u64,
-}
-
-fn snapshot(st: &AppState) -> Snapshot {
-    let g = &st.engine.gauges;
-    let (running, waiting, kv) = g.load();
-    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-    let cap = st.config.engine.kv_capacity_tokens.max(1);
-    Snapshot {
-        running,
-        waiting,
-        decoding: load(&g.decoding),
-        kv_usage: kv as f64 / cap as f64,
-        kv_used_tokens: kv,
-        preemptions: 0,
-        prompt_tokens: load(&g.prompt_tokens),
-        generation_tokens: load(&g.tokens),
-        steps: load(&g.steps),
-        requests: st.stats.snapshot().requests_received,
+/// The metrics route of a dialect, where it has one (none for transformers serve).
+pub(super) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
+    match d.metrics_path() {
+        Some(path) => Router::new().route(path, get(metrics)),
+        None => Router::new(),
     }
 }
 
-/// The metrics route of a personality (none for transformers serve).
-pub(super) fn routes(p: Personality) -> Router<Arc<AppState>> {
-    match p {
-        Personality::Transformers => Router::new(),
-        Personality::Trtllm => Router::new().route("/prometheus/metrics", get(metrics)),
-        _ => Router::new().route("/metrics", get(metrics)),
+async fn metrics(State(st): State<Arc<Host>>) -> Response {
+    let d = of(st.config.wire.engine);
+    if let Some(off) = d.metrics_off(st.config.wire.enable_metrics) {
+        return off;
     }
-}
-
-async fn metrics(State(st): State<Arc<AppState>>) -> Response {
-    let p = st.config.wire.engine;
-    let switched_on = st.config.wire.enable_metrics;
-    match p {
-        Personality::Llamacpp if !switched_on => {
-            return ApiError::new(
-                StatusCode::NOT_IMPLEMENTED,
-                "This server does not support metrics endpoint. Start it with `--metrics`",
-            )
-            .into_response();
-        }
-        Personality::Sglang | Personality::Trtllm if !switched_on => {
-            // The route is not mounted without the switch.
-            return ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response();
-        }
-        _ => {}
-    }
-    let s = snapshot(&st);
-    let w = &st.config.wire;
-    let body = render(
-        p,
-        &st.config.model,
-        &s,
-        w.iter_perf_stats,
-        (w.tp_size, w.dp_size),
-    );
+    let body = d.metrics_text(&st.config.model, &st.metrics(), &st.config.wire);
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, content_type(p))],
+        [(header::CONTENT_TYPE, d.metrics_content_type())],
         Body::from(body),
     )
         .into_response()
 }
 
-fn content_type(p: Personality) -> &'static str {
-    match p {
-        // prometheus_client's CONTENT_TYPE_LATEST.
-        Personality::Vllm | Personality::Sglang | Personality::Trtllm => {
-            "text/plain; version=0.0.4; charset=utf-8"
-        }
-        Personality::Llamacpp => "text/plain; version=0.0.4",
-        _ => "text/plain; charset=utf-8",
-    }
-}
+/// prometheus_client's `CONTENT_TYPE_LATEST` (vLLM, SGLang, TensorRT-LLM).
+pub(super) const PROMETHEUS_CLIENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// One metric family in the text format.
 struct Family<'a> {
@@ -322,188 +256,209 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
     }
 }
 
-/// The metrics text of one personality (`iter_stats`: TensorRT-LLM's
-/// `enable_iter_perf_stats`; `ranks`: SGLang's `--tp` and `--dp`).
-pub(crate) fn render(
-    p: Personality,
-    model: &str,
-    s: &Snapshot,
-    iter_stats: bool,
-    ranks: (u32, u32),
-) -> String {
+/// The text `write` makes.
+fn text(write: impl FnOnce(&mut Family<'_>)) -> String {
     let mut out = String::new();
-    let mut f = Family { out: &mut out };
+    write(&mut Family { out: &mut out });
+    out
+}
+
+fn n(v: u64) -> String {
+    py_float(v as f64)
+}
+
+/// vLLM 0.33.0's series.
+pub(super) fn vllm(model: &str, s: &Snapshot) -> String {
     let m = escape(model);
-    let n = |v: u64| py_float(v as f64);
-    match p {
-        Personality::Vllm => {
-            let l = format!("engine=\"0\",model_name=\"{m}\"");
-            let gauges = [
-                (
-                    "vllm:num_requests_running",
-                    "Number of requests in model execution batches.",
-                    n(s.running),
-                ),
-                (
-                    "vllm:num_requests_waiting",
-                    "Number of requests waiting to be processed.",
-                    n(s.waiting),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, &l, &v);
-            }
-            let name = "vllm:num_requests_waiting_by_reason";
-            f.head(
-                name,
-                "Number of waiting requests by reason. Reason labels: 'capacity' = waiting \
+    text(|f| {
+        let l = format!("engine=\"0\",model_name=\"{m}\"");
+        let gauges = [
+            (
+                "vllm:num_requests_running",
+                "Number of requests in model execution batches.",
+                n(s.running),
+            ),
+            (
+                "vllm:num_requests_waiting",
+                "Number of requests waiting to be processed.",
+                n(s.waiting),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            f.head(name, help, "gauge");
+            f.sample(name, &l, &v);
+        }
+        let name = "vllm:num_requests_waiting_by_reason";
+        f.head(
+            name,
+            "Number of waiting requests by reason. Reason labels: 'capacity' = waiting \
                  for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA \
                  budget, KV transfer, blocked status). Sum of all reasons equals \
                  vllm:num_requests_waiting.",
-                "gauge",
-            );
-            f.sample(name, &format!("{l},reason=\"capacity\""), &n(s.waiting));
-            f.sample(name, &format!("{l},reason=\"deferred\""), &n(0));
-            f.head(
-                "vllm:kv_cache_usage_perc",
-                "KV-cache usage. 1 means 100 percent usage.",
-                "gauge",
-            );
-            f.sample("vllm:kv_cache_usage_perc", &l, &py_float(s.kv_usage));
-            let counters = [
-                (
-                    "vllm:num_preemptions",
-                    "Cumulative number of preemption from the engine.",
-                    s.preemptions,
-                ),
-                (
-                    "vllm:prompt_tokens",
-                    "Number of prefill tokens processed.",
-                    s.prompt_tokens,
-                ),
-                (
-                    "vllm:generation_tokens",
-                    "Number of generation tokens processed.",
-                    s.generation_tokens,
-                ),
-            ];
-            for (name, help, v) in counters {
-                f.head(name, help, "counter");
-                f.sample(&format!("{name}_total"), &l, &n(v));
-            }
+            "gauge",
+        );
+        f.sample(name, &format!("{l},reason=\"capacity\""), &n(s.waiting));
+        f.sample(name, &format!("{l},reason=\"deferred\""), &n(0));
+        f.head(
+            "vllm:kv_cache_usage_perc",
+            "KV-cache usage. 1 means 100 percent usage.",
+            "gauge",
+        );
+        f.sample("vllm:kv_cache_usage_perc", &l, &py_float(s.kv_usage));
+        let counters = [
+            (
+                "vllm:num_preemptions",
+                "Cumulative number of preemption from the engine.",
+                s.preemptions,
+            ),
+            (
+                "vllm:prompt_tokens",
+                "Number of prefill tokens processed.",
+                s.prompt_tokens,
+            ),
+            (
+                "vllm:generation_tokens",
+                "Number of generation tokens processed.",
+                s.generation_tokens,
+            ),
+        ];
+        for (name, help, v) in counters {
+            f.head(name, help, "counter");
+            f.sample(&format!("{name}_total"), &l, &n(v));
         }
-        Personality::Sglang => sglang(&mut f, &m, s, ranks),
-        Personality::Llamacpp => {
-            let c = |v: u64| cpp_double(v as f64);
-            let counters = [
-                (
-                    "prompt_tokens_total",
-                    "Number of prompt tokens processed, excluding cached tokens",
-                    c(s.prompt_tokens),
-                ),
-                (
-                    "tokens_predicted_total",
-                    "Number of generation tokens processed",
-                    c(s.generation_tokens),
-                ),
-                (
-                    "n_decode_total",
-                    "Total number of llama_decode() calls, excluding speculative decoding and \
+    })
+}
+
+/// SGLang 0.5.23's series (`ranks`: its `--tp` and `--dp`).
+pub(super) fn sglang_text(model: &str, s: &Snapshot, ranks: (u32, u32)) -> String {
+    let m = escape(model);
+    text(|f| sglang(f, &m, s, ranks))
+}
+
+/// llama.cpp's series.
+pub(super) fn llamacpp(s: &Snapshot) -> String {
+    text(|f| {
+        let c = |v: u64| cpp_double(v as f64);
+        let counters = [
+            (
+                "prompt_tokens_total",
+                "Number of prompt tokens processed, excluding cached tokens",
+                c(s.prompt_tokens),
+            ),
+            (
+                "tokens_predicted_total",
+                "Number of generation tokens processed",
+                c(s.generation_tokens),
+            ),
+            (
+                "n_decode_total",
+                "Total number of llama_decode() calls, excluding speculative decoding and \
                      multimodal decoding",
-                    c(s.steps),
-                ),
-            ];
-            for (name, help, v) in counters {
-                let name = format!("llamacpp:{name}");
-                f.head(&name, help, "counter");
-                f.sample(&name, "", &v);
-            }
-            let gauges = [
-                (
-                    "requests_processing",
-                    "Number of requests processing",
-                    c(s.running),
-                ),
-                (
-                    "requests_deferred",
-                    "Number of requests deferred",
-                    c(s.waiting),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                let name = format!("llamacpp:{name}");
-                f.head(&name, help, "gauge");
-                f.sample(&name, "", &v);
-            }
+                c(s.steps),
+            ),
+        ];
+        for (name, help, v) in counters {
+            let name = format!("llamacpp:{name}");
+            f.head(&name, help, "counter");
+            f.sample(&name, "", &v);
         }
-        Personality::Tgi => {
-            let gauges = [
-                ("tgi_batch_current_size", "Current batch size", s.running),
-                ("tgi_queue_size", "Current queue size", s.waiting),
-                (
-                    "tgi_batch_current_max_tokens",
-                    "Maximum tokens for the current batch",
-                    s.kv_used_tokens,
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, "", &v.to_string());
-            }
+        let gauges = [
+            (
+                "requests_processing",
+                "Number of requests processing",
+                c(s.running),
+            ),
+            (
+                "requests_deferred",
+                "Number of requests deferred",
+                c(s.waiting),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            let name = format!("llamacpp:{name}");
+            f.head(&name, help, "gauge");
+            f.sample(&name, "", &v);
         }
-        Personality::Trtllm => trtllm(&mut f, &m, s, iter_stats),
-        Personality::Generic | Personality::Transformers => {
-            let gauges = [
-                (
-                    "servebench_sim_requests_running",
-                    "Sequences admitted and not finished.",
-                    n(s.running),
-                ),
-                (
-                    "servebench_sim_requests_waiting",
-                    "Requests waiting for admission.",
-                    n(s.waiting),
-                ),
-                (
-                    "servebench_sim_kv_cache_usage_ratio",
-                    "KV tokens reserved / KV capacity (0-1).",
-                    py_float(s.kv_usage),
-                ),
-            ];
-            for (name, help, v) in gauges {
-                f.head(name, help, "gauge");
-                f.sample(name, "", &v);
-            }
-            let counters = [
-                (
-                    "servebench_sim_preemptions_total",
-                    "Preemptions (always 0: KV is reserved at admission).",
-                    s.preemptions,
-                ),
-                (
-                    "servebench_sim_requests_received_total",
-                    "Generation requests received.",
-                    s.requests,
-                ),
-                (
-                    "servebench_sim_prompt_tokens_total",
-                    "Prompt tokens prefilled.",
-                    s.prompt_tokens,
-                ),
-                (
-                    "servebench_sim_generation_tokens_total",
-                    "Tokens generated.",
-                    s.generation_tokens,
-                ),
-            ];
-            for (name, help, v) in counters {
-                f.head(name, help, "counter");
-                f.sample(name, "", &n(v));
-            }
+    })
+}
+
+/// TGI's series.
+pub(super) fn tgi(s: &Snapshot) -> String {
+    text(|f| {
+        let gauges = [
+            ("tgi_batch_current_size", "Current batch size", s.running),
+            ("tgi_queue_size", "Current queue size", s.waiting),
+            (
+                "tgi_batch_current_max_tokens",
+                "Maximum tokens for the current batch",
+                s.kv_used_tokens,
+            ),
+        ];
+        for (name, help, v) in gauges {
+            f.head(name, help, "gauge");
+            f.sample(name, "", &v.to_string());
         }
-    }
-    out
+    })
+}
+
+/// TensorRT-LLM's series (`iter_stats`: its `enable_iter_perf_stats`).
+pub(super) fn trtllm_text(model: &str, s: &Snapshot, iter_stats: bool) -> String {
+    let m = escape(model);
+    text(|f| trtllm(f, &m, s, iter_stats))
+}
+
+/// The simulator's own `servebench_sim_*` series (the generic dialect, and any dialect
+/// whose engine serves none).
+pub(super) fn generic(s: &Snapshot) -> String {
+    text(|f| {
+        let gauges = [
+            (
+                "servebench_sim_requests_running",
+                "Sequences admitted and not finished.",
+                n(s.running),
+            ),
+            (
+                "servebench_sim_requests_waiting",
+                "Requests waiting for admission.",
+                n(s.waiting),
+            ),
+            (
+                "servebench_sim_kv_cache_usage_ratio",
+                "KV tokens reserved / KV capacity (0-1).",
+                py_float(s.kv_usage),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            f.head(name, help, "gauge");
+            f.sample(name, "", &v);
+        }
+        let counters = [
+            (
+                "servebench_sim_preemptions_total",
+                "Preemptions (always 0: KV is reserved at admission).",
+                s.preemptions,
+            ),
+            (
+                "servebench_sim_requests_received_total",
+                "Generation requests received.",
+                s.requests,
+            ),
+            (
+                "servebench_sim_prompt_tokens_total",
+                "Prompt tokens prefilled.",
+                s.prompt_tokens,
+            ),
+            (
+                "servebench_sim_generation_tokens_total",
+                "Tokens generated.",
+                s.generation_tokens,
+            ),
+        ];
+        for (name, help, v) in counters {
+            f.head(name, help, "counter");
+            f.sample(name, "", &n(v));
+        }
+    })
 }
 
 #[cfg(test)]

@@ -1,32 +1,40 @@
-//! Engine personalities (`--engine`): every fact about how one engine speaks on the wire,
-//! read in that engine's source (version and file named beside each fact, and in
+//! Engine dialects (`--engine`): every fact about how one engine speaks on the wire, read in
+//! that engine's source (version and file named beside each fact, and in
 //! `docs/simulator.md`), lives in this module and its per-engine files. The rest of the
 //! server asks this module; no engine is named anywhere else.
 //!
-//! What a personality decides:
+//! Each engine's module implements [`Dialect`], what a dialect decides:
 //! * the endpoints besides generation (tokenize, info, version, models, health) and their
-//!   bodies ([`routes`]);
-//! * which request fields are accepted, refused or ignored ([`admit`]);
-//! * the chunks of a stream and the non-streamed body ([`shape`]);
-//! * the shape of error bodies ([`restyle`]);
-//! * readiness during `--startup-delay-ms` ([`readiness`]);
-//! * the start-up log lines ([`start_lines`], [`ready_lines`]);
-//! * SSE keep-alive comments ([`ping`]);
-//! * the Prometheus metrics' path and names (`metrics`).
+//!   bodies ([`Dialect::routes`]), and its Prometheus metrics (path, switch, text:
+//!   [`Dialect::metrics_path`] and the rest);
+//! * which request fields are accepted, refused or ignored ([`Dialect::check`],
+//!   [`Dialect::adapt`], [`Dialect::over_limit`]);
+//! * the chunks of a stream and the non-streamed body ([`Dialect::shape`]);
+//! * the shape of error bodies ([`Dialect::restyle`], [`Dialect::stream_error`]);
+//! * readiness during `--startup-delay-ms` ([`Dialect::readiness`]);
+//! * the start-up log lines ([`Dialect::start_lines`], [`Dialect::ready_lines`]);
+//! * SSE keep-alive comments ([`Dialect::ping`]).
+//!
+//! [`of`] is the one place an engine is turned into its dialect. The dialects are a room:
+//! they read the running server through [`Host`], handed to them, and never reach back up
+//! (`scripts/check-layers`).
+
+// check-layers: room
 
 mod chunk;
 mod generic;
-mod json;
+mod host;
 mod llamacpp;
 pub(crate) mod logprobs;
 mod metrics;
-mod pyrepr;
 mod sglang;
 mod tgi;
+mod tokenize;
 mod transformers;
 mod trtllm;
 mod vllm;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,13 +47,15 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 pub(crate) use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
+// The shared writers, from the engines' crate (`super::json`, `super::pyrepr` below).
+pub(crate) use host::{Host, Live, Snapshot};
+use servebench_engines::dialect::{json, pyrepr};
 
-use super::AppState;
-use super::api_error::{ApiError, ErrorNote};
-use super::wire::{Api, GenRequest, Rules, parse_generation};
-use crate::config::{Personality, SimConfig};
+use crate::config::{Engine, SimConfig, WireParams};
+use crate::server::api_error::{ApiError, ErrorNote};
+use crate::server::wire::{Api, GenRequest, Rules, parse_generation};
 
-/// What a personality does before its server is ready (during `--startup-delay-ms`).
+/// What a dialect does before its server is ready (during `--startup-delay-ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Readiness {
     /// The simulator's own: 503 on health, models, generation and the tokenizer; the info
@@ -65,82 +75,188 @@ pub(crate) enum Readiness {
     Closed,
 }
 
-/// The personality's readiness behaviour.
-pub(crate) fn readiness(p: Personality) -> Readiness {
-    match p {
-        Personality::Generic => Readiness::Generic,
-        Personality::Sglang => Readiness::Warmup,
-        Personality::Llamacpp => Readiness::Loading,
-        Personality::Vllm | Personality::Tgi | Personality::Trtllm | Personality::Transformers => {
-            Readiness::Closed
-        }
+/// How one engine speaks: what its module decides, each method's default the behaviour
+/// most engines share. Implemented once per engine, found with [`of`].
+pub(crate) trait Dialect: Sync {
+    /// The engine it speaks for: its facts are `servebench_engines::profile(engine)`, the
+    /// same folder the client reads.
+    fn engine(&self) -> Engine;
+
+    /// What it does before the server is ready.
+    fn readiness(&self) -> Readiness {
+        Readiness::Closed
+    }
+
+    /// Its answer to every route but `/v1/sim/*` while the server is not ready, where it
+    /// answers them all alike (llama.cpp's 503 `Loading model`).
+    fn while_loading(&self) -> Option<Response> {
+        None
+    }
+
+    /// Its SSE keep-alive comment interval, where it sends them.
+    fn ping(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Its endpoints besides generation, the metrics and the simulator's own `/v1/sim/*`.
+    fn routes(&self) -> Router<Arc<Host>>;
+
+    /// Its rules for the fields every engine shares, or its refusal of the request.
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError>;
+
+    /// A generation request validated and parsed as the engine does: by default the body
+    /// must be an object, [`Dialect::check`] gives the rules, then [`Dialect::adapt`].
+    fn admit(&self, api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequest, ApiError> {
+        let obj = object(body)?;
+        let rules = self.check(api, &obj, config)?;
+        let mut req = parse_generation(api, body, config, &rules)?;
+        self.adapt(&obj, &mut req)?;
+        Ok(req)
+    }
+
+    /// What the engine changes in a parsed request beyond the shared fields (transformers
+    /// serve's `generation_config`).
+    fn adapt(&self, _obj: &Map<String, Value>, _req: &mut GenRequest) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// The refusal of a request beyond its limit on requests at once (`in_flight` counting
+    /// it), where it has one (TGI's `--max-concurrent-requests`, 128).
+    fn over_limit(&self, _in_flight: u64) -> Option<ApiError> {
+        None
+    }
+
+    /// How it answers a streamed request it refuses with `e`: its own response (`Ok`, TGI's
+    /// HTTP 200, error event and `[DONE]`), or the error response (`Err(e)` back).
+    fn stream_error(&self, e: ApiError) -> Result<Response, ApiError> {
+        Err(e)
+    }
+
+    /// The chunks and bodies of one response; `None`: the simulator's fast path
+    /// (`server::encode`).
+    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>>;
+
+    /// The model name written into its chunks (`requested`: the request's `model`).
+    fn chunk_model(&self, _requested: Option<&str>, served: &str) -> String {
+        served.into()
+    }
+
+    /// The response id of a generation request: vLLM's, SGLang's and TensorRT-LLM's
+    /// `cmpl-`/`chatcmpl-` and a hex id by default.
+    fn response_id(&self, api: Api, hash: u64) -> String {
+        format!(
+            "{}-{:016x}{:016x}",
+            api_prefix(api),
+            hash,
+            hash.rotate_left(17)
+        )
+    }
+
+    /// Its start-up log lines (stderr), after the simulator's own start line.
+    fn start_lines(&self, _config: &SimConfig, _addr: SocketAddr) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The lines a worker rank (`--worker`) of the engine prints.
+    fn worker_lines(&self, _config: &SimConfig) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The lines it logs once the server listens at `base_url`.
+    fn ready_lines(&self, _base_url: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether its middleware is mounted: error bodies rewritten by [`Dialect::restyle`],
+    /// [`Dialect::while_loading`] answered. Every engine but the simulator's own.
+    fn restyles(&self) -> bool {
+        true
+    }
+
+    /// An error body in the engine's shape, with the status it is sent with.
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String);
+
+    /// An error response in the engine's shape.
+    fn restyle(&self, note: &ErrorNote) -> Response {
+        let (status, body) = self.error_body(note);
+        json_response(status, body)
+    }
+
+    /// Where its Prometheus metrics are served, as its engine's profile says (the
+    /// client scrapes the same path); `None`: no metrics endpoint.
+    fn metrics_path(&self) -> Option<&'static str> {
+        servebench_engines::profile(self.engine())
+            .and_then(|p| p.metrics)
+            .map(|m| m.path)
+    }
+
+    /// Its answer at the metrics path when the metrics switch is off (`switched_on`), where
+    /// the engine needs one.
+    fn metrics_off(&self, _switched_on: bool) -> Option<Response> {
+        None
+    }
+
+    /// The `Content-Type` of its metrics text.
+    fn metrics_content_type(&self) -> &'static str {
+        "text/plain; charset=utf-8"
+    }
+
+    /// Its metrics text; by default the simulator's own `servebench_sim_*` series.
+    fn metrics_text(&self, _model: &str, s: &Snapshot, _wire: &WireParams) -> String {
+        metrics::generic(s)
     }
 }
 
-/// The SSE keep-alive comment interval: `--sse-ping-ms`, else the engine's default.
-/// llama.cpp sends `:\n\n` after `sse_ping_interval` (30 s, common/common.h:626) of
-/// silence (server-context.cpp); TGI's axum `Sse::keep_alive(KeepAlive::default())` (15 s,
-/// router/src/server.rs); the others send none.
-pub(crate) fn ping(config: &SimConfig) -> Option<Duration> {
-    if let Some(ms) = config.wire.sse_ping_ms {
-        return Some(Duration::from_millis(ms));
+/// The dialect of an engine: the one place an engine is named in the simulator's server.
+/// `auto` (which `--engine` does not take) speaks the simulator's own, as `openai` does.
+pub(crate) fn of(engine: Engine) -> &'static dyn Dialect {
+    match engine {
+        Engine::Auto | Engine::Openai => &generic::Generic,
+        Engine::Sglang => &sglang::Sglang,
+        Engine::Vllm => &vllm::Vllm,
+        Engine::Llamacpp => &llamacpp::Llamacpp,
+        Engine::Tgi => &tgi::Tgi,
+        Engine::Trtllm => &trtllm::Trtllm,
+        Engine::Transformers => &transformers::Transformers,
     }
-    match config.wire.engine {
-        Personality::Llamacpp => Some(Duration::from_secs(30)),
-        Personality::Tgi => Some(Duration::from_secs(15)),
-        _ => None,
+}
+
+/// The dialect's readiness behaviour.
+pub(crate) fn readiness(engine: Engine) -> Readiness {
+    of(engine).readiness()
+}
+
+/// The SSE keep-alive comment interval: `--sse-ping-ms`, else the engine's default.
+pub(crate) fn ping(config: &SimConfig) -> Option<Duration> {
+    match config.wire.sse_ping_ms {
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => of(config.wire.engine).ping(),
     }
 }
 
 /// The engine-specific routes (everything but generation and the simulator's own
 /// `/v1/sim/*`), its Prometheus metrics among them.
-pub(crate) fn routes(p: Personality) -> Router<Arc<AppState>> {
-    let engine = match p {
-        Personality::Generic => generic::routes(),
-        Personality::Sglang => sglang::routes(),
-        Personality::Vllm => vllm::routes(),
-        Personality::Llamacpp => llamacpp::routes(),
-        Personality::Tgi => tgi::routes(),
-        Personality::Trtllm => trtllm::routes(),
-        Personality::Transformers => transformers::routes(),
-    };
-    engine.merge(metrics::routes(p))
+pub(crate) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
+    d.routes().merge(metrics::routes(d))
 }
 
-/// Validates and parses a generation request as the personality's engine does.
+/// Validates and parses a generation request as the dialect's engine does.
 pub(crate) fn admit(api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequest, ApiError> {
-    let p = config.wire.engine;
-    if p == Personality::Generic {
-        return parse_generation(api, body, config, &Rules::generic());
-    }
-    let obj = object(body)?;
-    let rules = match p {
-        Personality::Sglang => sglang::check(api, &obj, config)?,
-        Personality::Vllm => vllm::check(api, &obj, config)?,
-        Personality::Llamacpp => llamacpp::check(api, &obj, config)?,
-        Personality::Tgi => tgi::check(api, &obj, config)?,
-        Personality::Trtllm => trtllm::check(api, &obj, config)?,
-        Personality::Transformers => transformers::check(api, &obj, config)?,
-        Personality::Generic => Rules::generic(),
-    };
-    let mut req = parse_generation(api, body, config, &rules)?;
-    if p == Personality::Transformers {
-        transformers::adapt(&obj, &mut req)?;
-    }
-    Ok(req)
+    of(config.wire.engine).admit(api, body, config)
 }
 
-/// The refusal of a request beyond the engine's limit on requests at once (`in_flight`
-/// counting it), where the personality has one (TGI's `--max-concurrent-requests`, 128).
+/// The refusal of a request beyond the engine's limit on requests at once.
 pub(crate) fn over_limit(config: &SimConfig, in_flight: u64) -> Option<ApiError> {
-    match config.wire.engine {
-        Personality::Tgi => tgi::over_limit(in_flight),
-        _ => None,
-    }
+    of(config.wire.engine).over_limit(in_flight)
 }
 
-/// How a personality answers a streamed request it refuses with `e`: TGI with HTTP 200, an
-/// error event and `[DONE]` (`Ok`); the others with the error response (`Err(e)` back).
+/// How the dialect answers a request it refuses with `e`: a streamed one as
+/// [`Dialect::stream_error`] says, the others with the error response (`Err(e)` back).
 pub(crate) fn stream_refusal(
     config: &SimConfig,
     body: &[u8],
@@ -150,60 +266,74 @@ pub(crate) fn stream_refusal(
         .ok()
         .and_then(|v| v.get("stream").and_then(Value::as_bool))
         .unwrap_or(false);
-    match config.wire.engine {
-        Personality::Tgi if streamed => Ok(tgi::stream_error(e)),
-        _ => Err(e),
+    if streamed {
+        of(config.wire.engine).stream_error(e)
+    } else {
+        Err(e)
     }
 }
 
-/// The chunks and bodies of one response; `None` for the generic dialect, whose encoder
-/// (`server::encode`) is the simulator's fast path.
+/// The chunks and bodies of one response; `None` for the simulator's fast path.
 pub(crate) fn shape(ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
-    Some(match config.wire.engine {
-        Personality::Generic => return None,
-        Personality::Vllm => Box::new(vllm::Shape::new(ctx, config)),
-        Personality::Sglang => Box::new(sglang::Shape::new(ctx, config)),
-        Personality::Llamacpp => Box::new(llamacpp::Shape::new(ctx, config)),
-        Personality::Tgi => Box::new(tgi::Shape::new(ctx, config)),
-        Personality::Trtllm => Box::new(trtllm::Shape::new(ctx)),
-        Personality::Transformers => Box::new(transformers::Shape::new(ctx)),
-    })
+    of(config.wire.engine).shape(ctx, config)
 }
 
-/// The model name a personality writes into its chunks: SGLang and TensorRT-LLM echo the
-/// request's (`model=request.model`, SGLang's default `"default"`), TGI the request's
-/// unless it is `tgi` (server.rs `chat_completions`), the others their served name.
-pub(crate) fn chunk_model(p: Personality, requested: Option<&str>, served: &str) -> String {
-    match (p, requested) {
-        (Personality::Sglang, None) => "default".into(),
-        (Personality::Sglang | Personality::Trtllm, Some(m)) => m.into(),
-        (Personality::Tgi, Some(m)) if m != "tgi" => m.into(),
-        _ => served.into(),
-    }
+/// The model name the dialect writes into its chunks.
+pub(crate) fn chunk_model(engine: Engine, requested: Option<&str>, served: &str) -> String {
+    of(engine).chunk_model(requested, served)
 }
 
 /// The response id of a generation request, in the engine's form.
-pub(crate) fn response_id(p: Personality, api: Api, hash: u64) -> String {
-    match p {
-        // TGI sends an empty id (server.rs: `id: String::new()`).
-        Personality::Tgi => String::new(),
-        // transformers serve uses the request id, a uuid4 unless x-request-id is given.
-        Personality::Transformers => uuid_like(hash),
-        // llama.cpp: gen_chatcmplid() for both APIs, "chatcmpl-" and 32 random characters.
-        Personality::Llamacpp => format!("chatcmpl-{:016x}{:016x}", hash, !hash),
-        // vLLM, SGLang, TensorRT-LLM: "cmpl-"/"chatcmpl-" and a hex id.
-        _ => format!(
-            "{}-{:016x}{:016x}",
-            match api {
-                Api::Completions => "cmpl",
-                Api::Chat => "chatcmpl",
-            },
-            hash,
-            hash.rotate_left(17)
-        ),
+pub(crate) fn response_id(engine: Engine, api: Api, hash: u64) -> String {
+    of(engine).response_id(api, hash)
+}
+
+/// The dialect's start-up log lines (stderr), after the simulator's own start line.
+pub(crate) fn start_lines(config: &SimConfig, addr: SocketAddr) -> Vec<String> {
+    of(config.wire.engine).start_lines(config, addr)
+}
+
+/// The lines a worker rank (`--worker`) of the dialect's engine prints.
+pub(crate) fn worker_lines(config: &SimConfig) -> Vec<String> {
+    of(config.wire.engine).worker_lines(config)
+}
+
+/// The lines logged once the server is ready.
+pub(crate) fn ready_lines(config: &SimConfig, base_url: &str) -> Vec<String> {
+    of(config.wire.engine).ready_lines(base_url)
+}
+
+/// Middleware of every dialect that restyles: before the server is ready, llama.cpp
+/// answers every route 503 `Loading model`; error bodies are rewritten in the engine's
+/// shape.
+pub(crate) async fn personality_layer(
+    State(host): State<Arc<Host>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let d = of(host.config.wire.engine);
+    if !host.ready()
+        && !req.uri().path().starts_with("/v1/sim/")
+        && let Some(r) = d.while_loading()
+    {
+        return r;
+    }
+    let resp = next.run(req).await;
+    match resp.extensions().get::<ErrorNote>() {
+        Some(note) => d.restyle(note),
+        None => resp,
     }
 }
 
+/// `cmpl` or `chatcmpl`, the id prefix of an API.
+fn api_prefix(api: Api) -> &'static str {
+    match api {
+        Api::Completions => "cmpl",
+        Api::Chat => "chatcmpl",
+    }
+}
+
+/// A uuid4-shaped id made from `h`.
 fn uuid_like(h: u64) -> String {
     let l = h.rotate_left(29) ^ 0x9E37_79B9_7F4A_7C15;
     format!(
@@ -214,79 +344,6 @@ fn uuid_like(h: u64) -> String {
         0x8000 | (l >> 48) & 0x3fff,
         l & 0xffff_ffff_ffff
     )
-}
-
-/// The personality's start-up log lines (stderr), after the simulator's own start line.
-pub(crate) fn start_lines(config: &SimConfig, addr: std::net::SocketAddr) -> Vec<String> {
-    match config.wire.engine {
-        Personality::Sglang => sglang::start_lines(config, addr),
-        Personality::Vllm => vllm::start_lines(config, false),
-        Personality::Llamacpp => llamacpp::start_lines(config),
-        _ => Vec::new(),
-    }
-}
-
-/// The lines a worker rank (`--worker`) of the personality's engine prints.
-pub(crate) fn worker_lines(config: &SimConfig) -> Vec<String> {
-    match config.wire.engine {
-        Personality::Sglang => {
-            let addr = std::net::SocketAddr::new(config.host, config.port);
-            sglang::start_lines(config, addr)
-        }
-        Personality::Vllm => vllm::start_lines(config, true),
-        _ => Vec::new(),
-    }
-}
-
-/// The lines logged once the server is ready.
-pub(crate) fn ready_lines(config: &SimConfig, base_url: &str) -> Vec<String> {
-    match config.wire.engine {
-        Personality::Sglang => sglang::ready_lines(),
-        Personality::Vllm => vllm::ready_lines(base_url),
-        Personality::Llamacpp => llamacpp::ready_lines(base_url),
-        _ => Vec::new(),
-    }
-}
-
-/// Middleware of every personality but the generic one: before the server is ready,
-/// llama.cpp answers every route 503 `Loading model`; error bodies are rewritten in the
-/// engine's shape.
-pub(crate) async fn personality_layer(
-    State(st): State<Arc<AppState>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let p = st.config.wire.engine;
-    if readiness(p) == Readiness::Loading
-        && !st.ready()
-        && !req.uri().path().starts_with("/v1/sim/")
-    {
-        return llamacpp::loading();
-    }
-    let resp = next.run(req).await;
-    match resp.extensions().get::<ErrorNote>() {
-        Some(note) => restyle(p, note),
-        None => resp,
-    }
-}
-
-/// An error body in the engine's shape.
-pub(crate) fn restyle(p: Personality, note: &ErrorNote) -> Response {
-    let (status, body) = match p {
-        Personality::Generic => {
-            return ApiError::new(note.status, note.message.clone()).into_response();
-        }
-        Personality::Sglang => sglang::error_body(note),
-        Personality::Vllm => vllm::error_body(note),
-        Personality::Llamacpp => llamacpp::error_body(note),
-        Personality::Tgi => match tgi::rejection(note) {
-            Some(r) => return r,
-            None => tgi::error_body(note),
-        },
-        Personality::Trtllm => trtllm::error_body(note),
-        Personality::Transformers => transformers::error_body(note),
-    };
-    json_response(status, body)
 }
 
 /// A JSON response with a body already serialised.

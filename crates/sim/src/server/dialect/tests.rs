@@ -1,9 +1,10 @@
-//! The personalities' start-up log lines against the engines' log statements.
+//! The dialects' start-up log lines against the engines' log statements; their metrics
+//! against their engines' profiles.
 
 use super::*;
 use crate::config::SglangLogForm;
 
-fn config(engine: Personality) -> SimConfig {
+fn config(engine: Engine) -> SimConfig {
     let mut c = SimConfig::default();
     c.wire.engine = engine;
     c.wire.moe_backend = Some("flashinfer_cutedsl".into());
@@ -20,7 +21,7 @@ fn addr() -> std::net::SocketAddr {
 // SGLang ≥ 0.5.19, entrypoints/engine.py:311,1185: `server_args={resolved_dict()}`.
 #[test]
 fn sglang_dict_form_prints_the_backend_as_a_dict_entry() {
-    let lines = start_lines(&config(Personality::Sglang), addr());
+    let lines = start_lines(&config(Engine::Sglang), addr());
     assert_eq!(lines.len(), 1);
     let l = &lines[0];
     // `[YYYY-mm-dd HH:MM:SS] server_args={...}` (utils/common.py:2630-2636)
@@ -43,7 +44,7 @@ fn sglang_dict_form_prints_the_backend_as_a_dict_entry() {
 // SGLang ≤ 0.5.18: `logger.info(f"{server_args=}")`, the dataclass repr.
 #[test]
 fn sglang_dataclass_form_prints_the_backend_as_a_field() {
-    let mut c = config(Personality::Sglang);
+    let mut c = config(Engine::Sglang);
     c.wire.sglang_log_form = SglangLogForm::Dataclass;
     let lines = start_lines(&c, addr());
     let l = &lines[0];
@@ -65,7 +66,7 @@ fn sglang_dataclass_form_prints_the_backend_as_a_field() {
 // worker; a headless rank runs no `log_non_default_args`.
 #[test]
 fn vllm_head_logs_non_default_args_and_workers_log_the_upper_case_backend() {
-    let c = config(Personality::Vllm);
+    let c = config(Engine::Vllm);
     let head = start_lines(&c, addr());
     let args = head
         .iter()
@@ -101,7 +102,7 @@ fn vllm_head_logs_non_default_args_and_workers_log_the_upper_case_backend() {
 // llama.cpp: server-context.cpp:1231, server.cpp:485,513; `srv  %12.*s: ` (server-common.h).
 #[test]
 fn llamacpp_logs_its_slots_then_loaded_and_listening() {
-    let mut c = config(Personality::Llamacpp);
+    let mut c = config(Engine::Llamacpp);
     c.engine.max_num_seqs = 4;
     c.engine.max_model_len = 4096;
     c.wire.flash_attn = crate::config::FlashAttn::On;
@@ -128,10 +129,10 @@ fn llamacpp_logs_its_slots_then_loaded_and_listening() {
 #[test]
 fn the_other_engines_log_nothing_of_their_own() {
     for p in [
-        Personality::Generic,
-        Personality::Tgi,
-        Personality::Trtllm,
-        Personality::Transformers,
+        Engine::Openai,
+        Engine::Tgi,
+        Engine::Trtllm,
+        Engine::Transformers,
     ] {
         assert!(start_lines(&config(p), addr()).is_empty(), "{p:?}");
         assert!(worker_lines(&config(p)).is_empty(), "{p:?}");
@@ -140,10 +141,55 @@ fn the_other_engines_log_nothing_of_their_own() {
 
 #[test]
 fn response_ids_take_each_engines_form() {
-    assert_eq!(response_id(Personality::Tgi, Api::Chat, 7), "");
-    assert!(response_id(Personality::Vllm, Api::Completions, 7).starts_with("cmpl-"));
-    assert!(response_id(Personality::Llamacpp, Api::Completions, 7).starts_with("chatcmpl-"));
-    let u = response_id(Personality::Transformers, Api::Chat, 7);
+    assert_eq!(response_id(Engine::Tgi, Api::Chat, 7), "");
+    assert!(response_id(Engine::Vllm, Api::Completions, 7).starts_with("cmpl-"));
+    assert!(response_id(Engine::Llamacpp, Api::Completions, 7).starts_with("chatcmpl-"));
+    let u = response_id(Engine::Transformers, Api::Chat, 7);
     let parts: Vec<usize> = u.split('-').map(str::len).collect();
     assert_eq!(parts, vec![8, 4, 4, 4, 12], "{u}");
+}
+
+/// Each dialect serves its metrics where its engine's profile says (the path the client
+/// scrapes) and writes every series the profile names (running, waiting, KV use,
+/// preemptions): a fact changed on one side only fails here.
+#[test]
+fn each_dialect_serves_the_metrics_its_engines_profile_names() {
+    let snapshot = Snapshot {
+        running: 3,
+        waiting: 2,
+        decoding: 3,
+        kv_usage: 0.5,
+        kv_used_tokens: 100,
+        preemptions: 0,
+        prompt_tokens: 40,
+        generation_tokens: 20,
+        steps: 7,
+        requests: 5,
+    };
+    let mut wire = SimConfig::default().wire;
+    wire.enable_metrics = true;
+    wire.iter_perf_stats = true;
+    for (name, engine) in crate::config::ENGINE_NAMES {
+        let d = of(engine);
+        assert_eq!(d.engine(), engine, "{name}");
+        let facts = servebench_engines::profile(engine).and_then(|p| p.metrics);
+        assert_eq!(d.metrics_path(), facts.map(|m| m.path), "{name}");
+        let Some(m) = facts else { continue };
+        let text = d.metrics_text("sim-model", &snapshot, &wire);
+        let samples: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        let named = [Some(m.running), Some(m.waiting), m.kv_usage]
+            .into_iter()
+            .chain([m.preemptions.map(|p| p.name)])
+            .flatten();
+        for series in named {
+            assert!(
+                samples.contains(&series),
+                "{name}: no `{series}` in\n{text}"
+            );
+        }
+    }
 }

@@ -24,6 +24,7 @@
 //! * errors `{"error", "error_type"}` (lib.rs:1516-1519).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -35,15 +36,16 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
 use super::json::{Obj, arr};
 use super::logprobs::{self, ChatStyle};
 use super::ok_json;
-use crate::config::SimConfig;
+use super::tokenize;
+use super::{Dialect, Snapshot, json_response, metrics};
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::{Finish, FinishReason};
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::endpoints;
 use crate::server::wire::{Api, Rules};
 
 /// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
@@ -236,7 +238,7 @@ impl ChunkShape for Shape {
     }
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/", get(health))
         .route("/health", get(health))
@@ -246,7 +248,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
         .route("/tokenize", post(tokenize))
 }
 
-async fn health(State(st): State<Arc<AppState>>) -> Response {
+async fn health(State(st): State<Arc<Host>>) -> Response {
     if st.ready() {
         StatusCode::OK.into_response()
     } else {
@@ -254,7 +256,7 @@ async fn health(State(st): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn info(State(st): State<Arc<AppState>>) -> Response {
+async fn info(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     ok_json(
         Obj::new()
@@ -279,7 +281,7 @@ async fn info(State(st): State<Arc<AppState>>) -> Response {
     )
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let card = Obj::new()
         .f("id", &st.config.model)
         .f("object", "model")
@@ -289,12 +291,9 @@ async fn models(State(st): State<Arc<AppState>>) -> Response {
     ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
 }
 
-async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
-        let b = endpoints::tokenize_body(&st, body)?;
+        let b = tokenize::tokenize_body(&st, body)?;
         let Some(input) = b.inputs else {
             return Err(ApiError::invalid("missing field `inputs`"));
         };
@@ -414,4 +413,71 @@ pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
         )
             .into_response()
     })
+}
+
+/// TGI's dialect.
+pub(super) struct Tgi;
+
+impl Dialect for Tgi {
+    fn engine(&self) -> Engine {
+        Engine::Tgi
+    }
+
+    /// axum's `Sse::keep_alive(KeepAlive::default())`, 15 s (router/src/server.rs).
+    fn ping(&self) -> Option<Duration> {
+        Some(Duration::from_secs(15))
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn over_limit(&self, in_flight: u64) -> Option<ApiError> {
+        over_limit(in_flight)
+    }
+
+    fn stream_error(&self, e: ApiError) -> Result<Response, ApiError> {
+        Ok(stream_error(e))
+    }
+
+    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx, config)))
+    }
+
+    /// The request's model unless it is `tgi` (server.rs `chat_completions`).
+    fn chunk_model(&self, requested: Option<&str>, served: &str) -> String {
+        match requested {
+            Some(m) if m != "tgi" => m.into(),
+            _ => served.into(),
+        }
+    }
+
+    /// An empty id (server.rs: `id: String::new()`).
+    fn response_id(&self, _api: Api, _hash: u64) -> String {
+        String::new()
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
+
+    fn restyle(&self, note: &ErrorNote) -> Response {
+        rejection(note).unwrap_or_else(|| {
+            let (status, body) = error_body(note);
+            json_response(status, body)
+        })
+    }
+
+    fn metrics_text(&self, _model: &str, s: &Snapshot, _wire: &WireParams) -> String {
+        metrics::tgi(s)
+    }
 }

@@ -34,12 +34,13 @@ use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
 use super::json::{Obj, arr};
+use super::{Dialect, uuid_like};
 use super::{ok_json, unknown_keys};
-use crate::config::SimConfig;
+use crate::config::{Engine, SimConfig};
 use crate::engine::Finish;
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
 use crate::server::wire::{Api, GenRequest, Rules};
 
@@ -326,7 +327,7 @@ impl ChunkShape for Shape {
     }
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/v1/models", get(models))
@@ -341,7 +342,7 @@ fn owner(model: &str) -> &str {
     model.split_once('/').map_or("", |(org, _)| org)
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let m = &st.config.model;
     let card = Obj::new()
         .f("owned_by", owner(m))
@@ -361,4 +362,43 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         _ => note.message.as_str(),
     };
     (note.status, Obj::new().f("detail", message).done())
+}
+
+/// transformers serve's dialect (transformers 5.24.0).
+pub(super) struct Transformers;
+
+impl Dialect for Transformers {
+    fn engine(&self) -> Engine {
+        Engine::Transformers
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn adapt(&self, obj: &Map<String, Value>, req: &mut GenRequest) -> Result<(), ApiError> {
+        adapt(obj, req)
+    }
+
+    fn shape(&self, ctx: Ctx, _config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx)))
+    }
+
+    /// The request id, a uuid4 unless `x-request-id` is given.
+    fn response_id(&self, _api: Api, hash: u64) -> String {
+        uuid_like(hash)
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
 }

@@ -317,7 +317,7 @@ pub(crate) fn parse_generation(
                 if images > 0 && !rules.images {
                     return Err(ApiError::bad_request(format!(
                         "this engine ({}) takes no image input",
-                        config.wire.engine.name()
+                        crate::config::engine_name(config.wire.engine)
                     )));
                 }
                 tokenizer::count(&render_messages(m)) + images * config.wire.image_tokens as usize

@@ -3,12 +3,13 @@
 //! writes (ids, times and token words vary; keys, order, nulls and counts must not).
 
 use serde_json::Value;
-use servebench_sim::{Personality, SimConfig};
+use servebench_engines::Engine;
+use servebench_sim::SimConfig;
 
 use super::fast;
 
 /// A fast simulator speaking `engine`'s dialect.
-pub(crate) fn engine(engine: Personality) -> SimConfig {
+pub(crate) fn engine(engine: Engine) -> SimConfig {
     let mut c = fast();
     c.wire.engine = engine;
     c

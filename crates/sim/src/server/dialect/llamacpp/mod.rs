@@ -34,7 +34,9 @@
 //!   n_ctx_slot = …` (server-context.cpp:1231), `model loaded`, `listening on …`
 //!   (server.cpp:485,513).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
@@ -45,13 +47,14 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::json::{Obj, arr};
+use super::tokenize;
+use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
 use super::{json_response, ok_json};
-use crate::config::SimConfig;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::{Finish, Timings};
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::endpoints;
 use crate::server::wire::{Api, ContextRule, Rules};
 
 mod chunks;
@@ -82,7 +85,7 @@ fn build_info(config: &SimConfig) -> String {
     config.wire.version().to_owned()
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/v1/health", get(health))
@@ -97,7 +100,7 @@ async fn health() -> Response {
     ok_json(r#"{"status":"ok"}"#.into())
 }
 
-async fn props(State(st): State<Arc<AppState>>) -> Response {
+async fn props(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     let settings = Obj::new()
         .r(
@@ -132,7 +135,7 @@ async fn props(State(st): State<Arc<AppState>>) -> Response {
     )
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     let created = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -182,22 +185,19 @@ async fn models(State(st): State<Arc<AppState>>) -> Response {
     )
 }
 
-async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
         let raw = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
         let with_pieces = serde_json::from_slice::<Value>(&raw)
             .ok()
             .and_then(|v| v.get("with_pieces").and_then(Value::as_bool))
             .unwrap_or(false);
-        let b = endpoints::tokenize_body(&st, Ok(raw))?;
+        let b = tokenize::tokenize_body(&st, Ok(raw))?;
         let ids = match b.content {
             // A body without `content` gets an empty list, whatever else it holds
             // (`{"messages": …}` too).
             None => Vec::new(),
-            Some(p) => endpoints::prompt_ids(p)?,
+            Some(p) => tokenize::prompt_ids(p)?,
         };
         let tokens = if with_pieces {
             arr(ids.iter().map(|&id| {
@@ -215,11 +215,8 @@ async fn tokenize(
     run().unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn detokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    match endpoints::detokenize_body(&st, body) {
+async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
+    match tokenize::detokenize_body(&st, body) {
         Ok((_, text)) => ok_json(Obj::new().f("content", &text).done()),
         Err(e) => e.into_response(),
     }
@@ -306,4 +303,79 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
         srv("llama_server", "model loaded"),
         srv("llama_server", &format!("listening on {base_url}")),
     ]
+}
+
+/// llama.cpp's dialect.
+pub(super) struct Llamacpp;
+
+impl Dialect for Llamacpp {
+    fn engine(&self) -> Engine {
+        Engine::Llamacpp
+    }
+
+    fn readiness(&self) -> Readiness {
+        Readiness::Loading
+    }
+
+    fn while_loading(&self) -> Option<Response> {
+        Some(loading())
+    }
+
+    /// `sse_ping_interval`, 30 s of silence (common/common.h:626, server-context.cpp).
+    fn ping(&self) -> Option<Duration> {
+        Some(Duration::from_secs(30))
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx, config)))
+    }
+
+    /// gen_chatcmplid() for both APIs: "chatcmpl-" and 32 random characters.
+    fn response_id(&self, _api: Api, hash: u64) -> String {
+        format!("chatcmpl-{:016x}{:016x}", hash, !hash)
+    }
+
+    fn start_lines(&self, config: &SimConfig, _addr: SocketAddr) -> Vec<String> {
+        start_lines(config)
+    }
+
+    fn ready_lines(&self, base_url: &str) -> Vec<String> {
+        ready_lines(base_url)
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
+
+    /// 501 without `--metrics` (server-context.cpp:4655-4660).
+    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
+        (!switched_on).then(|| {
+            ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "This server does not support metrics endpoint. Start it with `--metrics`",
+            )
+            .into_response()
+        })
+    }
+
+    fn metrics_content_type(&self) -> &'static str {
+        "text/plain; version=0.0.4"
+    }
+
+    fn metrics_text(&self, _model: &str, s: &Snapshot, _wire: &WireParams) -> String {
+        metrics::llamacpp(s)
+    }
 }

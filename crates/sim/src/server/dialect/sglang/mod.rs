@@ -33,6 +33,7 @@
 //!   at entrypoints/engine.py:253,1095 of the 0.5.18 wheel, `ServerArgs` a dataclass at
 //!   server_args.py:447); `The server is fired up and ready to roll!` (http_server.py:2600).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,14 +46,15 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::json::{Obj, arr};
 use super::pyrepr::{self, Py};
+use super::tokenize;
+use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
 use super::{json_response, ok_json};
-use crate::config::{SglangLogForm, SimConfig};
+use crate::config::{Engine, SglangLogForm, SimConfig, WireParams};
 use crate::engine::Finish;
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::endpoints;
 use crate::server::wire::{Api, PromptInput, Rules};
 
 mod chunks;
@@ -75,7 +77,7 @@ pub(super) fn check(
     })
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/health_generate", get(health))
@@ -94,7 +96,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
 
 /// 503 while starting; else 200 once the 1-token health generation answered, which SGLang
 /// looks for after each 1 s sleep (http_server.py:777-786).
-async fn health(State(st): State<Arc<AppState>>) -> Response {
+async fn health(State(st): State<Arc<Host>>) -> Response {
     if !st.ready() {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
@@ -102,7 +104,7 @@ async fn health(State(st): State<Arc<AppState>>) -> Response {
     StatusCode::OK.into_response()
 }
 
-async fn ready(State(st): State<Arc<AppState>>) -> Response {
+async fn ready(State(st): State<Arc<Host>>) -> Response {
     if st.ready() {
         StatusCode::OK.into_response()
     } else {
@@ -122,12 +124,12 @@ fn card(c: &SimConfig, created: u64) -> String {
         .done()
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let data = arr([card(&st.config, st.created_unix)]);
     ok_json(Obj::new().f("object", "list").r("data", data).done())
 }
 
-async fn model(State(st): State<Arc<AppState>>, Path(model): Path<String>) -> Response {
+async fn model(State(st): State<Arc<Host>>, Path(model): Path<String>) -> Response {
     if model == st.config.model {
         return ok_json(card(&st.config, st.created_unix));
     }
@@ -202,7 +204,7 @@ fn py_json(v: &Py) -> String {
     }
 }
 
-async fn server_info(State(st): State<Arc<AppState>>) -> Response {
+async fn server_info(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     let mut o = server_args(c)
         .iter()
@@ -226,7 +228,7 @@ async fn server_info(State(st): State<Arc<AppState>>) -> Response {
     ok_json(o.done())
 }
 
-async fn get_server_info(st: State<Arc<AppState>>) -> Response {
+async fn get_server_info(st: State<Arc<Host>>) -> Response {
     eprintln!(
         "{} Endpoint '/get_server_info' is deprecated and will be removed in a future version. \
          Please use '/server_info' instead.",
@@ -235,7 +237,7 @@ async fn get_server_info(st: State<Arc<AppState>>) -> Response {
     server_info(st).await
 }
 
-async fn model_info(State(st): State<Arc<AppState>>) -> Response {
+async fn model_info(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     let path = c.wire.model_path.as_deref().unwrap_or(&c.model);
     ok_json(
@@ -258,7 +260,7 @@ async fn model_info(State(st): State<Arc<AppState>>) -> Response {
     )
 }
 
-async fn get_model_info(st: State<Arc<AppState>>) -> Response {
+async fn get_model_info(st: State<Arc<Host>>) -> Response {
     eprintln!(
         "{} Endpoint '/get_model_info' is deprecated and will be removed in a future version. \
          Please use '/model_info' instead.",
@@ -267,16 +269,13 @@ async fn get_model_info(st: State<Arc<AppState>>) -> Response {
     model_info(st).await
 }
 
-async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
-        let b = endpoints::tokenize_body(&st, body)?;
+        let b = tokenize::tokenize_body(&st, body)?;
         let max = st.config.engine.max_model_len;
         let (tokens, count) = match (b.prompt, b.messages) {
             (Some(PromptInput::Texts(v)), None) => {
-                let lists: Vec<Vec<u64>> = v.iter().map(|t| endpoints::ids(t)).collect();
+                let lists: Vec<Vec<u64>> = v.iter().map(|t| tokenize::ids(t)).collect();
                 let counts: Vec<usize> = lists.iter().map(Vec::len).collect();
                 (
                     serde_json::to_string(&lists).unwrap_or_default(),
@@ -284,14 +283,14 @@ async fn tokenize(
                 )
             }
             (Some(p @ PromptInput::Text(_)), None) => {
-                let ids = endpoints::prompt_ids(p)?;
+                let ids = tokenize::prompt_ids(p)?;
                 (
                     serde_json::to_string(&ids).unwrap_or_default(),
                     ids.len().to_string(),
                 )
             }
             (None, Some(m)) => {
-                let ids = endpoints::message_ids(&m);
+                let ids = tokenize::message_ids(&m);
                 (
                     serde_json::to_string(&ids).unwrap_or_default(),
                     ids.len().to_string(),
@@ -315,11 +314,8 @@ async fn tokenize(
     run().unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn detokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    match endpoints::detokenize_body(&st, body) {
+async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
+    match tokenize::detokenize_body(&st, body) {
         Ok((_, text)) => ok_json(Obj::new().f("text", &text).done()),
         Err(e) => e.into_response(),
     }
@@ -366,4 +362,68 @@ pub(super) fn ready_lines() -> Vec<String> {
         "{} The server is fired up and ready to roll!",
         stamp()
     )]
+}
+
+/// SGLang 0.5.23's dialect.
+pub(super) struct Sglang;
+
+impl Dialect for Sglang {
+    fn engine(&self) -> Engine {
+        Engine::Sglang
+    }
+
+    fn readiness(&self) -> Readiness {
+        Readiness::Warmup
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx, config)))
+    }
+
+    /// The request's model (`model=request.model`), `default` when it names none.
+    fn chunk_model(&self, requested: Option<&str>, _served: &str) -> String {
+        requested.unwrap_or("default").into()
+    }
+
+    fn start_lines(&self, config: &SimConfig, addr: SocketAddr) -> Vec<String> {
+        start_lines(config, addr)
+    }
+
+    fn worker_lines(&self, config: &SimConfig) -> Vec<String> {
+        start_lines(config, SocketAddr::new(config.host, config.port))
+    }
+
+    fn ready_lines(&self, _base_url: &str) -> Vec<String> {
+        ready_lines()
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
+
+    /// Without `--enable-metrics` the route is not mounted.
+    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
+        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
+    }
+
+    fn metrics_content_type(&self) -> &'static str {
+        metrics::PROMETHEUS_CLIENT_TYPE
+    }
+
+    fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
+        metrics::sglang_text(model, s, (wire.tp_size, wire.dp_size))
+    }
 }

@@ -37,14 +37,15 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::json::{Obj, arr};
+use super::tokenize;
+use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
 use super::{ok_json, unknown_keys};
-use crate::config::SimConfig;
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::Finish;
 use crate::rng::splitmix64;
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::endpoints;
 use crate::server::wire::{Api, Rules};
 
 mod chunks;
@@ -231,7 +232,7 @@ fn py_value(v: &Value) -> String {
     }
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/health_generate", get(health_generate))
@@ -242,7 +243,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
         .route("/metrics", get(iteration_stats))
 }
 
-async fn health(State(st): State<Arc<AppState>>) -> Response {
+async fn health(State(st): State<Arc<Host>>) -> Response {
     if st.ready() {
         StatusCode::OK.into_response()
     } else {
@@ -254,7 +255,7 @@ async fn health(State(st): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn health_generate(State(st): State<Arc<AppState>>) -> Response {
+async fn health_generate(State(st): State<Arc<Host>>) -> Response {
     if st.ready() {
         (StatusCode::OK, "Generation health check OK").into_response()
     } else {
@@ -266,11 +267,11 @@ async fn health_generate(State(st): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn version(State(st): State<Arc<AppState>>) -> Response {
+async fn version(State(st): State<Arc<Host>>) -> Response {
     ok_json(Obj::new().f("version", st.config.wire.version()).done())
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let card = Obj::new()
         .f("id", &st.config.model)
         .f("object", "model")
@@ -280,7 +281,7 @@ async fn models(State(st): State<Arc<AppState>>) -> Response {
     ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
 }
 
-async fn server_info(State(st): State<Arc<AppState>>) -> Response {
+async fn server_info(State(st): State<Arc<Host>>) -> Response {
     ok_json(
         Obj::new()
             .null("disaggregated_params")
@@ -294,10 +295,7 @@ async fn iteration_stats() -> Response {
     ok_json("[]".into())
 }
 
-async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
         let raw = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
         if let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(&raw) {
@@ -330,9 +328,9 @@ async fn tokenize(
                 )));
             }
         }
-        let b = endpoints::tokenize_body(&st, Ok(raw))?;
+        let b = tokenize::tokenize_body(&st, Ok(raw))?;
         let ids = match b.prompt {
-            Some(p) => endpoints::prompt_ids(p)?,
+            Some(p) => tokenize::prompt_ids(p)?,
             None => Vec::new(),
         };
         Ok(ok_json(
@@ -364,4 +362,52 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         .f("code", &note.status.as_u16())
         .done();
     (note.status, body)
+}
+
+/// TensorRT-LLM's dialect.
+pub(super) struct Trtllm;
+
+impl Dialect for Trtllm {
+    fn engine(&self) -> Engine {
+        Engine::Trtllm
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn shape(&self, ctx: Ctx, _config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx)))
+    }
+
+    /// The request's model (`model=request.model`).
+    fn chunk_model(&self, requested: Option<&str>, served: &str) -> String {
+        requested.unwrap_or(served).into()
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
+
+    /// Without `return_perf_metrics` the route is not mounted.
+    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
+        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
+    }
+
+    fn metrics_content_type(&self) -> &'static str {
+        metrics::PROMETHEUS_CLIENT_TYPE
+    }
+
+    fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
+        metrics::trtllm_text(model, s, wire.iter_perf_stats)
+    }
 }

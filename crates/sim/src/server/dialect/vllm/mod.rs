@@ -30,6 +30,7 @@
 //!   that. Format `(%(process_name)s pid=%(process)d) %(levelname)s %(asctime)s
 //!   [%(fileinfo)s:%(lineno)d] %(message)s`, date `%m-%d %H:%M:%S` (vllm/logger.py:28-33).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -41,15 +42,16 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::Host;
 use super::json::{Obj, arr};
 use super::ok_json;
 use super::pyrepr::{self, Py};
-use crate::config::SimConfig;
+use super::tokenize;
+use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
+use crate::config::{Engine, SimConfig, WireParams};
 use crate::engine::Finish;
 use crate::rng::{mix3, splitmix64};
-use crate::server::AppState;
 use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::endpoints;
 use crate::server::wire::{Api, Rules};
 
 mod chunks;
@@ -105,7 +107,7 @@ fn fnv(s: &str) -> u64 {
     })
 }
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
+pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/version", get(version))
@@ -115,7 +117,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
         .route("/detokenize", post(detokenize))
 }
 
-async fn health(State(st): State<Arc<AppState>>) -> Response {
+async fn health(State(st): State<Arc<Host>>) -> Response {
     if st.ready() {
         StatusCode::OK.into_response()
     } else {
@@ -124,19 +126,15 @@ async fn health(State(st): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn version(State(st): State<Arc<AppState>>) -> Response {
+async fn version(State(st): State<Arc<Host>>) -> Response {
     ok_json(Obj::new().f("version", st.config.wire.version()).done())
 }
 
-async fn load(State(st): State<Arc<AppState>>) -> Response {
-    ok_json(
-        Obj::new()
-            .f("server_load", &st.stats.snapshot().in_flight)
-            .done(),
-    )
+async fn load(State(st): State<Arc<Host>>) -> Response {
+    ok_json(Obj::new().f("server_load", &st.in_flight()).done())
 }
 
-async fn models(State(st): State<Arc<AppState>>) -> Response {
+async fn models(State(st): State<Arc<Host>>) -> Response {
     let c = &st.config;
     let created = st.created_unix;
     let perm_id = format!("modelperm-{:032x}", u128::from(splitmix64(created)) << 64);
@@ -167,16 +165,13 @@ async fn models(State(st): State<Arc<AppState>>) -> Response {
     ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
 }
 
-async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
-        let b = endpoints::tokenize_body(&st, body)?;
+        let b = tokenize::tokenize_body(&st, body)?;
         check_model(b.model.as_deref(), &st.config.model)?;
         let tokens = match (b.prompt, b.messages) {
-            (Some(p), None) => endpoints::prompt_ids(p)?,
-            (None, Some(m)) => endpoints::message_ids(&m),
+            (Some(p), None) => tokenize::prompt_ids(p)?,
+            (None, Some(m)) => tokenize::message_ids(&m),
             _ => {
                 return Err(ApiError::invalid(
                     "1 validation error: give `prompt` (TokenizeCompletionRequest) or \
@@ -196,12 +191,9 @@ async fn tokenize(
     run().unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn detokenize(
-    State(st): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
-        let (model, text) = endpoints::detokenize_body(&st, body)?;
+        let (model, text) = tokenize::detokenize_body(&st, body)?;
         check_model(model.as_deref(), &st.config.model)?;
         Ok(ok_json(Obj::new().f("prompt", &text).done()))
     };
@@ -333,4 +325,54 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
         139,
         &format!("Starting vLLM server on {base_url}"),
     )]
+}
+
+/// vLLM 0.33.0's dialect.
+pub(super) struct Vllm;
+
+impl Dialect for Vllm {
+    fn engine(&self) -> Engine {
+        Engine::Vllm
+    }
+
+    fn routes(&self) -> Router<Arc<Host>> {
+        routes()
+    }
+
+    fn check(
+        &self,
+        api: Api,
+        obj: &Map<String, Value>,
+        config: &SimConfig,
+    ) -> Result<Rules, ApiError> {
+        check(api, obj, config)
+    }
+
+    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+        Some(Box::new(Shape::new(ctx, config)))
+    }
+
+    fn start_lines(&self, config: &SimConfig, _addr: SocketAddr) -> Vec<String> {
+        start_lines(config, false)
+    }
+
+    fn worker_lines(&self, config: &SimConfig) -> Vec<String> {
+        start_lines(config, true)
+    }
+
+    fn ready_lines(&self, base_url: &str) -> Vec<String> {
+        ready_lines(base_url)
+    }
+
+    fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
+        error_body(note)
+    }
+
+    fn metrics_content_type(&self) -> &'static str {
+        metrics::PROMETHEUS_CLIENT_TYPE
+    }
+
+    fn metrics_text(&self, model: &str, s: &Snapshot, _wire: &WireParams) -> String {
+        metrics::vllm(model, s)
+    }
 }

@@ -1,25 +1,7 @@
-//! Engine profiles: every engine-specific fact servebench relies on, in one place.
-//!
-//! Each engine servebench's users run (SGLang, vLLM, llama.cpp, TensorRT-LLM, TGI,
-//! transformers serve) speaks "the OpenAI API" a little differently: which request fields it
-//! accepts or refuses, where it tokenizes and in what shape, where it says its context limit,
-//! how a server argument is read back, where its Prometheus metrics are, and what its stream
-//! looks like. A [`Profile`] holds those facts for one engine, each read in that engine's
-//! source (the version and files are in [`Profile::checked`] and docs/engines.md); the rest
-//! of servebench asks the profile instead of testing an engine's name.
-//!
-//! Pure data and pure functions: the runner does the I/O (it fetches what [`detect`] reads,
-//! sends the bodies [`body`] plans, reads back what [`args`] parses).
+//! The facts a profile holds, as types: what one engine accepts, where it tokenizes, where
+//! it says its limits, its metrics and their semantics, its stream quirks, its profiler.
 
-pub mod args;
-pub mod body;
-pub mod detect;
-pub mod doc;
-mod profiles;
-
-pub use crate::types::Engine;
-pub use body::BodyPlan;
-pub use profiles::{GENERIC, profile};
+use crate::Engine;
 
 /// How an engine treats a request field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -513,6 +495,3 @@ fn query_escape(s: &str) -> String {
     }
     out
 }
-
-#[cfg(test)]
-mod tests;

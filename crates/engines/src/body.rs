@@ -90,7 +90,7 @@ fn refusal(f: Field) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{Engine, profile};
+    use crate::{Engine, profile};
 
     fn plan(e: Engine, ignore_eos: bool, min: bool) -> super::BodyPlan {
         profile(e).expect("profile").body_plan(ignore_eos, min)

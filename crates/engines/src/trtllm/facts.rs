@@ -1,6 +1,7 @@
-//! The trtllm profile (see the module above for how profiles are read).
+//! The trtllm profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// TensorRT-LLM's `trtllm-serve`, read in NVIDIA/TensorRT-LLM: tensorrt_llm/serve/
 /// openai_protocol.py @0076e939 (OpenAIBaseModel `extra="forbid"`, so any unknown field is a
@@ -14,7 +15,7 @@ use super::super::*;
 /// search index holds them newest (2026 headers: `log_iteration_stats` sets the running,
 /// waiting and KV gauges; the lifespan starts `_iteration_stats_collector_loop` only with
 /// `enable_iter_perf_stats`, and the loop wakes when a request completes).
-pub(super) static TRTLLM: Profile = Profile {
+pub(crate) static TRTLLM: Profile = Profile {
     engine: Engine::Trtllm,
     name: "TensorRT-LLM",
     checked: "git (NVIDIA/TensorRT-LLM): tensorrt_llm/serve/openai_protocol.py @0076e939, openai_server.py @00057725, metrics/collector.py @050f80de",

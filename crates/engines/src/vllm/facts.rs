@@ -1,6 +1,7 @@
-//! The vllm profile (see the module above for how profiles are read).
+//! The vllm profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// vLLM 0.33.0: entrypoints/openai/completion/protocol.py:85-86 (`ignore_eos`, `min_tokens`),
 /// entrypoints/serve/engine/protocol.py (OpenAIBaseModel `extra="allow"`: unknown fields
@@ -11,7 +12,7 @@ use super::super::*;
 /// field `reasoning`), chat_completion/serving.py:165,854-873 (`completion_tokens_details.
 /// reasoning_tokens` with `--reasoning-parser`), `--enable-prompt-tokens-details` for
 /// `cached_tokens`.
-pub(super) static VLLM: Profile = Profile {
+pub(crate) static VLLM: Profile = Profile {
     engine: Engine::Vllm,
     name: "vLLM",
     checked: "0.33.0 (PyPI wheel): entrypoints/openai/completion/protocol.py, entrypoints/serve/engine/protocol.py, entrypoints/serve/tokenize/, entrypoints/serve/instrumentator/basic.py, common/startup.py, entrypoints/openai/chat_completion/serving.py, reasoning/abs_reasoning_parsers.py",

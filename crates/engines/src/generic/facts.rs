@@ -1,6 +1,7 @@
-//! The generic profile (see the module above for how profiles are read).
+//! The generic profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// A plain OpenAI-compatible server, and servebench's simulator in its default dialect:
 /// the spec's fields are sent as written; `/tokenize` is tried with `{prompt}` then

@@ -1,18 +1,19 @@
 //! JSON written in a chosen key order. The engines' bodies come from pydantic models,
 //! msgspec structs, serde structs or nlohmann's ordered_json, each with its own field order;
 //! `serde_json::Value` would sort the keys (the workspace builds it without
-//! `preserve_order`), so the personalities write their bodies with this small builder.
+//! `preserve_order`), so the dialects write their bodies with this small builder.
 
 use serde::Serialize;
 
 /// An object under construction, keys in insertion order.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Obj {
+pub struct Obj {
     buf: String,
 }
 
 impl Obj {
-    pub(crate) fn new() -> Self {
+    /// An empty object.
+    pub fn new() -> Self {
         Obj {
             buf: String::with_capacity(256),
         }
@@ -25,7 +26,7 @@ impl Obj {
     }
 
     /// `"k": v` with `v` serialised by serde.
-    pub(crate) fn f<T: Serialize + ?Sized>(mut self, k: &str, v: &T) -> Self {
+    pub fn f<T: Serialize + ?Sized>(mut self, k: &str, v: &T) -> Self {
         self.key(k);
         // Serialising a value into a String cannot fail for the types used here.
         self.buf
@@ -34,19 +35,19 @@ impl Obj {
     }
 
     /// `"k": raw` with `raw` already JSON (a nested object or array).
-    pub(crate) fn r(mut self, k: &str, raw: impl AsRef<str>) -> Self {
+    pub fn r(mut self, k: &str, raw: impl AsRef<str>) -> Self {
         self.key(k);
         self.buf.push_str(raw.as_ref());
         self
     }
 
     /// `"k": null`.
-    pub(crate) fn null(self, k: &str) -> Self {
+    pub fn null(self, k: &str) -> Self {
         self.r(k, "null")
     }
 
     /// `"k": v` when `v` is set, nothing otherwise (pydantic's `exclude_none`).
-    pub(crate) fn opt<T: Serialize>(self, k: &str, v: Option<T>) -> Self {
+    pub fn opt<T: Serialize>(self, k: &str, v: Option<T>) -> Self {
         match v {
             Some(v) => self.f(k, &v),
             None => self,
@@ -54,7 +55,7 @@ impl Obj {
     }
 
     /// `"k": raw` when `raw` is set, nothing otherwise.
-    pub(crate) fn opt_r(self, k: &str, raw: Option<String>) -> Self {
+    pub fn opt_r(self, k: &str, raw: Option<String>) -> Self {
         match raw {
             Some(raw) => self.r(k, raw),
             None => self,
@@ -62,7 +63,7 @@ impl Obj {
     }
 
     /// The finished object.
-    pub(crate) fn done(mut self) -> String {
+    pub fn done(mut self) -> String {
         if self.buf.is_empty() {
             return "{}".into();
         }
@@ -72,7 +73,7 @@ impl Obj {
 }
 
 /// A JSON array of already-serialised items.
-pub(crate) fn arr<I, S>(items: I) -> String
+pub fn arr<I, S>(items: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -89,12 +90,12 @@ where
 }
 
 /// Appends `s` as a JSON string literal.
-pub(crate) fn push_str(out: &mut String, s: &str) {
+pub fn push_str(out: &mut String, s: &str) {
     out.push_str(&serde_json::Value::from(s).to_string());
 }
 
 /// `s` as a JSON string literal.
-pub(crate) fn quoted(s: &str) -> String {
+pub fn quoted(s: &str) -> String {
     serde_json::Value::from(s).to_string()
 }
 

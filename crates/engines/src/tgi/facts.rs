@@ -1,6 +1,7 @@
-//! The tgi profile (see the module above for how profiles are read).
+//! The tgi profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// Text Generation Inference at git `db931fcf`: router/src/server.rs (completions chunks
 /// with `finish_reason: ""` on every chunk but the last :857-875, usage in the final one;
@@ -13,7 +14,7 @@ use super::super::*;
 /// drops unknown fields; chat `stream_options`); a streamed request's validation or overload
 /// error is an HTTP 200 event `data: {"error":{"message","http_status_code":422}}` then
 /// `data: [DONE]` (infer/mod.rs:445-452, server.rs:890,981,1241-1244).
-pub(super) static TGI: Profile = Profile {
+pub(crate) static TGI: Profile = Profile {
     engine: Engine::Tgi,
     name: "TGI",
     checked: "git db931fcf (huggingface/text-generation-inference): router/src/server.rs, router/src/validation.rs, router/src/lib.rs",

@@ -1,6 +1,7 @@
-//! The transformers profile (see the module above for how profiles are read).
+//! The transformers profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// transformers serve, 5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py
 /// (`_validate_request`: a field outside the request TypedDict is a 422 "Unexpected fields in
@@ -14,7 +15,7 @@ use super::super::*;
 /// `/v1/models` entries carry a `status` object); chat_completion.py:264-268,303-307 (5.24:
 /// `CompletionUsage` with prompt, completion and total tokens only, written
 /// `exclude_none`, so no `completion_tokens_details`).
-pub(super) static TRANSFORMERS: Profile = Profile {
+pub(crate) static TRANSFORMERS: Profile = Profile {
     engine: Engine::Transformers,
     name: "transformers serve",
     checked: "5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py, chat_completion.py, completion.py, server.py, model_manager.py; generation/logits_process.py",

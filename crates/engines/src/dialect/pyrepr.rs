@@ -6,12 +6,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A Python value, for its `repr()`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Py {
+pub enum Py {
+    /// A `str`: `'text'`.
     Str(String),
+    /// An `int`.
     Int(i64),
+    /// A `float`: `1.0`, `0.5`.
     Float(f64),
+    /// `True`, `False`.
     Bool(bool),
+    /// `None`.
     None,
+    /// A list: `[…]`.
     List(Vec<Py>),
     /// A dict, keys (strings) in insertion order.
     Dict(Vec<(String, Py)>),
@@ -20,12 +26,13 @@ pub(crate) enum Py {
 }
 
 impl Py {
-    pub(crate) fn str(s: &str) -> Py {
+    /// A `str` of `s`.
+    pub fn str(s: &str) -> Py {
         Py::Str(s.to_owned())
     }
 
     /// Its `repr()`.
-    pub(crate) fn repr(&self) -> String {
+    pub fn repr(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);
         out
@@ -122,7 +129,7 @@ fn float(x: f64) -> String {
 
 /// UTC now in a strftime-like pattern of `%Y %m %d %H %M %S` (the engines print local time;
 /// the simulator prints UTC).
-pub(crate) fn now(pattern: &str) -> String {
+pub fn now(pattern: &str) -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -131,7 +138,7 @@ pub(crate) fn now(pattern: &str) -> String {
 }
 
 /// `secs` since the epoch, UTC, in the pattern.
-pub(crate) fn format_utc(secs: u64, pattern: &str) -> String {
+pub fn format_utc(secs: u64, pattern: &str) -> String {
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);

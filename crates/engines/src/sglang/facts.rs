@@ -1,6 +1,7 @@
-//! The sglang profile (see the module above for how profiles are read).
+//! The sglang profile (see the crate's documentation for how profiles are read).
 
-use super::super::*;
+use crate::Engine;
+use crate::facts::*;
 
 /// SGLang 0.5.23: srt/entrypoints/openai/protocol.py (CompletionRequest, ChatCompletionRequest
 /// :365,909 — `min_tokens` :399, `ignore_eos` :407; unknown fields dropped by pydantic's
@@ -12,7 +13,7 @@ use super::super::*;
 /// line from 0.5.19, `server_args=ServerArgs(…)` up to 0.5.18), usage_processor.py:75-82
 /// (`cached_tokens` with `--enable-cache-report`), :120-131 (`completion_tokens_details.
 /// reasoning_tokens` when some), sse_utils.py (`delta.reasoning_content`).
-pub(super) static SGLANG: Profile = Profile {
+pub(crate) static SGLANG: Profile = Profile {
     engine: Engine::Sglang,
     name: "SGLang",
     checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py, srt/entrypoints/openai/usage_processor.py, sse_utils.py, srt/managers/schedule_batch.py",

@@ -1,0 +1,57 @@
+//! servebench-engines: one room per engine, below every other servebench crate.
+//!
+//! [`Engine`] is the one list of engines: the spec's `target.engine` and the simulator's
+//! `--engine` both name an engine with it. Each engine is one folder (`sglang/`, `vllm/`,
+//! `llamacpp/`, `trtllm/`, `tgi/`, `transformers/`, and `generic/` for a plain
+//! OpenAI-compatible server): its facts (`facts.rs`, a [`Profile`]), each read in that
+//! engine's source. The folders are rooms (`scripts/check-layers`): they use the types of
+//! [`facts`] and never reach back up. Adding an engine is one folder, one [`Engine`] variant
+//! and one line in [`profile`] (the compiler lists every other `match` to answer).
+//!
+//! Each engine servebench's users run (SGLang, vLLM, llama.cpp, TensorRT-LLM, TGI,
+//! transformers serve) speaks "the OpenAI API" a little differently: which request fields it
+//! accepts or refuses, where it tokenizes and in what shape, where it says its context limit,
+//! how a server argument is read back, where its Prometheus metrics are, and what its stream
+//! looks like. A [`Profile`] holds those facts for one engine, each read in that engine's
+//! source (the version and files are in [`Profile::checked`] and docs/engines.md); the rest
+//! of servebench asks the profile instead of testing an engine's name.
+//!
+//! Pure data and pure functions: the runner does the I/O (it fetches what [`detect`] reads,
+//! sends the bodies [`body`] plans, reads back what [`args`] parses).
+
+pub mod args;
+pub mod body;
+pub mod detect;
+pub mod dialect;
+pub mod doc;
+mod engine;
+pub mod facts;
+mod generic;
+mod llamacpp;
+mod sglang;
+mod tgi;
+mod transformers;
+mod trtllm;
+mod vllm;
+
+pub use body::BodyPlan;
+pub use engine::Engine;
+pub use facts::*;
+pub use generic::GENERIC;
+
+/// The profile of `engine`; `auto` has none (it is resolved by detection first).
+pub fn profile(engine: Engine) -> Option<&'static Profile> {
+    Some(match engine {
+        Engine::Auto => return None,
+        Engine::Sglang => &sglang::SGLANG,
+        Engine::Vllm => &vllm::VLLM,
+        Engine::Llamacpp => &llamacpp::LLAMACPP,
+        Engine::Trtllm => &trtllm::TRTLLM,
+        Engine::Tgi => &tgi::TGI,
+        Engine::Transformers => &transformers::TRANSFORMERS,
+        Engine::Openai => &GENERIC,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,9 @@
+//! Text Generation Inference: its room. Its facts as data ([`TGI`], each read in the engine's source;
+//! docs/engines.md is generated from them); the simulator's dialect of it is
+//! `servebench-sim`'s `server::dialect::tgi` for now.
+
+// check-layers: room
+
+mod facts;
+
+pub(crate) use facts::TGI;

@@ -1,0 +1,9 @@
+//! `transformers serve`: its room. Its facts as data ([`TRANSFORMERS`], each read in the engine's source;
+//! docs/engines.md is generated from them); the simulator's dialect of it is
+//! `servebench-sim`'s `server::dialect::transformers` for now.
+
+// check-layers: room
+
+mod facts;
+
+pub(crate) use facts::TRANSFORMERS;
