@@ -17,6 +17,7 @@ mod fault_host;
 mod fault_kill;
 mod fault_matrix;
 mod fault_wire;
+mod file_images_e2e;
 mod from_peer;
 mod from_run_e2e;
 mod gate_e2e;
