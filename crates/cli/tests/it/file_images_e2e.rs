@@ -165,3 +165,36 @@ fn a_missing_image_is_refused_at_its_line_and_completions_at_validate() {
         "{text}"
     );
 }
+
+/// An engine whose profile takes no image parts (TGI) is warned at validate, for image lines
+/// and for an `image` dataset alike.
+#[test]
+fn images_for_an_engine_that_takes_none_are_warned() {
+    let dir = tempfile::tempdir().expect("tmp");
+    prompts(dir.path(), "img/cat.png");
+    let tgi = spec(&dir.path().join("x"), "openai-chat")
+        .replace("model: sim-model,", "model: sim-model, engine: tgi,");
+    let image = tgi.replace(
+        "dataset: {kind: jsonl, path: data/prompts.jsonl}",
+        "dataset: {kind: image, input_tokens: 8, output_tokens: 4, image: {count: 1, width: 8, \
+         height: 8, format: png}}",
+    );
+    for (text, want) in [
+        (
+            &tgi,
+            "prompts.jsonl:1: warning: the entry has images, but TGI takes no",
+        ),
+        (&image, "TGI takes no `image_url` parts"),
+    ] {
+        let path = write_spec(dir.path(), text);
+        let out = sb(dir.path())
+            .arg("validate")
+            .arg(&path)
+            .output()
+            .expect("validate");
+        let all = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{all}");
+        assert!(all.contains(want), "{all}");
+    }
+}

@@ -378,6 +378,24 @@ fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
              `target.api: openai-chat`, or take the images out",
         ));
     }
+    if let Some(p) = servebench_spec::engine::profile(spec.spec.target.engine)
+        && !p.request.images
+        && let Some(e) = entries.iter().find(|e| !e.images.is_empty())
+    {
+        out.push(InputProblem {
+            severity: Severity::Warning,
+            ..InputProblem::error(
+                PATH_KEY,
+                &path,
+                Some(e.line),
+                format!(
+                    "the entry has images, but {} takes no `image_url` parts (its engine \
+                     profile): the requests will be refused",
+                    p.name
+                ),
+            )
+        });
+    }
     if completions && let Some(e) = entries.iter().find(|e| is_chat(e)) {
         out.push(InputProblem::error(
             PATH_KEY,
