@@ -150,6 +150,7 @@ mod tests {
 
     use super::*;
     use crate::dataset::FileDataset;
+    use crate::dataset::file_images::ImageSource;
     use crate::dataset::tokenize::WordCount;
 
     fn file(content: &str) -> tempfile::NamedTempFile {
@@ -187,6 +188,46 @@ mod tests {
             e[0].reference_output.as_deref(),
             Some("one two three four five")
         );
+    }
+
+    #[test]
+    fn an_entrys_image_or_images_go_after_its_prompt() {
+        // LLaVA-style `image` (vLLM's ShareGPT reader reads it) and an `images` list; fails
+        // before: both were ignored.
+        let f = file(
+            r#"[{"image": "coco/1.jpg", "conversations": [{"from": "human", "value": "<image>\nwhat"},
+                                                       {"from": "gpt", "value": "a cat"}]},
+               {"images": ["https://x/a.png", "b.png"],
+                "conversations": [{"from": "human", "value": "and"}, {"from": "gpt", "value": "b"}]},
+               {"image": "data:image/png;base64,%%", "conversations": []}]"#,
+        );
+        let err = load_sharegpt(f.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(":5: the data URL"),
+            "checked even when skipped: {err}"
+        );
+        let f = file(
+            r#"[{"image": "coco/1.jpg", "conversations": [{"from": "human", "value": "<image>\nwhat"},
+                                                       {"from": "gpt", "value": "a cat"}]},
+               {"images": ["https://x/a.png", "b.png"],
+                "conversations": [{"from": "human", "value": "and"}, {"from": "gpt", "value": "b"}]}]"#,
+        );
+        let (e, _) = load_sharegpt(f.path()).expect("loads");
+        let dir = f.path().parent().expect("folder");
+        assert_eq!(
+            e[0].body,
+            PromptBody::Text("<image>\nwhat".into()),
+            "sent as written"
+        );
+        assert_eq!(
+            e[0].images,
+            [ImageSource::File {
+                path: dir.join("coco/1.jpg"),
+                written: "coco/1.jpg".into()
+            }]
+        );
+        assert_eq!(e[1].images.len(), 2);
+        assert_eq!(e[1].images[0], ImageSource::Url("https://x/a.png".into()));
     }
 
     #[tokio::test]
