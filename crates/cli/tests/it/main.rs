@@ -51,4 +51,5 @@ mod spec_commands;
 mod summary_e2e;
 mod telemetry_e2e;
 mod transformers_e2e;
+mod transformers_images_e2e;
 mod workloads_e2e;
