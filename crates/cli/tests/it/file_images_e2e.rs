@@ -129,6 +129,21 @@ fn jsonl_image_files_urls_and_data_urls_reach_the_server_as_parts() {
         .filter_map(|f| f["path"].as_str())
         .collect();
     assert_eq!(inputs, ["data/prompts.jsonl", "data/img/cat.png"], "{r}");
+    // An edited image is an edited input: `rerun` refuses to measure again, naming it.
+    let mut edited = png_bytes();
+    edited.push(0);
+    std::fs::write(dir.path().join("data/img/cat.png"), edited).expect("edit");
+    let rerun = sb(dir.path())
+        .args(["rerun", "--quiet"])
+        .arg(&result)
+        .output()
+        .expect("rerun");
+    let text = String::from_utf8_lossy(&rerun.stderr);
+    assert_ne!(rerun.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("data/img/cat.png is not the file the published run read"),
+        "{text}"
+    );
 }
 
 #[test]
