@@ -319,23 +319,25 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// An image list written as one string or a list (`"image": "a.png"` or `["a.png", …]`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// One image.
-    One(String),
-    /// Several.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    /// The images, in order.
-    pub fn into_vec(self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
+/// The images a line lists under `key` (`"image": "a.png"` or `["a.png", …]`), in order.
+pub fn listed(v: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
+    let bad = |what: &str| {
+        format!(
+            "`{key}` is {what}: write one image or a list of them (a file path relative to the \
+             prompt file, an http(s) URL, or a data URL)"
+        )
+    };
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(bad(&format!("a list holding {}", kind(other)))),
+            })
+            .collect(),
+        Some(other) => Err(bad(kind(other))),
     }
 }
 
@@ -415,6 +417,23 @@ mod tests {
                 .expect("json");
         let err = messages(audio, &[], Path::new("/d")).unwrap_err();
         assert!(err.contains("part 1 has type `input_audio`"), "{err}");
+    }
+
+    #[test]
+    fn image_lists_are_one_string_or_strings() {
+        let v = serde_json::json!(["a.png", "b.png"]);
+        assert_eq!(
+            listed(Some(&v), "images"),
+            Ok(vec!["a.png".into(), "b.png".into()])
+        );
+        let v = serde_json::json!("a.png");
+        assert_eq!(listed(Some(&v), "image"), Ok(vec!["a.png".into()]));
+        let v = serde_json::json!([3]);
+        let err = listed(Some(&v), "images").unwrap_err();
+        assert!(
+            err.starts_with("`images` is a list holding a number"),
+            "{err}"
+        );
     }
 
     #[test]

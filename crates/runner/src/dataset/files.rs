@@ -21,7 +21,7 @@ use serde::Deserialize;
 use servebench_spec::bounds::{MAX_PROMPT_TOKENS, grouped};
 
 use super::DatasetError;
-use super::file_images::{self, ImageSource, LineImages, OneOrMany, RawMessage};
+use super::file_images::{self, ImageSource, LineImages, RawMessage};
 use super::prompt::{ContentPart, Prompt, PromptBody, TrialPrompts, prompt_seed};
 use super::tokenize::TokenCounter;
 
@@ -52,8 +52,11 @@ struct JsonlLine {
     /// vLLM's `custom_image` line: one user message's parts.
     #[serde(default)]
     content: Option<serde_json::Value>,
-    #[serde(default, alias = "image_files")]
-    images: Option<OneOrMany>,
+    #[serde(default)]
+    images: Option<serde_json::Value>,
+    /// vLLM's `custom_image` name for `images`.
+    #[serde(default)]
+    image_files: Option<serde_json::Value>,
     #[serde(default)]
     max_tokens: Option<u32>,
     #[serde(default)]
@@ -85,7 +88,16 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
             ))
         })?;
         let dir = path.parent().unwrap_or(Path::new(""));
-        let listed = l.images.map(OneOrMany::into_vec).unwrap_or_default();
+        let listed = match (&l.images, &l.image_files) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "the line has both `images` and `image_files`: keep one".into(),
+                ));
+            }
+            (Some(v), None) => file_images::listed(Some(v), "images"),
+            (None, v) => file_images::listed(v.as_ref(), "image_files"),
+        }
+        .map_err(&bad)?;
         let messages = match (l.messages, l.content) {
             (m, None) => m,
             (None, Some(c)) => Some(vec![RawMessage::user(c)]),
@@ -462,7 +474,7 @@ mod tests {
             ),
             (
                 r#"{"prompt": "x", "images": [3]}"#,
-                ":2: data did not match any variant",
+                ":2: `images` is a list holding a number",
             ),
             (
                 r#"{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}"#,

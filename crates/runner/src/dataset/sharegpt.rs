@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::DatasetError;
-use super::file_images::{self, LineImages, OneOrMany};
+use super::file_images::{self, LineImages};
 use super::files::FileEntry;
 use super::prompt::PromptBody;
 
@@ -16,9 +16,9 @@ struct ShareGptEntry {
     conversations: Vec<Turn>,
     /// LLaVA-style and vLLM's ShareGPT: the entry's image (or images).
     #[serde(default)]
-    image: Option<OneOrMany>,
+    image: Option<serde_json::Value>,
     #[serde(default)]
-    images: Option<OneOrMany>,
+    images: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -49,17 +49,15 @@ pub fn load_sharegpt(path: &Path) -> Result<(Vec<FileEntry>, usize), DatasetErro
     let mut out = Vec::new();
     for (n, e) in entries.into_iter().enumerate() {
         let line = lines.get(n).copied().unwrap_or(1);
-        let listed: Vec<String> = (e.image.iter().chain(&e.images))
-            .flat_map(|i| i.clone().into_vec())
-            .collect();
+        let bad = |message: String| DatasetError::Parse {
+            path: path.to_owned(),
+            line,
+            message,
+        };
+        let mut listed = file_images::listed(e.image.as_ref(), "image").map_err(bad)?;
+        listed.extend(file_images::listed(e.images.as_ref(), "images").map_err(bad)?);
         let mut images = LineImages::default();
-        file_images::append_listed(&mut images, &listed, dir).map_err(|message| {
-            DatasetError::Parse {
-                path: path.to_owned(),
-                line,
-                message,
-            }
-        })?;
+        file_images::append_listed(&mut images, &listed, dir).map_err(bad)?;
         let Some((prompt, answer)) = prompt_and_answer(&e.conversations) else {
             continue;
         };
