@@ -163,6 +163,23 @@ fn a_missing_image_is_refused_at_its_line_and_completions_at_validate() {
         assert!(text.contains("relative to the prompt file"), "{text}");
     }
     prompts(dir.path(), "img/cat.png");
+    // The equivalence probe compares text answers: a prompt line with images is refused.
+    let eq = spec(&dir.path().join("x"), "openai-chat").replace(
+        "  trials:",
+        "  equivalence: {prompts_file: data/prompts.jsonl}\n  trials:",
+    );
+    let out = sb(dir.path())
+        .arg("validate")
+        .arg(write_spec(dir.path(), &eq))
+        .output()
+        .expect("validate");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("prompts.jsonl:1: error: the line has images, but the equivalence probe"),
+        "{text}"
+    );
     let path = write_spec(
         dir.path(),
         &spec(&dir.path().join("x"), "openai-completions"),
