@@ -4,7 +4,8 @@
 Not a CI test: its outcome is random by design (docs/statistics-method.md, "Testing the statistics").
 
     python3 bench/aa-false-positives.py [--runs 200] [--detect-runs 50] [--workdir DIR]
-                                        [--bin PATH] [--trials 5]
+                                        [--bin PATH] [--trials 5] [--requests 12]
+                                        [--sweep 1,8] [--metrics A,B] [--detect-metric M]
 
 * A/A: a spec with two identical simulator variants (only their --label differs), 2 sweep
   points (c=1, c=8), 12 requests of 32 → 12 tokens, 5 trials, run --runs times. Run i uses
@@ -17,6 +18,10 @@ Not a CI test: its outcome is random by design (docs/statistics-method.md, "Test
   by 1.2, i.e. about +20% decode throughput), run --detect-runs times with --trials trials;
   reported: the share of output_throughput comparisons that come out improved, per point and
   over all points, and the mean measured ratio.
+
+--requests, --sweep (the max_concurrency levels), --metrics and --detect-metric (the metric whose
+detection is counted: its verdict `improved`) change the spec, e.g. for a percentile:
+`--requests 100 --sweep 4 --metrics ttft_p95,e2e_p95 --detect-metric e2e_p95`.
 
 Runs go to --workdir (default /tmp/servebench-aa); a run whose result is already complete is
 reused, so an interrupted benchmark continues where it stopped. Each run takes ~4 s on an idle
@@ -59,14 +64,14 @@ spec:
     dataset: {{kind: random, input_tokens: 32, output_tokens: 12}}
     ignore_eos: true
     seed: {seed}
-    requests: 12
+    requests: {requests}
     warmup_requests: 2
     request_timeout: 20s
     trial_timeout: 20s
-  sweep: {{max_concurrency: [1, 8]}}
+  sweep: {{max_concurrency: [{sweep}]}}
   trials: {{count: {trials}}}
   compare:
-    metrics: [output_throughput, ttft_p50, tpot_p50, e2e_mean]
+    metrics: [{metrics}]
     threshold: 0.02
     alpha: {alpha}
 """
@@ -115,7 +120,9 @@ def one_run(exe, work, kind, seed, args, b_base, b_seq):
     spec = folder / "spec.yaml"
     trials = args.trials
     spec.write_text(SPEC.format(name=f"bench-{kind}", seed=seed, trials=trials,
-                                alpha=args.alpha, b_base=b_base, b_seq=b_seq))
+                                alpha=args.alpha, b_base=b_base, b_seq=b_seq,
+                                requests=args.requests, sweep=args.sweep,
+                                metrics=", ".join(args.metrics.split(","))))
     t0 = time.monotonic()
     r = subprocess.run([str(exe), "run", "--quiet", "--no-bars", "--results-dir",
                         str(folder), str(spec)], capture_output=True, text=True, timeout=300)
@@ -189,11 +196,11 @@ def aa_summary(comps, alpha):
     }
 
 
-def detect_summary(comps):
+def detect_summary(comps, metric="output_throughput"):
     by_point, hits, n, ratios = Counter(), Counter(), 0, []
     runs_all = 0
     for c in comps:
-        m = next(m for m in c["metrics"] if m["metric"] == "output_throughput")
+        m = next(m for m in c["metrics"] if m["metric"] == metric)
         all_improved = True
         for p in m["points"]:
             n += 1
@@ -224,6 +231,10 @@ def main():
     ap.add_argument("--detect-runs", type=int, default=50)
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--requests", type=int, default=12)
+    ap.add_argument("--sweep", default="1, 8", help="max_concurrency levels, comma-separated")
+    ap.add_argument("--metrics", default="output_throughput,ttft_p50,tpot_p50,e2e_mean")
+    ap.add_argument("--detect-metric", default="output_throughput")
     ap.add_argument("--workdir", default="/tmp/servebench-aa")
     ap.add_argument("--bin", help="servebench binary (default: build the release one)")
     ap.add_argument("--measure-only", action="store_true",
@@ -243,7 +254,7 @@ def main():
         "binary": str(exe),
         "wall_s": round(time.monotonic() - t0, 1),
         "aa": aa_summary(aa, args.alpha),
-        "detect_20pct": detect_summary(det),
+        "detect_20pct": detect_summary(det, args.detect_metric),
     }
     (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))

@@ -63,6 +63,41 @@ fn chat_tokenize(p: &Profile) -> String {
     }
 }
 
+/// The `request_body` fields that change a chat prompt's rendering, which the chat
+/// tokenize endpoint takes beside `messages` (docs/spec.md, "Request bodies").
+fn chat_tokenize_fields(p: &Profile) -> String {
+    match p.tokenize {
+        Some(t) if t.chat_path.is_some() && !t.chat_fields.is_empty() => t
+            .chat_fields
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(t) if t.chat_path.is_some() => "none: lengths with them are estimates".into(),
+        _ => "—".into(),
+    }
+}
+
+fn accepted(p: &Profile) -> String {
+    match p.request.accepts {
+        Some(a) => format!(
+            "a closed list ({} chat, {} completions fields): `validate` warns on a \
+             `request_body` field outside it",
+            a.chat.len(),
+            a.completions.len()
+        ),
+        None => "not listed".into(),
+    }
+}
+
+fn images(p: &Profile) -> String {
+    if p.request.images {
+        "taken by a vision-language model".into()
+    } else {
+        "not taken: `validate` warns on an image workload".into()
+    }
+}
+
 fn limit(p: &Profile) -> String {
     if p.context_limit.is_empty() {
         return "not available".into();
@@ -267,6 +302,8 @@ pub fn engines_table() -> String {
         ("output length fixed", fixed_length),
         ("`min_tokens`", |p| field(p.request.min_tokens)),
         ("unknown request fields", unknown),
+        ("request fields accepted", accepted),
+        ("images (`image_url` parts)", images),
         ("`model` checked", |p| {
             if p.request.checks_model {
                 "yes: the model check refuses a run".into()
@@ -278,6 +315,10 @@ pub fn engines_table() -> String {
         ("usage in the stream", usage),
         ("tokenize (completions)", tokenize),
         ("tokenize (chat)", chat_tokenize),
+        (
+            "`request_body` fields at chat tokenize",
+            chat_tokenize_fields,
+        ),
         ("context limit", limit),
         ("`server_arg` read from", args),
         ("version", version),

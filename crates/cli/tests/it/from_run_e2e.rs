@@ -1,6 +1,7 @@
 //! `servebench from` → `run` with the peers' extra-body and image flags: SGLang's
-//! `--extra-request-body` and `--dataset-name image`, vLLM's `--extra-body`, each translated
-//! and run against a simulator that records what it received.
+//! `--extra-request-body` and `--dataset-name image`, vLLM's `--extra-body`, `--dataset-name
+//! random-mm` and `custom_image`, each translated and run against a simulator that records
+//! what it received.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -31,7 +32,10 @@ fn sim(record: &std::path::Path) -> (Child, String) {
 }
 
 fn from_then_run(tool: &str, argv: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().expect("tmp");
+    from_then_run_in(&tempfile::tempdir().expect("tmp"), tool, argv)
+}
+
+fn from_then_run_in(dir: &tempfile::TempDir, tool: &str, argv: &str) -> Vec<Value> {
     let out = sb(dir.path())
         .args(["from", tool, "--", argv])
         .output()
@@ -105,4 +109,59 @@ fn vllm_extra_body_runs() {
             "{b}"
         );
     }
+}
+
+#[test]
+fn vllm_random_mm_runs_with_its_images() {
+    let bodies = from_then_run(
+        "vllm",
+        "vllm bench serve --backend openai-chat --endpoint /v1/chat/completions \
+         --model sim-model --dataset-name random-mm --random-input-len 8 --random-output-len 4 \
+         --num-prompts 3 --random-mm-base-items-per-request 2 \
+         --random-mm-bucket-config '{(16, 8, 1): 1.0}'",
+    );
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    for b in &bodies {
+        let parts = b["messages"][0]["content"].as_array().expect("parts");
+        assert_eq!(parts.len(), 3, "{b}");
+        assert_eq!(parts[0]["type"], "text");
+        for p in &parts[1..] {
+            let url = p["image_url"]["url"].as_str().expect("url");
+            assert!(url.starts_with("data:image/png;base64,"), "{url}");
+        }
+        assert_eq!(b["ignore_eos"], true, "vLLM forces it for random-mm");
+    }
+}
+
+#[test]
+fn vllm_custom_image_runs_with_the_files_images() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // vLLM's custom_image layouts: prompt + image_files, and a content array.
+    std::fs::write(
+        dir.path().join("imgs.jsonl"),
+        "{\"prompt\": \"what is it\", \"image_files\": [\"https://example.com/a.png\"]}\n\
+         {\"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"https://example.com/b.png\"}}, \
+         {\"type\": \"text\", \"text\": \"and this\"}]}\n",
+    )
+    .expect("jsonl");
+    let bodies = from_then_run_in(
+        &dir,
+        "vllm",
+        "vllm bench serve --backend openai-chat --endpoint /v1/chat/completions \
+         --model sim-model --dataset-name custom_image --dataset-path imgs.jsonl \
+         --custom-output-len 4 --num-prompts 2 --custom-ensure-client-side-data",
+    );
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    let mut contents: Vec<String> = bodies
+        .iter()
+        .map(|b| b["messages"][0]["content"].to_string())
+        .collect();
+    contents.sort();
+    assert_eq!(
+        contents,
+        [
+            r#"[{"image_url":{"url":"https://example.com/b.png"},"type":"image_url"},{"text":"and this","type":"text"}]"#,
+            r#"[{"text":"what is it","type":"text"},{"image_url":{"url":"https://example.com/a.png"},"type":"image_url"}]"#,
+        ]
+    );
 }

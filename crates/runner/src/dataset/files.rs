@@ -1,6 +1,7 @@
 //! Prompt files: JSONL (`{"prompt": …}` or `{"messages": […]}` per line, optional
 //! `max_tokens` or `output_tokens`) and ShareGPT (`[{"conversations": [{"from": "human",
-//! "value": …}, {"from": "gpt", "value": …}]}]`).
+//! "value": …}, {"from": "gpt", "value": …}]}]`). Either may carry images
+//! ([`super::file_images`]: an `images` list, `content` arrays with `image_url` parts).
 //!
 //! Trial `t` at point `p` takes its prompts from one seeded permutation of the file
 //! (`prompt_seed(seed, t, p)`): measured prompts first, warm-up prompts next (disjoint when
@@ -20,7 +21,8 @@ use serde::Deserialize;
 use servebench_spec::bounds::{MAX_PROMPT_TOKENS, grouped};
 
 use super::DatasetError;
-use super::prompt::{ChatMessage, Prompt, PromptBody, TrialPrompts, prompt_seed};
+use super::file_images::{self, ImageSource, LineImages, RawMessage};
+use super::prompt::{ContentPart, Prompt, PromptBody, TrialPrompts, prompt_seed};
 use super::tokenize::TokenCounter;
 
 /// One usable entry of a prompt file.
@@ -34,6 +36,11 @@ pub struct FileEntry {
     pub reference_output: Option<String>,
     /// The file's line where the entry starts (1-based), for messages.
     pub line: usize,
+    /// Images sent with it (in its last user message); local files until
+    /// [`encode_images`] reads them.
+    pub images: Vec<ImageSource>,
+    /// Where the images go among that message's text; `None`: after it.
+    pub parts: Option<Vec<ContentPart>>,
 }
 
 #[derive(Deserialize)]
@@ -41,7 +48,15 @@ struct JsonlLine {
     #[serde(default)]
     prompt: Option<String>,
     #[serde(default)]
-    messages: Option<Vec<ChatMessage>>,
+    messages: Option<Vec<RawMessage>>,
+    /// vLLM's `custom_image` line: one user message's parts.
+    #[serde(default)]
+    content: Option<serde_json::Value>,
+    #[serde(default)]
+    images: Option<serde_json::Value>,
+    /// vLLM's `custom_image` name for `images`.
+    #[serde(default)]
+    image_files: Option<serde_json::Value>,
     #[serde(default)]
     max_tokens: Option<u32>,
     #[serde(default)]
@@ -72,8 +87,40 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
                  {{\"messages\": [{{\"role\": \"user\", \"content\": \"…\"}}]}}"
             ))
         })?;
-        let body = match (l.prompt, l.messages) {
-            (Some(p), None) if p.trim().is_empty() => {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let listed = match (&l.images, &l.image_files) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "the line has both `images` and `image_files`: keep one".into(),
+                ));
+            }
+            (Some(v), None) => file_images::listed(Some(v), "images"),
+            (None, v) => file_images::listed(v.as_ref(), "image_files"),
+        }
+        .map_err(&bad)?;
+        let messages = match (l.messages, l.content) {
+            (m, None) => m,
+            (None, Some(c)) => Some(vec![RawMessage::user(c)]),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "the line has both `messages` and `content`: keep one".into()
+                ));
+            }
+        };
+        let (messages, images) = match messages {
+            Some(raw) => {
+                let (m, i) = file_images::messages(raw, &listed, dir).map_err(&bad)?;
+                (Some(m), i)
+            }
+            None => {
+                let mut i = LineImages::default();
+                file_images::append_listed(&mut i, &listed, dir).map_err(&bad)?;
+                (None, i)
+            }
+        };
+        let has_images = !images.images.is_empty();
+        let body = match (l.prompt, messages) {
+            (Some(p), None) if p.trim().is_empty() && !has_images => {
                 return Err(bad(
                     "the prompt is empty: servers refuse a request with nothing to complete; \
                      write its text, or delete the line"
@@ -81,7 +128,7 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
                 ));
             }
             (Some(p), None) => PromptBody::Text(p),
-            (None, Some(m)) if m.iter().all(|m| m.content.trim().is_empty()) => {
+            (None, Some(m)) if !has_images && m.iter().all(|m| m.content.trim().is_empty()) => {
                 return Err(bad(if m.is_empty() {
                     "`messages` is empty: write at least one {\"role\": \"user\", \"content\": \
                      \"…\"}"
@@ -124,110 +171,22 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
             output_tokens,
             reference_output: None,
             line: number,
+            images: images.images,
+            parts: images.parts,
         });
         Ok(())
     })?;
     Ok(out)
 }
 
-#[derive(Deserialize)]
-struct ShareGptEntry {
-    #[serde(default)]
-    conversations: Vec<Turn>,
-}
-
-#[derive(Deserialize)]
-struct Turn {
-    from: String,
-    value: String,
-}
-
-/// Reads a ShareGPT file: the first human turn is the prompt, the turn after it (from
-/// `gpt`) is the reference answer. Entries without such a pair, or whose prompt is empty,
-/// are skipped; the number skipped is returned too. Each entry keeps the line it starts on.
-pub fn load_sharegpt(path: &Path) -> Result<(Vec<FileEntry>, usize), DatasetError> {
-    let bytes = std::fs::read(path).map_err(|e| DatasetError::io(path, e))?;
-    let entries: Vec<ShareGptEntry> =
-        serde_json::from_slice(&bytes).map_err(|e| DatasetError::Parse {
-            path: path.to_owned(),
-            line: e.line(),
-            message: format!(
-                "{e}; a ShareGPT file is one JSON array of {{\"conversations\": [{{\"from\": \
-                 \"human\", \"value\": \"…\"}}, {{\"from\": \"gpt\", \"value\": \"…\"}}]}}"
-            ),
-        })?;
-    let lines = element_lines(&bytes);
-    let total = entries.len();
-    let out: Vec<FileEntry> = entries
-        .into_iter()
-        .enumerate()
-        .filter_map(|(n, e)| {
-            let i = e
-                .conversations
-                .iter()
-                .position(|t| t.from == "human" || t.from == "user")?;
-            let answer = e
-                .conversations
-                .get(i + 1)
-                .filter(|t| t.from == "gpt" || t.from == "assistant")?;
-            let prompt = &e.conversations[i].value;
-            if prompt.trim().is_empty() {
-                return None;
-            }
-            Some(FileEntry {
-                body: PromptBody::Text(prompt.clone()),
-                output_tokens: None,
-                reference_output: Some(answer.value.clone()),
-                line: lines.get(n).copied().unwrap_or(1),
-            })
-        })
-        .collect();
-    let skipped = total - out.len();
-    Ok((out, skipped))
-}
-
-/// The 1-based line on which each element of the top-level JSON array in `bytes` starts
-/// (the text is valid JSON: serde has read it).
-fn element_lines(bytes: &[u8]) -> Vec<usize> {
-    let (mut line, mut depth) = (1, 0usize);
-    let (mut in_string, mut escaped, mut expect_element) = (false, false, false);
-    let mut out = Vec::new();
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                b'\n' => line += 1,
-                _ => {}
-            }
-            continue;
-        }
-        if b == b'\n' {
-            line += 1;
-            continue;
-        }
-        if b.is_ascii_whitespace() {
-            continue;
-        }
-        if depth == 1 && expect_element && b != b']' {
-            out.push(line);
-            expect_element = false;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth == 1 {
-                    expect_element = true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' if depth == 1 => expect_element = true,
-            _ => {}
-        }
+/// Reads every local image the entries of `file` name and encodes it as a data URL (before
+/// the trial: nothing is read while sending); a file that cannot be used is refused at the
+/// line that names it.
+pub fn encode_images(entries: &mut [FileEntry], file: &Path) -> Result<(), DatasetError> {
+    for e in entries.iter_mut() {
+        file_images::encode_files(&mut e.images, file, e.line)?;
     }
-    out
+    Ok(())
 }
 
 /// Prompts drawn from a file's entries, with token counts cached per entry across trials.
@@ -317,6 +276,8 @@ impl<C: TokenCounter> FileDataset<C> {
             Some(&c) => c,
             None => {
                 let input = match &entry.body {
+                    // An image's tokens are the server's alone (`usage.prompt_tokens`).
+                    _ if !entry.images.is_empty() => None,
                     PromptBody::Text(t) => Some(self.counter.count(t).await?),
                     PromptBody::Messages(m) => self.counter.count_chat(m).await?,
                 };
@@ -335,12 +296,23 @@ impl<C: TokenCounter> FileDataset<C> {
             .or(reference)
             .ok_or(DatasetError::MissingOutputLength { line: entry.line })?
             .max(1);
+        let images = (entry.images.iter())
+            .map(|i| match i {
+                ImageSource::Url(u) => Ok(u.clone()),
+                ImageSource::File { written, .. } => Err(DatasetError::Parse {
+                    path: written.into(),
+                    line: entry.line,
+                    message: "the image was not read before the trial (encode_images)".into(),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Prompt {
             body: entry.body.clone(),
             expected_input_tokens: input,
             input_tokens_exact: input.is_some() && self.counter.is_exact(),
             max_tokens,
-            images: Vec::new(),
+            images,
+            parts: entry.parts.clone(),
         })
     }
 }
@@ -424,69 +396,105 @@ mod tests {
         assert!(err.contains(":2: not UTF-8 text (byte 16"), "{err}");
     }
 
-    #[test]
-    fn sharegpt_entries_keep_the_line_they_start_on() {
-        let f = file(SHAREGPT);
-        let (e, _) = load_sharegpt(f.path()).expect("loads");
-        assert_eq!(e.iter().map(|e| e.line).collect::<Vec<_>>(), [2, 5]);
-        assert_eq!(
-            element_lines(b"[1, \"a,]\\\"\",\n {\"x\": [2, 3]}\n , []]"),
-            [1, 1, 2, 3]
-        );
-        let f = file(
-            r#"[{"conversations": [{"from": "human", "value": " "}, {"from": "gpt", "value": "a"}]}]"#,
-        );
-        assert_eq!(
-            load_sharegpt(f.path()).expect("loads").1,
-            1,
-            "an empty prompt is skipped"
-        );
-    }
-
-    const SHAREGPT: &str = r#"[
-        {"id": "a", "conversations": [{"from": "human", "value": "hello there friend"},
-                                      {"from": "gpt", "value": "one two three four five"}]},
-        {"id": "b", "conversations": [{"from": "gpt", "value": "no question"}]},
-        {"id": "c", "conversations": [{"from": "system", "value": "be nice"},
-                                      {"from": "human", "value": "why"},
-                                      {"from": "gpt", "value": "because"}]},
-        {"id": "d", "conversations": []}
-    ]"#;
-
-    #[test]
-    fn sharegpt_pairs_and_skips() {
-        let f = file(SHAREGPT);
-        let (e, skipped) = load_sharegpt(f.path()).expect("loads");
-        assert_eq!((e.len(), skipped), (2, 2));
-        assert_eq!(e[1].body, PromptBody::Text("why".into()));
-        assert_eq!(
-            e[0].reference_output.as_deref(),
-            Some("one two three four five")
-        );
+    /// A 1×1 PNG as a data URL.
+    fn png_url() -> String {
+        use base64::Engine as _;
+        let png = crate::dataset::image::png(1, 1, &[9, 9, 9]);
+        format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(png)
+        )
     }
 
     #[tokio::test]
-    async fn file_trials_are_seeded_and_lengths_come_from_the_reference_answer() {
-        let f = file(SHAREGPT);
-        let (entries, _) = load_sharegpt(f.path()).expect("loads");
-        let mut ds = FileDataset::new(entries.clone(), None, WordCount).expect("valid");
-        let p = ds.trial_prompts(2, 1, 5, 1, 0).await.expect("prompts");
-        let mut lens: Vec<u32> = p.measured.iter().map(|p| p.max_tokens).collect();
-        lens.sort_unstable();
-        assert_eq!(lens, [1, 5], "gpt turn word counts");
-        assert!(p.measured.iter().all(|p| !p.input_tokens_exact));
-        let again = FileDataset::new(entries.clone(), None, WordCount)
-            .expect("valid")
-            .trial_prompts(2, 1, 5, 1, 0)
-            .await
-            .expect("prompts");
-        assert_eq!(again, p, "paired: same seed, same prompts");
-        let mut fixed = FileDataset::new(entries, Some(64), WordCount).expect("valid");
-        let p = fixed.trial_prompts(1, 0, 5, 2, 0).await.expect("prompts");
-        assert_eq!(p.measured[0].max_tokens, 64);
+    async fn jsonl_lines_carry_image_files_urls_and_data_urls() {
+        // Fails before file_images: `images` was ignored and a `content` array refused.
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir(dir.path().join("img")).expect("mkdir");
+        let png = crate::dataset::image::png(2, 1, &[1, 2, 3, 4, 5, 6]);
+        std::fs::write(dir.path().join("img/a.png"), &png).expect("write");
+        let url = png_url();
+        let lines = [
+            r#"{"prompt": "describe", "images": ["img/a.png", "https://x/y.png"], "max_tokens": 4}"#.to_owned(),
+            format!(
+                r#"{{"messages": [{{"role": "user", "content": [{{"type": "image_url", "image_url": {{"url": "{url}"}}}}, {{"type": "text", "text": "what"}}]}}], "max_tokens": 5}}"#
+            ),
+            r#"{"content": [{"type": "text", "text": "and"}, {"type": "image", "image": "img/a.png"}], "image_files": "https://x/z.png", "output_tokens": 6}"#.to_owned(),
+        ];
+        let path = dir.path().join("p.jsonl");
+        std::fs::write(&path, lines.join("\n")).expect("write");
+        let mut e = load_jsonl(&path).expect("loads");
         assert!(
-            fixed.trial_prompts(3, 0, 5, 1, 0).await.is_err(),
-            "more than the file holds"
+            matches!(&e[0].images[0], ImageSource::File { written, .. } if written == "img/a.png")
+        );
+        encode_images(&mut e, &path).expect("encodes");
+        let mut ds = FileDataset::new(e, None, WordCount).expect("valid");
+        let p = ds.trial_prompts(3, 0, 1, 1, 0).await.expect("prompts");
+        let mut p = p.measured;
+        p.sort_by_key(|p| p.max_tokens);
+        let file_url = format!(
+            "data:image/png;base64,{}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &png)
+        );
+        assert_eq!(p[0].images, [file_url.clone(), "https://x/y.png".into()]);
+        assert_eq!(p[0].parts, None, "after the text");
+        assert_eq!(p[1].images, [url]);
+        assert_eq!(
+            p[1].parts,
+            Some(vec![
+                ContentPart::Image(0),
+                ContentPart::Text("what".into())
+            ])
+        );
+        assert_eq!(p[2].images, [file_url, "https://x/z.png".into()]);
+        assert_eq!(
+            p[2].parts,
+            Some(vec![
+                ContentPart::Text("and".into()),
+                ContentPart::Image(0),
+                ContentPart::Image(1)
+            ])
+        );
+        assert!(matches!(&p[2].body, PromptBody::Messages(m) if m[0].role == "user"));
+        assert!(
+            p.iter().all(|p| p.expected_input_tokens.is_none()),
+            "an image's tokens are the server's"
+        );
+    }
+
+    #[test]
+    fn bad_images_are_refused_at_their_line() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("p.jsonl");
+        let ok = r#"{"prompt": "x", "max_tokens": 1}"#;
+        for (line, want) in [
+            (
+                r#"{"prompt": "x", "images": ["data:image/png;base64,%%"]}"#,
+                ":2: the data URL `data:image/png;base64,%%` is not valid base64",
+            ),
+            (
+                r#"{"prompt": "x", "images": [3]}"#,
+                ":2: `images` is a list holding a number",
+            ),
+            (
+                r#"{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}"#,
+                ":2: message 1's content part 1 has no `image_url`",
+            ),
+        ] {
+            std::fs::write(&path, format!("{ok}\n{line}\n")).expect("write");
+            let err = load_jsonl(&path).expect_err(line).to_string();
+            assert!(err.contains(want), "{line}: {err}");
+        }
+        std::fs::write(
+            &path,
+            format!("{ok}\n\n{{\"prompt\": \"x\", \"images\": [\"gone.png\"]}}\n"),
+        )
+        .expect("write");
+        let mut e = load_jsonl(&path).expect("parses: the file is read at encoding");
+        let err = encode_images(&mut e, &path).unwrap_err().to_string();
+        assert!(
+            err.contains("p.jsonl:3: image `gone.png` cannot be read"),
+            "{err}"
         );
     }
 

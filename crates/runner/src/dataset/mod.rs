@@ -7,6 +7,7 @@
 //! `(workload seed, trial, sweep point)`, ready for `loadgen::run_trial`.
 
 pub mod conversation;
+pub mod file_images;
 pub mod files;
 pub mod image;
 pub mod lengths;
@@ -14,6 +15,7 @@ mod lines;
 pub mod prompt;
 pub mod random;
 pub mod shared;
+pub mod sharegpt;
 pub mod tokenize;
 pub mod trace;
 pub mod vocab;
@@ -21,14 +23,15 @@ pub mod vocab;
 use std::path::{Path, PathBuf};
 
 pub use conversation::{MultiTurnBuilder, MultiTurnDataset};
-pub use files::{FileDataset, FileEntry, load_jsonl, load_sharegpt};
+pub use files::{FileDataset, FileEntry, encode_images, load_jsonl};
 pub use lengths::LengthDist;
 pub use prompt::{
-    ChatMessage, Conversation, Conversations, Prompt, PromptBody, TrialPrompts, UserTurn,
-    prompt_seed, warmup_seed,
+    ChatMessage, ContentPart, Conversation, Conversations, Prompt, PromptBody, TrialPrompts,
+    UserTurn, prompt_seed, warmup_seed,
 };
 pub use random::{BuildStats, RandomDataset, RandomPromptBuilder};
 pub use shared::{SharedPrefixBuilder, SharedPrefixDataset};
+pub use sharegpt::load_sharegpt;
 pub use tokenize::{
     AnyCounter, LocalTokenizer, ServerTokenizer, TokenCounter, TokenizeStyle, TokenizerSpec,
     WordCount,

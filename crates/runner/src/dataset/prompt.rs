@@ -40,6 +40,21 @@ pub struct Prompt {
     /// (`usage.prompt_tokens`): a prompt with images has no expected input length.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// The order of the last user message's parts when a prompt file's line gives it (an
+    /// OpenAI-style `content` array, images among the text); `None`: the text, then
+    /// `images`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<ContentPart>>,
+}
+
+/// One part of a user message that carries images, in the order sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentPart {
+    /// A `text` part.
+    Text(String),
+    /// An `image_url` part: the prompt's image at this index.
+    Image(usize),
 }
 
 impl Prompt {
@@ -51,6 +66,7 @@ impl Prompt {
             input_tokens_exact: false,
             max_tokens,
             images: Vec::new(),
+            parts: None,
         }
     }
 }

@@ -138,6 +138,7 @@ impl<C: TokenCounter> RandomPromptBuilder<C> {
                 input_tokens_exact: exact,
                 max_tokens: output,
                 images: Vec::new(),
+                parts: None,
             });
         }
         Ok(out)

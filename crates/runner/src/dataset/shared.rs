@@ -174,6 +174,7 @@ impl<C: TokenCounter> SharedPrefixBuilder<C> {
                 input_tokens_exact: exact,
                 max_tokens: output,
                 images: Vec::new(),
+                parts: None,
             });
         }
         Ok(out)

@@ -385,6 +385,7 @@ impl<C: TokenCounter> TraceBuilder<C> {
                 input_tokens_exact: exact,
                 max_tokens: e.output_tokens,
                 images: Vec::new(),
+                parts: None,
             });
         }
         Ok(out)

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::config::{ApiKind, LoadConfig, MinTokens, Target};
-use crate::dataset::{ChatMessage, Prompt, PromptBody};
+use crate::dataset::{ChatMessage, ContentPart, Prompt, PromptBody};
 
 #[derive(Serialize)]
 struct StreamOptions {
@@ -182,15 +182,23 @@ fn image_body(
         message: e.to_string(),
     };
     let mut body: Value = serde_json::from_slice(&bytes).map_err(ser)?;
-    let parts_of = |text: &Value| {
-        let mut parts = vec![json!({"type": "text", "text": text})];
-        parts.extend(
-            prompt
-                .images
+    let image = |u: &String| json!({"type": "image_url", "image_url": {"url": u}});
+    let parts_of = |text: &Value| match &prompt.parts {
+        // A prompt file's own order of text and images (an OpenAI-style `content` array).
+        Some(layout) => Value::Array(
+            layout
                 .iter()
-                .map(|u| json!({"type": "image_url", "image_url": {"url": u}})),
-        );
-        Value::Array(parts)
+                .filter_map(|p| match p {
+                    ContentPart::Text(t) => Some(json!({"type": "text", "text": t})),
+                    ContentPart::Image(i) => prompt.images.get(*i).map(image),
+                })
+                .collect(),
+        ),
+        None => {
+            let mut parts = vec![json!({"type": "text", "text": text})];
+            parts.extend(prompt.images.iter().map(image));
+            Value::Array(parts)
+        }
     };
     if let Some(last) = body
         .get_mut("messages")
@@ -291,6 +299,29 @@ mod tests {
         assert_eq!(v["max_tokens"], 4);
         let err = build_body(&target(ApiKind::Completions), &cfg, &p, 2).unwrap_err();
         assert_eq!(err, BodyError::ImagesToCompletions { index: 2 });
+    }
+
+    #[test]
+    fn a_prompt_files_part_order_is_kept() {
+        // Fails before `Prompt::parts`: images always went after the text.
+        let p = Prompt {
+            images: vec!["https://x/a.png".into(), "https://x/b.png".into()],
+            parts: Some(vec![
+                ContentPart::Image(1),
+                ContentPart::Text("compare".into()),
+                ContentPart::Image(0),
+            ]),
+            ..Prompt::text("compare", 4)
+        };
+        let b = build_body(&target(ApiKind::Chat), &LoadConfig::new(1), &p, 0).expect("ok");
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("json");
+        assert_eq!(
+            v["messages"][0]["content"],
+            serde_json::json!([
+                {"type": "image_url", "image_url": {"url": "https://x/b.png"}},
+                {"type": "text", "text": "compare"},
+                {"type": "image_url", "image_url": {"url": "https://x/a.png"}}])
+        );
     }
 
     #[test]

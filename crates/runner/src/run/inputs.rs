@@ -13,8 +13,8 @@ use servebench_spec::{ApiKind, DatasetKind, Severity, SpecFile, TokenizerSource}
 
 use super::workload::{default_trace, load_config, schedule_seed, trace_layout, trace_window};
 use crate::dataset::{
-    DatasetError, FileEntry, PromptBody, TraceBuilder, WordCount, load_jsonl, load_sharegpt,
-    load_trace,
+    DatasetError, FileEntry, PromptBody, TraceBuilder, WordCount, encode_images, load_jsonl,
+    load_sharegpt, load_trace,
 };
 
 /// One problem with a file the spec names.
@@ -128,7 +128,16 @@ pub fn check_inputs(spec: &SpecFile, spec_dir: &Path) -> Vec<InputProblem> {
                 &path,
                 DatasetError::Empty,
             )),
-            Ok(_) => {}
+            Ok(entries) => {
+                if let Some(e) = entries.iter().find(|e| !e.images.is_empty()) {
+                    out.push(InputProblem::error(
+                        "equivalence.prompts_file",
+                        &path,
+                        Some(e.line),
+                        crate::dataset::file_images::IMAGES_IN_PROBE,
+                    ));
+                }
+            }
             Err(e) => out.push(InputProblem::dataset("equivalence.prompts_file", &path, e)),
         }
     }
@@ -234,10 +243,12 @@ fn declared_made(spec: &SpecFile, spec_dir: &Path, out: &mut [InputProblem]) {
 const PATH_KEY: &str = "workload.dataset.path";
 
 /// Every file a run reads, as the spec names them (relative to its folder): the prompt file
-/// or trace, a local tokenizer, and the equivalence probe's prompt file or reference
-/// answers. Their hashes are recorded when a run begins (`provenance.inputs`) and checked
-/// by `run --resume`, `rerun` and `compare` (one input-hash rule, docs/reliability.md).
-pub fn input_files(spec: &SpecFile) -> Vec<String> {
+/// or trace and the image files its lines name (relative to the prompt file; an edited
+/// image is an edited input), a local tokenizer, and the equivalence probe's prompt file or
+/// reference answers. Their hashes are recorded when a run begins (`provenance.inputs`)
+/// and checked by `run --resume`, `rerun` and `compare` (one input-hash rule,
+/// docs/reliability.md).
+pub fn input_files(spec: &SpecFile, spec_dir: &Path) -> Vec<String> {
     let d = &spec.spec.workload.dataset;
     let t = &spec.spec.target;
     let mut out = Vec::new();
@@ -247,6 +258,7 @@ pub fn input_files(spec: &SpecFile) -> Vec<String> {
     ) && let Some(p) = &d.path
     {
         out.push(p.clone());
+        out.extend(image_files(spec, spec_dir));
     }
     if t.tokenizer == TokenizerSource::Local
         && let Some(p) = &t.tokenizer_path
@@ -257,6 +269,35 @@ pub fn input_files(spec: &SpecFile) -> Vec<String> {
         for p in [&e.prompts_file, &e.reference].into_iter().flatten() {
             if !p.trim().is_empty() && !out.contains(p) {
                 out.push(p.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The local image files a prompt file's lines name, relative to the spec's folder, in the
+/// order first named (none where the file cannot be read: the run refuses it anyway).
+fn image_files(spec: &SpecFile, spec_dir: &Path) -> Vec<String> {
+    let d = &spec.spec.workload.dataset;
+    let Some(p) = &d.path else {
+        return Vec::new();
+    };
+    let path = spec_dir.join(p);
+    let entries = match d.kind {
+        DatasetKind::Jsonl => load_jsonl(&path),
+        DatasetKind::Sharegpt => load_sharegpt(&path).map(|(e, _)| e),
+        _ => return Vec::new(),
+    };
+    let folder = Path::new(p).parent().unwrap_or(Path::new(""));
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for e in entries.iter().flatten() {
+        for i in &e.images {
+            if let crate::dataset::file_images::ImageSource::File { written, .. } = i {
+                let name = folder.join(written).display().to_string();
+                if seen.insert(name.clone()) {
+                    out.push(name);
+                }
             }
         }
     }
@@ -292,10 +333,14 @@ fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
     } else {
         load_sharegpt(&path)
     };
-    let (entries, skipped) = match loaded {
+    let (mut entries, skipped) = match loaded {
         Ok(l) => l,
         Err(e) => return out.push(InputProblem::dataset(PATH_KEY, &path, e)),
     };
+    // Every image file the lines name, read now (as the run does before its first trial).
+    if let Err(e) = encode_images(&mut entries, &path) {
+        out.push(InputProblem::dataset(PATH_KEY, &path, e));
+    }
     if skipped > 0 {
         out.push(InputProblem {
             severity: Severity::Warning,
@@ -323,6 +368,34 @@ fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
     let completions = spec.spec.target.api == ApiKind::OpenaiCompletions;
     // A prompt file's fixed output length is the dataset's (`PromptSource` reads only it).
     let fixed_output = d.output_tokens.is_some();
+    if completions && let Some(e) = entries.iter().find(|e| !e.images.is_empty()) {
+        out.push(InputProblem::error(
+            PATH_KEY,
+            &path,
+            Some(e.line),
+            "the entry has images, which are sent as `image_url` parts of chat messages, but \
+             the spec sends to the completions API (`target.api: openai-completions`): set \
+             `target.api: openai-chat`, or take the images out",
+        ));
+    }
+    if let Some(p) = servebench_spec::engine::profile(spec.spec.target.engine)
+        && !p.request.images
+        && let Some(e) = entries.iter().find(|e| !e.images.is_empty())
+    {
+        out.push(InputProblem {
+            severity: Severity::Warning,
+            ..InputProblem::error(
+                PATH_KEY,
+                &path,
+                Some(e.line),
+                format!(
+                    "the entry has images, but {} takes no `image_url` parts (its engine \
+                     profile): the requests will be refused",
+                    p.name
+                ),
+            )
+        });
+    }
     if completions && let Some(e) = entries.iter().find(|e| is_chat(e)) {
         out.push(InputProblem::error(
             PATH_KEY,

@@ -85,7 +85,7 @@ pub(super) fn open(
         host_probe: Some(crate::hostprobe::run(probe_on_server_host(&spec.file))),
         accelerators: gpu::detect_accelerators().unwrap_or_default(),
         provenance: ProvenanceRecord {
-            inputs: provenance::hash_files(&input_files(&spec.file), spec_dir),
+            inputs: provenance::hash_files(&input_files(&spec.file, spec_dir), spec_dir),
             env: crate::server::recorded_env(&spec.file),
             ..provenance::collect(&spec.file.spec.provenance, spec_dir)
         },

@@ -14,7 +14,8 @@ use crate::dataset::image::{ImageShape, data_urls};
 use crate::dataset::{
     AnyCounter, DatasetError, FileDataset, LengthDist, MultiTurnBuilder, MultiTurnDataset,
     RandomDataset, RandomPromptBuilder, SharedPrefixBuilder, SharedPrefixDataset, TokenizerSpec,
-    TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, load_jsonl, load_sharegpt, load_trace,
+    TraceBuilder, TraceLayout, TraceWindow, TrialPrompts, encode_images, load_jsonl, load_sharegpt,
+    load_trace,
 };
 use crate::dataset::{prompt_seed, warmup_seed};
 use crate::loadgen::schedule::offsets_within;
@@ -304,11 +305,13 @@ impl PromptSource {
             }
             DatasetKind::Jsonl | DatasetKind::Sharegpt => {
                 let path = spec_dir.join(d.path.clone().unwrap_or_default());
-                let entries = if d.kind == DatasetKind::Jsonl {
+                let mut entries = if d.kind == DatasetKind::Jsonl {
                     load_jsonl(&path)?
                 } else {
                     load_sharegpt(&path)?.0
                 };
+                // The lines' image files, read and encoded now: never while sending.
+                encode_images(&mut entries, &path)?;
                 let fixed = d.output_tokens.map(|t| t.max());
                 Ok(PromptSource::File(Box::new(FileDataset::new(
                     entries,

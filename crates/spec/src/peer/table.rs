@@ -88,6 +88,17 @@ impl Lines {
         self.push(format!("{name} {value} (default)"), Outcome::Default, text);
     }
 
+    /// A flag not given whose default servebench cannot follow: `--flag DEFAULT (default)`.
+    pub(crate) fn refused_default(
+        &mut self,
+        name: &'static str,
+        value: &str,
+        text: impl Into<String>,
+    ) {
+        self.done.push(name);
+        self.push(format!("{name} {value} (default)"), Outcome::Refused, text);
+    }
+
     /// A given flag, or its default when not given.
     pub(crate) fn given_or_default(
         &mut self,

@@ -45,6 +45,21 @@ pub(super) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
         if let Some(img) = &d.image {
             image_bytes(spec, img, out);
         }
+        if let Some(p) = crate::engine::profile(s.target.engine)
+            && !p.request.images
+        {
+            out.push(
+                Diagnostic::warning(
+                    at("workload.dataset.kind"),
+                    format!(
+                        "{} takes no `image_url` parts (its engine profile): the requests will \
+                         be refused",
+                        p.name
+                    ),
+                )
+                .with_hint("benchmark images on an engine that takes them (docs/engines.md)"),
+            );
+        }
         if s.target.api != ApiKind::OpenaiChat {
             out.push(
                 Diagnostic::error(

@@ -111,7 +111,8 @@ pub enum ArrivalProcess {
 #[serde(deny_unknown_fields)]
 pub struct Dataset {
     /// `random` (generated prompts of exact token length), `jsonl` (one `{"prompt"}` or
-    /// `{"messages"}` object a line), `sharegpt` (ShareGPT conversations), `shared_prefix`
+    /// `{"messages"}` object a line, optionally with images), `sharegpt` (ShareGPT
+    /// conversations, optionally with an entry's `image`), `shared_prefix`
     /// (groups of prompts sharing a prefix), `multi_turn` (chat conversations) or `trace`
     /// (a timed request trace replayed on its own clock) or `image` (random prompts with
     /// random images). docs/workloads.md says more.
@@ -125,7 +126,8 @@ pub struct Dataset {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<TokenCount>,
     /// Path of the prompt file (`jsonl`, `sharegpt`) or of the trace (`trace`), relative to
-    /// the spec file.
+    /// the spec file. Image files a prompt file's lines name are relative to the prompt
+    /// file, and hashed with it (`provenance.inputs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The groups of a `shared_prefix` dataset.

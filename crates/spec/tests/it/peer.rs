@@ -155,6 +155,88 @@ fn refused_and_unknown_flags_are_named() {
     assert!(e.to_string().contains("[0, 1)"), "{e}");
 }
 
+/// vLLM 0.33.0's `random-mm` (RandomMultiModalDataset) as an `image` dataset: one bucket and
+/// a fixed count are faithful; the default two-size buckets, a count range, video and a
+/// completions backend are refused, and the spec still validates.
+#[test]
+fn vllm_random_mm_becomes_an_image_dataset() {
+    let base = "vllm bench serve --backend openai-chat --endpoint /v1/chat/completions \
+                --dataset-name random-mm --random-input-len 32 --random-output-len 8";
+    let t = peer::vllm::translate(&words(&format!(
+        "{base} --random-mm-base-items-per-request 2 --random-mm-limit-mm-per-prompt \
+         '{{\"image\": 3, \"video\": 0}}' --random-mm-bucket-config '{{(64, 48, 1): 1.0}}'"
+    )))
+    .expect("translated");
+    let refused: Vec<_> = t
+        .lines
+        .iter()
+        .filter(|l| l.outcome == Outcome::Refused)
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+    let s = spec_of(&t).spec;
+    let d = &s.workload.dataset;
+    assert_eq!(d.kind, DatasetKind::Image);
+    let img = d.image.expect("image block");
+    assert_eq!(
+        (img.count, img.width, img.height),
+        (2, 48, 64),
+        "(H, W, 1) keys"
+    );
+    assert_eq!(d.input_tokens, Some(TokenCount::Fixed(32)));
+    assert!(
+        s.workload.ignore_eos,
+        "vLLM forces ignore_eos for random-mm"
+    );
+    for (extra, flag, why) in [
+        ("", "--random-mm-bucket-config", "servebench sends one size"),
+        (
+            " --random-mm-bucket-config '{(8, 8, 1): 1, (8, 8, 4): 1}'",
+            "--random-mm-bucket-config",
+            "servebench sends no video",
+        ),
+        (
+            " --random-mm-bucket-config '{(8, 8, 1): 1}' --random-mm-num-mm-items-range-ratio 0.5 \
+             --random-mm-base-items-per-request 2",
+            "--random-mm-num-mm-items-range-ratio",
+            "from [1, 3]",
+        ),
+    ] {
+        let t = peer::vllm::translate(&words(&format!("{base}{extra}"))).expect("translated");
+        let line = t
+            .lines
+            .iter()
+            .find(|l| l.outcome == Outcome::Refused)
+            .unwrap_or_else(|| panic!("{extra}: {:?}", t.lines));
+        assert!(line.flag.starts_with(flag), "{extra}: {line:?}");
+        assert!(line.text.contains(why), "{extra}: {line:?}");
+        assert_eq!(spec_of(&t).spec.workload.dataset.kind, DatasetKind::Image);
+    }
+    let t = peer::vllm::translate(&words(
+        "vllm bench serve --dataset-name random-mm --random-mm-bucket-config '{(8, 8, 1): 1}'",
+    ))
+    .expect("translated");
+    assert!(!t.faithful());
+    assert_eq!(spec_of(&t).spec.workload.dataset.kind, DatasetKind::Random);
+    let e = peer::vllm::translate(&words(&format!(
+        "{base} --random-mm-bucket-config '{{(8, 8, 1): -1}}'"
+    )))
+    .expect_err("a negative weight stops vLLM");
+    assert!(e.to_string().contains("non-negative"), "{e}");
+    // custom_image: servebench's jsonl reads its lines.
+    let t = peer::vllm::translate(&words(
+        "vllm bench serve --backend openai-chat --endpoint /v1/chat/completions \
+         --dataset-name custom_image --dataset-path imgs.jsonl --custom-output-len 16",
+    ))
+    .expect("translated");
+    let s = spec_of(&t).spec;
+    assert_eq!(s.workload.dataset.kind, DatasetKind::Jsonl);
+    assert_eq!(s.workload.dataset.path.as_deref(), Some("imgs.jsonl"));
+    assert_eq!(
+        s.workload.dataset.output_tokens,
+        Some(TokenCount::Fixed(16))
+    );
+}
+
 fn fixture(name: &str) -> Vec<String> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/peer-flags")

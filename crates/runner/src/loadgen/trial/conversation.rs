@@ -104,6 +104,7 @@ fn prompt(history: Vec<ChatMessage>, max_tokens: u32) -> Prompt {
         input_tokens_exact: false,
         max_tokens,
         images: Vec::new(),
+        parts: None,
     }
 }
 

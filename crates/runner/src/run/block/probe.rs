@@ -202,11 +202,16 @@ fn probe_spec(spec: &SpecFile) -> SpecFile {
 /// own reader ([`load_jsonl`]: every bad line refused at its number with what to write;
 /// other fields, such as a reference's `answer` or `regex`, are ignored).
 fn read_prompt_lines(path: &std::path::Path) -> Result<Vec<PromptBody>, String> {
-    let out: Vec<PromptBody> = load_jsonl(path)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|e| e.body)
-        .collect();
+    let entries = load_jsonl(path).map_err(|e| e.to_string())?;
+    if let Some(e) = entries.iter().find(|e| !e.images.is_empty()) {
+        return Err(format!(
+            "{}:{}: {}",
+            path.display(),
+            e.line,
+            crate::dataset::file_images::IMAGES_IN_PROBE
+        ));
+    }
+    let out: Vec<PromptBody> = entries.into_iter().map(|e| e.body).collect();
     if out.is_empty() {
         return Err(format!("{}: no prompts", path.display()));
     }

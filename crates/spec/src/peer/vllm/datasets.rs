@@ -11,6 +11,7 @@ use crate::types::{DatasetKind, TokenCount};
 pub(super) fn dataset(
     v: &Values<'_>,
     name: &str,
+    chat: bool,
     lines: &mut Lines,
 ) -> Result<(DraftDataset, Option<u32>, bool), PeerError> {
     let mut d = DraftDataset {
@@ -46,7 +47,7 @@ pub(super) fn dataset(
         lines.given_or_default("--num-prompts", v, "1000", text);
     };
     let mut forced_eos = false;
-    if matches!(name, "random" | "prefix_repetition") && v.has("--dataset-path") {
+    if matches!(name, "random" | "random-mm" | "prefix_repetition") && v.has("--dataset-path") {
         lines.refused(
             "--dataset-path",
             v,
@@ -57,16 +58,34 @@ pub(super) fn dataset(
         );
     }
     match name {
-        "random" => {
+        "random" | "random-mm" => {
             forced_eos = true;
-            lines.given_or_default(
-                "--dataset-name",
-                v,
-                "random",
-                "workload.dataset.kind: random — vLLM's prompts are random token ids, decoded \
-                 and re-encoded; servebench's are words adjusted to the exact length the \
-                 server counts",
-            );
+            let mm = name == "random-mm";
+            if mm && !chat {
+                lines.refused(
+                    "--dataset-name",
+                    v,
+                    "vLLM 0.33.0 stops with `Multi-modal content (images) is not supported on \
+                     backend`: random-mm needs --backend openai-chat; written as random text",
+                );
+            } else {
+                lines.given_or_default(
+                    "--dataset-name",
+                    v,
+                    "random",
+                    if mm {
+                        "workload.dataset.kind: image — vLLM's random-mm: random token ids with \
+                         random RGB images, sent as JPEG data URLs (RandomMultiModalDataset, \
+                         process_image); servebench's text is words adjusted to the exact \
+                         length the server counts, its images PNG: the same pixels, a larger \
+                         payload"
+                    } else {
+                        "workload.dataset.kind: random — vLLM's prompts are random token ids, \
+                         decoded and re-encoded; servebench's are words adjusted to the exact \
+                         length the server counts"
+                    },
+                );
+            }
             let (ri, ro) = range_ratios(v)?;
             let input = input_len(v)?;
             let output = output_len(v, "--random-output-len", 128)?;
@@ -79,6 +98,14 @@ pub(super) fn dataset(
             general(v, lines, "--input-len", "--random-input-len");
             general(v, lines, "--output-len", "--random-output-len");
             let prefix = match v.int("--random-prefix-len")? {
+                Some(p) if p > 0 && mm => {
+                    lines.refused(
+                        "--random-prefix-len",
+                        v,
+                        "servebench's image dataset has no shared prefix",
+                    );
+                    None
+                }
                 Some(p) if p > 0 => Some(p as u32),
                 _ => None,
             };
@@ -136,13 +163,17 @@ pub(super) fn dataset(
                     out_requests = None;
                 }
                 None => {
-                    if v.has("--random-prefix-len") {
+                    if v.has("--random-prefix-len") && !mm {
                         lines.ignored("--random-prefix-len", v, "0: no prefix");
                     }
                     d.input_tokens = Some(i);
                     d.output_tokens = Some(o);
                     num_prompts(lines, format!("workload.requests: {requests}"));
                 }
+            }
+            if mm && chat {
+                d.kind = DatasetKind::Image;
+                d.image = Some(super::images::random_mm(v, lines)?);
             }
             if let Some(b) = v.int("--random-batch-size")? {
                 if b == 1 {
@@ -191,14 +222,22 @@ pub(super) fn dataset(
             }
             num_prompts(lines, format!("workload.requests: {requests}"));
         }
-        "custom" => {
+        "custom" | "custom_image" => {
             d.kind = DatasetKind::Jsonl;
+            let images = name == "custom_image";
             lines.mapped(
                 "--dataset-name",
                 v,
-                "workload.dataset.kind: jsonl (one {\"prompt\": …} a line, as vLLM's custom \
-                 dataset)",
+                if images {
+                    super::images::CUSTOM_IMAGE
+                } else {
+                    "workload.dataset.kind: jsonl (one {\"prompt\": …} a line, as vLLM's \
+                     custom dataset)"
+                },
             );
+            if images {
+                super::images::client_side(v, lines);
+            }
             d.path = v.str("--dataset-path").map(str::to_owned);
             if d.path.is_some() {
                 lines.mapped(
@@ -215,6 +254,12 @@ pub(super) fn dataset(
                 );
             }
             match v.int("--custom-output-len")? {
+                Some(-1) if images => lines.refused(
+                    "--custom-output-len",
+                    v,
+                    "vLLM's custom_image reads no length from its lines (it sends -1); \
+                     servebench reads each line's own max_tokens/output_tokens",
+                ),
                 Some(-1) => lines.mapped(
                     "--custom-output-len",
                     v,

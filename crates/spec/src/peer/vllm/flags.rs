@@ -33,14 +33,21 @@ pub(crate) const ROWS: &[Row] = &[
     row(
         "--enable-multimodal-chat",
         Switch,
-        Refused("servebench sends text only"),
+        Ignored(
+            "the same chat request either way: a prompt's images go as image_url parts of its \
+             user message",
+        ),
     ),
     row(
         "--disable-shuffle",
         Switch,
         Refused("servebench draws a file's prompts in a seeded order"),
     ),
-    row("--custom-output-len", One, Dataset(&["custom"])),
+    row(
+        "--custom-output-len",
+        One,
+        Dataset(&["custom", "custom_image"]),
+    ),
     row(
         "--custom-ensure-client-side-data",
         Switch,

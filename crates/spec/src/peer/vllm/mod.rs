@@ -20,6 +20,7 @@
 
 mod datasets;
 mod flags;
+mod images;
 
 /// `vllm bench serve`'s `--seed` default (vLLM 0.33.0 `benchmarks/serve.py`): written by
 /// `servebench from` and assumed by `servebench import` (its result file does not record it).
@@ -160,7 +161,8 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
     let (model, tokenizer_path) = model_and_tokenizer(&v, "--served-model-name", &mut lines);
 
     let dataset_name = v.str("--dataset-name").unwrap_or("random").to_owned();
-    let (dataset, requests, forced_eos) = datasets::dataset(&v, &dataset_name, &mut lines)?;
+    let (dataset, requests, forced_eos) =
+        datasets::dataset(&v, &dataset_name, api == ApiKind::OpenaiChat, &mut lines)?;
     let request_rate = request_rate(
         &v,
         &mut lines,
