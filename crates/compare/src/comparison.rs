@@ -307,7 +307,25 @@ fn opening_notes(
     if !same_run {
         notes.extend(status_note(cand, &cand_v.name));
     }
+    notes.extend(takes_over_note(&base.result));
+    if !same_run {
+        notes.extend(takes_over_note(&cand.result));
+    }
     notes
+}
+
+/// Fields servebench owns that the run's `request_body` set instead
+/// (`workload.request_body_takes_over`): what it measured was sent with the user's values.
+fn takes_over_note(r: &RunResult) -> Option<String> {
+    let fields = &r.spec.spec.workload.request_body_takes_over;
+    (!fields.is_empty()).then(|| {
+        format!(
+            "run {}: request_body set fields servebench otherwise owns ({}, \
+             workload.request_body_takes_over): its requests carried the spec's values for them",
+            r.run_id,
+            fields.join(", ")
+        )
+    })
 }
 
 /// Cite the baseline run's confirmed steps in the metrics' stale-baseline flags; a note when

@@ -65,11 +65,17 @@ fn each_variant_sends_exactly_the_merged_body() {
     let dir = tempfile::tempdir().expect("tmp");
     let rec = dir.path().join("bodies");
     let path = write_spec(dir.path(), &spec(&rec));
-    sb(dir.path())
-        .args(["run", "--quiet"])
+    let run = sb(dir.path())
+        .args(["run", "--no-bars"])
         .arg(&path)
-        .assert()
-        .code(0);
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains("request_body takes over stream_options"),
+        "{said}"
+    );
     let base = json!({"model": "sim-model", "stream": true, "temperature": 0.0,
         "ignore_eos": true});
     let with = |extra: Value| {
@@ -103,6 +109,17 @@ fn each_variant_sends_exactly_the_merged_body() {
     assert_eq!(
         r["spec"]["spec"]["variants"][1]["request_body"]["top_k"],
         Value::Null
+    );
+    // And compare says which owned fields the body took over.
+    let out = sb(dir.path())
+        .arg("compare")
+        .arg(result_file(dir.path()))
+        .output()
+        .expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("request_body set fields servebench otherwise owns (stream_options"),
+        "{text}"
     );
 }
 

@@ -234,6 +234,14 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         plan.blocks.len(),
         store.result_path.display()
     ));
+    let taken = &spec.file.spec.workload.request_body_takes_over;
+    if !taken.is_empty() {
+        ui.line(&format!(
+            "request_body takes over {} (workload.request_body_takes_over): the requests carry \
+             the spec's values, not servebench's",
+            taken.join(", ")
+        ));
+    }
     let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
     let mut stopped = false;
     for b in &plan.blocks {

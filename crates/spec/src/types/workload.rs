@@ -75,7 +75,8 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// Fields servebench sets that `request_body` (here or in a variant) may set or remove
-    /// instead, e.g. `[max_tokens]`: the result's stored spec says so, and so does `run`.
+    /// instead, e.g. `[max_tokens]`: the result's stored spec says so, and so do `run` and
+    /// `compare`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_body_takes_over: Vec<String>,
 }
