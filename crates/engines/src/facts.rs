@@ -182,6 +182,11 @@ pub struct MetricsFacts {
     /// When the engine updates them, where it is not continuously (for the docs and the
     /// block-start check).
     pub updated: Option<&'static str>,
+    /// A series the engine writes only once a request has finished, where none of its series
+    /// has a sample before one has (TensorRT-LLM: its collector records at a request's end,
+    /// and prometheus_client writes no family without samples). Without a sample of it the
+    /// endpoint cannot be judged yet: a freshly started server has served no request.
+    pub written_on_finish: Option<&'static str>,
     /// Requests running (a gauge).
     pub running: &'static str,
     /// Requests waiting (a gauge).

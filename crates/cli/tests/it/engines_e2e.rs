@@ -45,7 +45,16 @@ fn sim(args: &[&str]) -> Sim {
 }
 
 fn probe(url: &str, extra: &[&str]) -> (bool, Value) {
-    let dir = scratch("engines_e2e", "probe");
+    // One folder per server (its port): tests probing at once must not remove each other's
+    // working directory (`scratch` empties it), which once failed a probe with ENOENT.
+    let port: String = url
+        .rsplit(':')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    let dir = scratch("engines_e2e", &format!("probe-{port}"));
     let out = sb(&dir)
         .args(["probe", url, "--json"])
         .args(extra)

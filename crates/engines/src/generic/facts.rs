@@ -63,6 +63,7 @@ pub static GENERIC: Profile = Profile {
         enable: None,
         series_need: None,
         updated: None,
+        written_on_finish: None,
         running: "servebench_sim_requests_running",
         waiting: "servebench_sim_requests_waiting",
         kv_usage: Some("servebench_sim_kv_cache_usage_ratio"),

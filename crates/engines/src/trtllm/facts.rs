@@ -55,6 +55,11 @@ pub(crate) static TRTLLM: Profile = Profile {
         // when a request finishes (`_iteration_stats_collector_loop`).
         series_need: Some("enable_iter_perf_stats: true (in --extra_llm_api_options)"),
         updated: Some("when a request finishes, not continuously"),
+        // metrics/collector.py `log_metrics_dict`: the request-success counter (labelled with
+        // `finished_reason`) is recorded when a request finishes, like every other series
+        // (the token counters too, `_log_counter(self.counter_prompt_tokens, …)`); before the
+        // first, the endpoint serves none of them.
+        written_on_finish: Some("trtllm_request_success_total"),
         running: "trtllm_num_requests_running",
         waiting: "trtllm_num_requests_waiting",
         kv_usage: Some("trtllm_kv_cache_utilization"),

@@ -52,6 +52,7 @@ pub(crate) static VLLM: Profile = Profile {
         enable: None,
         series_need: None,
         updated: None,
+        written_on_finish: None,
         running: "vllm:num_requests_running",
         waiting: "vllm:num_requests_waiting",
         kv_usage: Some("vllm:kv_cache_usage_perc"),

@@ -318,6 +318,19 @@ pub(crate) fn metrics_body(
     body: &str,
 ) -> CheckRecord {
     let g = Guarantee::Metrics;
+    if let Some(w) = m.written_on_finish
+        && !crate::telemetry::prom::has_sample(body, w)
+    {
+        return CheckRecord::new(
+            g,
+            CheckOutcome::NotAvailable,
+            format!(
+                "GET {path} answers, but not yet with any series: the engine writes them only \
+                 once a request has finished ({w} has no sample), so they are judged by the \
+                 trials' telemetry"
+            ),
+        );
+    }
     let names = crate::telemetry::prom::MetricNames::of(m, path.to_owned());
     let missing = crate::telemetry::prom::missing(body, &names);
     let updated = m
@@ -413,5 +426,53 @@ mod tests {
             "{}",
             c.detail
         );
+    }
+
+    /// TensorRT-LLM writes every series when a request finishes (metrics/collector.py), so a
+    /// freshly started server's `/prometheus/metrics` has none: before, the block's check
+    /// (run before any request) failed and told the user to set `enable_iter_perf_stats`
+    /// even when it was set. After requests, the transcripts still tell the two apart.
+    #[test]
+    fn trtllms_series_are_not_judged_before_a_request_has_finished() {
+        let m = servebench_spec::engine::profile(servebench_spec::Engine::Trtllm)
+            .and_then(|p| p.metrics)
+            .expect("trtllm metrics");
+        let fixture = |f: &str| {
+            std::fs::read_to_string(format!(
+                "{}/tests/fixtures/trtllm/{f}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("fixture")
+        };
+        let path = "/prometheus/metrics";
+        // What a multiprocess prometheus_client serves with no sample written: nothing.
+        let fresh = metrics_body(&m, path, "");
+        assert_eq!(
+            fresh.outcome,
+            CheckOutcome::NotAvailable,
+            "{}",
+            fresh.detail
+        );
+        assert!(
+            fresh.detail.contains("once a request has finished"),
+            "{}",
+            fresh.detail
+        );
+        let perf_only = metrics_body(&m, path, &fixture("prometheus-metrics-perf-only.txt"));
+        assert_eq!(
+            perf_only.outcome,
+            CheckOutcome::Fails,
+            "{}",
+            perf_only.detail
+        );
+        assert!(
+            perf_only
+                .set
+                .as_deref()
+                .is_some_and(|s| s.contains("enable_iter_perf_stats")),
+            "{perf_only:?}"
+        );
+        let iter = metrics_body(&m, path, &fixture("prometheus-metrics-iter-stats.txt"));
+        assert_eq!(iter.outcome, CheckOutcome::Holds, "{}", iter.detail);
     }
 }

@@ -246,6 +246,16 @@ pub fn missing(text: &str, names: &MetricNames) -> Vec<String> {
     .collect()
 }
 
+/// Whether `text` holds a sample of the series `name` (a sample line, whatever its labels).
+pub fn has_sample(text: &str, name: &str) -> bool {
+    text.lines().map(str::trim_start).any(|l| {
+        !l.starts_with('#')
+            && l.split(|c: char| c == '{' || c.is_whitespace())
+                .next()
+                .is_some_and(|n| n == name)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -316,6 +316,7 @@ impl dialect::Live for AppState {
             generation_tokens: load(&g.tokens),
             steps: load(&g.steps),
             requests: self.stats.snapshot().requests_received,
+            finished: self.stats.snapshot().requests_served,
         }
     }
 

@@ -91,6 +91,13 @@ async fn running_waiting_and_kv_use_in_each_engines_names() {
         c.wire.iter_perf_stats = true;
         let h = start(c).await;
         let url = format!("{}/v1/completions", h.base_url());
+        // One request first: TensorRT-LLM writes no series before a request has finished.
+        stream(
+            &client(),
+            &url,
+            &json!({"model": "sim-model", "prompt": "a", "max_tokens": 1, "stream": true}),
+        )
+        .await;
         let streams: Vec<_> = (0..4)
             .map(|_| {
                 let url = url.clone();
@@ -193,7 +200,7 @@ async fn metrics_switches_per_engine() {
 // TensorRT-LLM serves its running, waiting and KV gauges only with `enable_iter_perf_stats`
 // (metrics/collector.py `log_iteration_stats`, started by openai_server.py's lifespan only
 // then); `return_perf_metrics` alone gives the per-request counters. Before: the gauges came
-// with `return_perf_metrics` alone.
+// with `return_perf_metrics` alone, and every series was served before any request ended.
 #[tokio::test]
 async fn trtllm_gauges_need_iter_perf_stats() {
     for iter in [false, true] {
@@ -201,7 +208,19 @@ async fn trtllm_gauges_need_iter_perf_stats() {
         c.wire.enable_metrics = true;
         c.wire.iter_perf_stats = iter;
         let h = start(c).await;
-        let (s, t) = text(&format!("{}/prometheus/metrics", h.base_url())).await;
+        let metrics = format!("{}/prometheus/metrics", h.base_url());
+        // Every series is recorded when a request finishes, and prometheus_client writes no
+        // family without samples: a fresh server serves none.
+        let (s, t) = text(&metrics).await;
+        assert_eq!(s, 200, "{t}");
+        assert!(!t.contains("trtllm_"), "{t}");
+        stream(
+            &client(),
+            &format!("{}/v1/completions", h.base_url()),
+            &json!({"model": "sim-model", "prompt": "a b", "max_tokens": 4, "stream": true}),
+        )
+        .await;
+        let (s, t) = text(&metrics).await;
         assert_eq!(s, 200, "{t}");
         assert_eq!(
             sample(&t, "trtllm_num_requests_running").is_some(),
@@ -209,6 +228,7 @@ async fn trtllm_gauges_need_iter_perf_stats() {
             "{t}"
         );
         assert!(sample(&t, "trtllm_prompt_tokens_total").is_some(), "{t}");
+        assert_eq!(sample(&t, "trtllm_request_success_total"), Some(1.0), "{t}");
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -75,4 +75,6 @@ pub(crate) struct Snapshot {
     pub(crate) generation_tokens: u64,
     pub(crate) steps: u64,
     pub(crate) requests: u64,
+    /// Generation requests answered in full so far.
+    pub(crate) finished: u64,
 }

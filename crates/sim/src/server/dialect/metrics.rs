@@ -206,8 +206,13 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
 /// `return_perf_metrics`; the running, waiting, KV and paused gauges only with
 /// `enable_iter_perf_stats` (`log_iteration_stats`, started by openai_server.py's lifespan
 /// only then). TensorRT-LLM updates those gauges when a request finishes; the simulator
-/// writes the engine model's values at each scrape.
+/// writes the engine model's values at each scrape. Every series is recorded at a request's
+/// end and prometheus_client writes no family without samples: before the first request has
+/// finished, the endpoint serves none of them.
 fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
+    if s.finished == 0 {
+        return;
+    }
     let n = |v: u64| py_float(v as f64);
     let l = format!("engine_type=\"pytorch\",model_name=\"{m}\"");
     if iter_stats {
@@ -254,6 +259,15 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
         f.head(name, help, "counter");
         f.sample(&format!("{name}_total"), &l, &n(v));
     }
+    // Labelled by `finished_reason` in TensorRT-LLM; the simulator counts every finished
+    // request under `length` (its requests run to max_tokens unless they stop early).
+    let name = "trtllm_request_success";
+    f.head(name, "Count of successfully processed requests.", "counter");
+    f.sample(
+        &format!("{name}_total"),
+        &format!("engine_type=\"pytorch\",finished_reason=\"length\",model_name=\"{m}\""),
+        &n(s.finished),
+    );
 }
 
 /// The text `write` makes.
