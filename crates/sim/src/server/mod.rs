@@ -305,6 +305,7 @@ impl dialect::Live for AppState {
         let (running, waiting, kv) = g.load();
         let load = |a: &AtomicU64| a.load(Relaxed);
         let cap = self.config.engine.kv_capacity_tokens.max(1);
+        let stats = self.stats.snapshot();
         dialect::Snapshot {
             running,
             waiting,
@@ -315,8 +316,8 @@ impl dialect::Live for AppState {
             prompt_tokens: load(&g.prompt_tokens),
             generation_tokens: load(&g.tokens),
             steps: load(&g.steps),
-            requests: self.stats.snapshot().requests_received,
-            finished: self.stats.snapshot().requests_served,
+            requests: stats.requests_received,
+            finished: stats.requests_served,
         }
     }
 
