@@ -22,6 +22,7 @@
 pub mod args;
 pub mod body;
 pub mod detect;
+#[cfg(feature = "dialect")]
 pub mod dialect;
 pub mod doc;
 mod engine;
@@ -39,18 +40,39 @@ pub use engine::Engine;
 pub use facts::*;
 pub use generic::GENERIC;
 
-/// The profile of `engine`; `auto` has none (it is resolved by detection first).
-pub fn profile(engine: Engine) -> Option<&'static Profile> {
-    Some(match engine {
-        Engine::Auto => return None,
-        Engine::Sglang => &sglang::SGLANG,
-        Engine::Vllm => &vllm::VLLM,
-        Engine::Llamacpp => &llamacpp::LLAMACPP,
-        Engine::Trtllm => &trtllm::TRTLLM,
-        Engine::Tgi => &tgi::TGI,
-        Engine::Transformers => &transformers::TRANSFORMERS,
-        Engine::Openai => &GENERIC,
-    })
+/// The one table of engines: each row an [`Engine`] variant, its folder, its facts and (with
+/// the `dialect` feature) its simulator dialect. It makes [`profile`] and [`of`].
+macro_rules! rooms {
+    ($($engine:ident => $room:ident: $profile:ident, $dialect:ident;)*) => {
+        /// The profile of `engine`; `auto` has none (it is resolved by detection first).
+        pub fn profile(engine: Engine) -> Option<&'static Profile> {
+            match engine {
+                Engine::Auto => None,
+                $(Engine::$engine => Some(&$room::$profile),)*
+            }
+        }
+
+        /// The simulator's dialect of `engine`: the one place an engine is turned into its
+        /// dialect. `auto` (which `--engine` does not take) speaks the simulator's own, as
+        /// `openai` does.
+        #[cfg(feature = "dialect")]
+        pub fn of(engine: Engine) -> &'static dyn dialect::Dialect {
+            match engine {
+                Engine::Auto => &generic::Generic,
+                $(Engine::$engine => &$room::$dialect,)*
+            }
+        }
+    };
+}
+
+rooms! {
+    Sglang => sglang: SGLANG, Sglang;
+    Vllm => vllm: VLLM, Vllm;
+    Llamacpp => llamacpp: LLAMACPP, Llamacpp;
+    Trtllm => trtllm: TRTLLM, Trtllm;
+    Tgi => tgi: TGI, Tgi;
+    Transformers => transformers: TRANSFORMERS, Transformers;
+    Openai => generic: GENERIC, Generic;
 }
 
 #[cfg(test)]

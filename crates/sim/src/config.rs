@@ -13,14 +13,14 @@ use crate::SimError;
 mod answers;
 mod faults;
 mod output;
-mod wire;
 
 pub(crate) use answers::Answers;
 pub use faults::{FaultParams, RequestRange};
 pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
-pub(crate) use wire::{ENGINE_NAMES, Engine, engine_named};
-pub use wire::{FlashAttn, SglangLogForm, WireParams, engine_name};
+pub(crate) use servebench_engines::Engine;
+pub(crate) use servebench_engines::dialect::{ENGINE_NAMES, Served, engine_named};
+pub use servebench_engines::dialect::{FlashAttn, SglangLogForm, WireParams, engine_name};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;
@@ -440,9 +440,29 @@ impl SimConfig {
             )));
         }
         self.engine.validate()?;
-        self.wire.validate()?;
+        self.wire.validate().map_err(SimError::InvalidConfig)?;
         self.output.validate()?;
         self.faults.validate()
+    }
+}
+
+impl SimConfig {
+    /// What a dialect reads of it (the engines' dialects never see the rest).
+    pub fn served(&self) -> Served {
+        Served {
+            model: self.model.clone(),
+            host: self.host,
+            port: self.port,
+            max_model_len: self.engine.max_model_len,
+            max_num_seqs: self.engine.max_num_seqs,
+            max_batched_tokens: self.engine.max_batched_tokens,
+            default_max_tokens: self.engine.default_max_tokens,
+            kv_capacity_tokens: self.engine.kv_capacity_tokens,
+            prefix_cache: self.prefix_cache.is_some(),
+            seed: self.seed,
+            api_key: self.api_key.is_some(),
+            wire: self.wire.clone(),
+        }
     }
 }
 

@@ -2,8 +2,10 @@
 //! engine. Requests queue, batch and stream in real time according to a small engine model
 //! (see [`engine`]), so latency and throughput respond to load the way a real server's do.
 //! It is `servebench sim`, the default benchmark target and the test bed of the runner.
-//! Of servebench's crates it depends only on `servebench-engines` (the one list of engines,
-//! which `--engine` names): the runner reaches it over HTTP only (and uses it in tests).
+//! Of servebench's crates it depends only on `servebench-engines` with its `dialect` feature:
+//! the one list of engines (which `--engine` names) and each engine's dialect, the code of
+//! how that engine speaks on the wire, in the engine's own folder beside the facts the client
+//! reads. The runner reaches the simulator over HTTP only (and uses it in tests).
 //!
 //! * [`SimArgs`] are the CLI flags; [`run`] serves until SIGTERM/SIGINT (with `--worker`, it
 //!   plays a worker rank of a multi-node server instead: no HTTP, alive while its head is).
@@ -21,9 +23,9 @@ mod error;
 mod feed;
 mod prefix_cache;
 mod rlimit;
-mod rng;
+use servebench_engines::dialect::rng;
 mod server;
-pub mod tokenizer;
+pub use servebench_engines::dialect::tokenizer;
 mod worker;
 
 pub use args::{EngineArgs, FaultArgs, OutputArgs, SimArgs, WireArgs};

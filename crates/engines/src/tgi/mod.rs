@@ -1,9 +1,13 @@
 //! Text Generation Inference: its room. Its facts as data ([`TGI`], each read in the engine's source;
-//! docs/engines.md is generated from them); the simulator's dialect of it is
-//! `servebench-sim`'s `server::dialect::tgi` for now.
+//! docs/engines.md is generated from them); the simulator's dialect of it
+//! ([`dialect`], with the `dialect` feature), an implementation of `crate::dialect::Dialect`.
 
 // check-layers: room
 
+#[cfg(feature = "dialect")]
+pub(crate) mod dialect;
 mod facts;
 
+#[cfg(feature = "dialect")]
+pub(crate) use dialect::Tgi;
 pub(crate) use facts::TGI;

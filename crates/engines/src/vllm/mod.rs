@@ -1,9 +1,13 @@
 //! vLLM: its room. Its facts as data ([`VLLM`], each read in the engine's source;
-//! docs/engines.md is generated from them); the simulator's dialect of it is
-//! `servebench-sim`'s `server::dialect::vllm` for now.
+//! docs/engines.md is generated from them); the simulator's dialect of it
+//! ([`dialect`], with the `dialect` feature), an implementation of `crate::dialect::Dialect`.
 
 // check-layers: room
 
+#[cfg(feature = "dialect")]
+pub(crate) mod dialect;
 mod facts;
 
+#[cfg(feature = "dialect")]
+pub(crate) use dialect::Vllm;
 pub(crate) use facts::VLLM;

@@ -68,7 +68,7 @@ fn failure(st: &AppState, e: ApiError) -> Response {
 /// A refused request: the error response, or the personality's answer to a streamed
 /// request it refuses (TGI: HTTP 200, an error event, `[DONE]`).
 fn refused(st: &AppState, body: &[u8], e: ApiError) -> Response {
-    match dialect::stream_refusal(&st.config, body, e) {
+    match dialect::stream_refusal(&st.served, body, e) {
         Ok(resp) => {
             bump(&st.stats.failed);
             st.answered();
@@ -99,11 +99,11 @@ async fn generate(
         Err(e) => return failure(&st, ApiError::new(e.status(), e.body_text())),
     };
     st.record(&body);
-    let req = match dialect::admit(api, &body, &st.config) {
+    let req = match dialect::admit(api, &body, &st.served) {
         Ok(r) => r,
         Err(e) => return refused(&st, &body, e),
     };
-    if let Some(e) = dialect::over_limit(&st.config, st.stats.in_flight_now()) {
+    if let Some(e) = dialect::over_limit(&st.served, st.stats.in_flight_now()) {
         return refused(&st, &body, e);
     }
     let seed = st.config.seed;
@@ -185,7 +185,7 @@ async fn generate(
         tokens_as_ids: req.tokens_as_ids,
         token_ids: req.token_ids,
     };
-    let wire = match dialect::shape(ctx, &st.config) {
+    let wire = match dialect::shape(ctx, &st.served) {
         Some(shape) => Wire::dialect(shape, text),
         None => Wire::Generic(
             Encoder::new(api, id, created, &st.config.model, text)
@@ -227,7 +227,7 @@ async fn generate(
         let opts = StreamOpts {
             include_usage: req.include_usage,
             held_back,
-            ping: dialect::ping(&st.config),
+            ping: dialect::ping(&st.served),
             logprobs: req.logprobs,
         };
         let stream = TokenStream::new(rx, wire, api, plan, opts, Arc::clone(&st), in_flight)

@@ -89,6 +89,7 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
+        served: config.served(),
         config,
         engine,
         stats: Arc::default(),
@@ -103,10 +104,10 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         record,
     });
     eprintln!("{}", state.log_line(local));
-    for line in dialect::start_lines(&state.config, local) {
+    for line in dialect::start_lines(&state.served, local) {
         eprintln!("{line}");
     }
-    let ready_lines = dialect::ready_lines(&state.config, &format!("{scheme}://{local}"));
+    let ready_lines = dialect::ready_lines(&state.served, &format!("{scheme}://{local}"));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();
     let until_stop = stop.clone();
     let server = tokio::spawn(async move {
@@ -311,7 +312,7 @@ pub async fn run(args: SimArgs) -> Result<(), SimError> {
         }
     };
     if args.worker {
-        let lines = dialect::worker_lines(&config);
+        let lines = dialect::worker_lines(&config.served());
         return crate::worker::run_worker(&args, &lines, &mut io::stdout(), shutdown).await;
     }
     run_until(config, &mut io::stdout(), shutdown).await

@@ -1,9 +1,7 @@
 //! The HTTP side: router, shared state, and the public ways to start a server.
 
-mod api_error;
 mod arrival;
 mod auth;
-mod dialect;
 pub(crate) mod encode;
 mod endpoints;
 mod faults;
@@ -11,9 +9,13 @@ mod generate;
 mod handle;
 mod stats;
 mod stream;
-mod text;
 mod tls;
-mod wire;
+
+// The engines' dialects and what they share, from each engine's folder in
+// `servebench-engines` (docs/architecture.md, "Where an engine lives").
+use servebench_engines::dialect;
+use servebench_engines::dialect::request as wire;
+use servebench_engines::dialect::{api_error, text};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -92,6 +94,8 @@ pub struct TokenizerInfo {
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) config: SimConfig,
+    /// What the dialect reads of `config`.
+    pub(crate) served: dialect::Served,
     pub(crate) engine: EngineHandle,
     pub(crate) stats: Arc<stats::Stats>,
     pub(crate) speed: f64,
@@ -327,9 +331,9 @@ impl dialect::Live for AppState {
 }
 
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let d = dialect::of(state.config.wire.engine);
+    let d = servebench_engines::of(state.config.wire.engine);
     let host = Arc::new(dialect::Host::new(
-        state.config.clone(),
+        state.served.clone(),
         state.created_unix,
         state.clone(),
     ));

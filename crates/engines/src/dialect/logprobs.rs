@@ -13,12 +13,12 @@
 //! * vLLM's `return_tokens_as_token_ids` names tokens `token_id:N`.
 
 use super::json::{Obj, arr, quoted};
-use crate::server::text::TokenLogprobs;
-use crate::tokenizer;
+use crate::dialect::text::TokenLogprobs;
+use crate::dialect::tokenizer;
 
 /// The field order of a chat log-probability entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChatStyle {
+pub enum ChatStyle {
     /// `token, logprob, bytes, top_logprobs`.
     OpenAi,
     /// `token, bytes, logprob, top_logprobs`.
@@ -62,14 +62,17 @@ fn chat_entry(style: ChatStyle, token: &str, logprob: f64) -> Obj {
 
 /// A generated token with its log-probabilities.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Scored<'a> {
-    pub(crate) id: u32,
-    pub(crate) text: &'a str,
-    pub(crate) lp: &'a TokenLogprobs,
+pub struct Scored<'a> {
+    /// Its token id.
+    pub id: u32,
+    /// Its text.
+    pub text: &'a str,
+    /// Its log-probabilities and alternatives.
+    pub lp: &'a TokenLogprobs,
 }
 
 /// `{"content": [entry, …]}`.
-pub(crate) fn chat(style: ChatStyle, toks: &[Scored<'_>], as_ids: bool) -> String {
+pub fn chat(style: ChatStyle, toks: &[Scored<'_>], as_ids: bool) -> String {
     let entries = arr(toks.iter().map(|t| {
         let top = arr(t.lp.top.iter().map(|&(id, logprob)| {
             chat_entry(style, &name(id, &text_of(id), as_ids), logprob).done()
@@ -83,7 +86,7 @@ pub(crate) fn chat(style: ChatStyle, toks: &[Scored<'_>], as_ids: bool) -> Strin
 
 /// The legacy completions object: each token's character offset from `start` on, or -1
 /// for every token when `start` is `None` (SGLang).
-pub(crate) fn completion(toks: &[Scored<'_>], start: Option<i64>, as_ids: bool) -> String {
+pub fn completion(toks: &[Scored<'_>], start: Option<i64>, as_ids: bool) -> String {
     let mut offsets = Vec::with_capacity(toks.len());
     let mut at = start.unwrap_or(-1);
     for t in toks {
@@ -125,7 +128,7 @@ fn llama_entry(id: u32, token: &str, logprob: f64) -> Obj {
 }
 
 /// llama.cpp's `{"content": [entry, …]}` (both APIs).
-pub(crate) fn llama(toks: &[Scored<'_>]) -> String {
+pub fn llama(toks: &[Scored<'_>]) -> String {
     let entries = arr(toks.iter().map(|t| {
         let top = arr(t
             .lp
@@ -142,7 +145,7 @@ pub(crate) fn llama(toks: &[Scored<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::text::TokenText;
+    use crate::dialect::text::TokenText;
 
     #[test]
     fn shapes_of_one_token() {

@@ -3,12 +3,7 @@
 use super::*;
 
 fn parse(api: Api, body: &str) -> Result<GenRequest, ApiError> {
-    parse_generation(
-        api,
-        body.as_bytes(),
-        &SimConfig::default(),
-        &Rules::generic(),
-    )
+    parse_generation(api, body.as_bytes(), &Served::default(), &Rules::generic())
 }
 
 #[test]

@@ -7,18 +7,21 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 
 use super::api_error::ApiError;
-use crate::config::SimConfig;
-use crate::tokenizer::{self, VOCAB_SIZE};
+use crate::dialect::Served;
+use crate::dialect::tokenizer::{self, VOCAB_SIZE};
 
 /// Which OpenAI API a request came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Api {
+pub enum Api {
+    /// `/v1/completions`.
     Completions,
+    /// `/v1/chat/completions`.
     Chat,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub(crate) struct StreamOptions {
+/// `stream_options`.
+pub struct StreamOptions {
     #[serde(default)]
     include_usage: Option<bool>,
 }
@@ -26,23 +29,30 @@ pub(crate) struct StreamOptions {
 /// A prompt of `/v1/completions` (or `/tokenize`): text, token ids, or a batch of one.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum PromptInput {
+pub enum PromptInput {
+    /// One text.
     Text(String),
+    /// One list of token ids.
     Tokens(Vec<u64>),
+    /// A batch of texts.
     Texts(Vec<String>),
+    /// A batch of token id lists.
     TokenLists(Vec<Vec<u64>>),
 }
 
 /// Chat message content: a string or a list of parts, of which text parts count.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum Content {
+pub enum Content {
+    /// A string.
     Text(String),
+    /// A list of parts (text, `image_url`, …).
     Parts(Vec<ContentPart>),
 }
 
 #[derive(Debug, Deserialize)]
-pub(crate) struct ContentPart {
+/// One part of a chat message's content.
+pub struct ContentPart {
     #[serde(default, rename = "type")]
     kind: Option<String>,
     #[serde(default)]
@@ -50,7 +60,7 @@ pub(crate) struct ContentPart {
 }
 
 /// The `image_url` parts of `messages`.
-pub(crate) fn image_parts(messages: &[ChatMessage]) -> usize {
+pub fn image_parts(messages: &[ChatMessage]) -> usize {
     messages
         .iter()
         .filter_map(|m| match &m.content {
@@ -63,7 +73,8 @@ pub(crate) fn image_parts(messages: &[ChatMessage]) -> usize {
 }
 
 #[derive(Debug, Deserialize)]
-pub(crate) struct ChatMessage {
+/// One chat message: its role and content.
+pub struct ChatMessage {
     role: String,
     #[serde(default)]
     content: Option<Content>,
@@ -113,57 +124,64 @@ enum Logprobs {
 
 /// A validated generation request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GenRequest {
-    pub(crate) api: Api,
+pub struct GenRequest {
+    /// The API it came through.
+    pub api: Api,
     /// The model the request named, if any.
-    pub(crate) model: Option<String>,
-    pub(crate) prompt_tokens: u32,
-    pub(crate) max_tokens: u32,
-    pub(crate) min_tokens: u32,
-    pub(crate) ignore_eos: bool,
-    pub(crate) stream: bool,
-    pub(crate) include_usage: bool,
+    pub model: Option<String>,
+    /// Prompt tokens, as the engine counts them.
+    pub prompt_tokens: u32,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Fewest tokens to generate before a simulated EOS.
+    pub min_tokens: u32,
+    /// Never stop at a simulated EOS.
+    pub ignore_eos: bool,
+    /// Streamed (SSE).
+    pub stream: bool,
+    /// `stream_options.include_usage`: a usage chunk ends the stream.
+    pub include_usage: bool,
     /// `temperature: 0`: greedy decoding.
-    pub(crate) greedy: bool,
+    pub greedy: bool,
     /// Log-probabilities asked for, with this many most likely tokens each.
-    pub(crate) logprobs: Option<u32>,
+    pub logprobs: Option<u32>,
     /// Log-probabilities name tokens `token_id:N` (vLLM's `return_tokens_as_token_ids`).
-    pub(crate) tokens_as_ids: bool,
+    pub tokens_as_ids: bool,
     /// Chunks carry their token ids (vLLM's and SGLang's `return_token_ids`).
-    pub(crate) token_ids: bool,
+    pub token_ids: bool,
 }
 
 /// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rules {
+pub struct Rules {
     /// A request naming another model gets 404 (vLLM: `The model ... does not exist.`).
-    pub(crate) check_model: bool,
+    pub check_model: bool,
     /// `stream_options` without `stream: true` is refused (vLLM, TensorRT-LLM).
-    pub(crate) stream_options_need_stream: bool,
+    pub stream_options_need_stream: bool,
     /// `ignore_eos` is acted on; otherwise it is dropped (TGI has no such field).
-    pub(crate) ignore_eos: bool,
+    pub ignore_eos: bool,
     /// `min_tokens` is acted on; otherwise it is dropped (llama.cpp and TGI have none).
-    pub(crate) min_tokens: bool,
+    pub min_tokens: bool,
     /// `stream_options: {}` means include_usage (TensorRT-LLM's `StreamOptions` default).
-    pub(crate) usage_by_default: bool,
+    pub usage_by_default: bool,
     /// How the context window limits a request.
-    pub(crate) context: ContextRule,
+    pub context: ContextRule,
     /// `logprobs` (and `top_logprobs`) are answered; otherwise ignored.
-    pub(crate) logprobs: bool,
+    pub logprobs: bool,
     /// Chat `top_logprobs` when `logprobs: true` comes without it (llama.cpp: 20).
-    pub(crate) top_logprobs_default: u64,
+    pub top_logprobs_default: u64,
     /// `return_tokens_as_token_ids` is acted on (vLLM).
-    pub(crate) tokens_as_ids: bool,
+    pub tokens_as_ids: bool,
     /// `return_token_ids` is acted on (vLLM, SGLang).
-    pub(crate) token_ids: bool,
+    pub token_ids: bool,
     /// `image_url` content parts are taken, each `--image-tokens` prompt tokens (every
     /// engine whose source was read to take them); otherwise a request with one is refused.
-    pub(crate) images: bool,
+    pub images: bool,
 }
 
 /// How the context window (`--max-model-len`) limits a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ContextRule {
+pub enum ContextRule {
     /// `prompt + max_tokens` beyond the window is refused (vLLM, SGLang, TGI, TRT-LLM).
     Total,
     /// Only a prompt that fills the window is refused; a longer request is cut short when
@@ -173,7 +191,7 @@ pub(crate) enum ContextRule {
 
 impl Rules {
     /// The simulator's own dialect: every shared field acted on, models checked.
-    pub(crate) fn generic() -> Self {
+    pub fn generic() -> Self {
         Rules {
             check_model: true,
             stream_options_need_stream: true,
@@ -191,12 +209,12 @@ impl Rules {
 }
 
 /// Parses JSON, naming the problem in the error.
-pub(crate) fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
+pub fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
 }
 
 /// Checks that the request names this server's model, when it names one.
-pub(crate) fn check_model(model: Option<&str>, config: &SimConfig) -> Result<(), ApiError> {
+pub fn check_model(model: Option<&str>, config: &Served) -> Result<(), ApiError> {
     match model {
         Some(m) if m != config.model => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -210,7 +228,7 @@ pub(crate) fn check_model(model: Option<&str>, config: &SimConfig) -> Result<(),
 }
 
 /// Token count of a completion prompt.
-pub(crate) fn prompt_tokens(prompt: &PromptInput) -> Result<usize, ApiError> {
+pub fn prompt_tokens(prompt: &PromptInput) -> Result<usize, ApiError> {
     let check_ids = |ids: &[u64]| match ids.iter().find(|&&id| id >= u64::from(VOCAB_SIZE)) {
         Some(id) => Err(ApiError::bad_request(format!(
             "token id {id} is outside the vocabulary [0, {VOCAB_SIZE})"
@@ -237,7 +255,7 @@ pub(crate) fn prompt_tokens(prompt: &PromptInput) -> Result<usize, ApiError> {
 }
 
 /// The chat template applied to `messages` (see [`tokenizer`]).
-pub(crate) fn render_messages(messages: &[ChatMessage]) -> String {
+pub fn render_messages(messages: &[ChatMessage]) -> String {
     let texts: Vec<(&str, String)> = messages
         .iter()
         .map(|m| {
@@ -262,7 +280,7 @@ fn to_u32(v: u64, what: &str) -> Result<u32, ApiError> {
 
 /// The token ids of a generation request's prompt (as [`parse_generation`] counts them),
 /// for the prefix cache; empty when the body does not parse (it was refused before).
-pub(crate) fn prompt_ids(api: Api, body: &[u8]) -> Vec<u32> {
+pub fn prompt_ids(api: Api, body: &[u8]) -> Vec<u32> {
     let Ok(b) = serde_json::from_slice::<GenerationBody>(body) else {
         return Vec::new();
     };
@@ -285,10 +303,10 @@ pub(crate) fn prompt_ids(api: Api, body: &[u8]) -> Vec<u32> {
 }
 
 /// Parses and validates a generation request, reading the shared fields by `rules`.
-pub(crate) fn parse_generation(
+pub fn parse_generation(
     api: Api,
     body: &[u8],
-    config: &SimConfig,
+    config: &Served,
     rules: &Rules,
 ) -> Result<GenRequest, ApiError> {
     let b: GenerationBody = parse_json(body)?;
@@ -317,7 +335,7 @@ pub(crate) fn parse_generation(
                 if images > 0 && !rules.images {
                     return Err(ApiError::bad_request(format!(
                         "this engine ({}) takes no image input",
-                        crate::config::engine_name(config.wire.engine)
+                        crate::dialect::engine_name(config.wire.engine)
                     )));
                 }
                 tokenizer::count(&render_messages(m)) + images * config.wire.image_tokens as usize
@@ -336,7 +354,7 @@ pub(crate) fn parse_generation(
     let max_tokens = match max {
         Some(0) => return Err(ApiError::bad_request("max_tokens must be at least 1")),
         Some(v) => to_u32(v, "max_tokens")?,
-        None => config.engine.default_max_tokens,
+        None => config.default_max_tokens,
     };
     let min_tokens = match rules.min_tokens {
         true => to_u32(b.min_tokens.unwrap_or(0), "min_tokens")?,
@@ -347,7 +365,7 @@ pub(crate) fn parse_generation(
             "min_tokens ({min_tokens}) must be less than or equal to max_tokens ({max_tokens})"
         )));
     }
-    let limit = u64::from(config.engine.max_model_len);
+    let limit = u64::from(config.max_model_len);
     let total = prompt as u64 + u64::from(max_tokens);
     let max_tokens = match rules.context {
         ContextRule::Total if total > limit => {

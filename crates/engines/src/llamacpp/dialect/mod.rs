@@ -47,15 +47,16 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::json::{Obj, arr};
-use super::tokenize;
-use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
-use super::{json_response, ok_json};
-use crate::config::{Engine, SimConfig, WireParams};
-use crate::engine::{Finish, Timings};
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, ContextRule, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::finish::{Finish, Timings};
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::request::{Api, ContextRule, Rules};
+use crate::dialect::tokenize;
+use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
+use crate::dialect::{Served, WireParams};
+use crate::dialect::{json_response, ok_json};
 
 mod chunks;
 
@@ -65,7 +66,7 @@ pub(crate) use chunks::Shape;
 pub(super) fn check(
     _api: Api,
     _obj: &Map<String, Value>,
-    _config: &SimConfig,
+    _config: &Served,
 ) -> Result<Rules, ApiError> {
     Ok(Rules {
         check_model: false,
@@ -81,7 +82,7 @@ pub(super) fn check(
 }
 
 /// The build info, `system_fingerprint` and `/props` `build_info`.
-fn build_info(config: &SimConfig) -> String {
+fn build_info(config: &Served) -> String {
     config.wire.version().to_owned()
 }
 
@@ -107,12 +108,12 @@ async fn props(State(st): State<Arc<Host>>) -> Response {
             "params",
             Obj::new().f("n_predict", &-1).f("seed", &c.seed).done(),
         )
-        .f("n_ctx", &c.engine.max_model_len)
+        .f("n_ctx", &c.max_model_len)
         .done();
     ok_json(
         Obj::new()
             .r("default_generation_settings", settings)
-            .f("total_slots", &c.engine.max_num_seqs)
+            .f("total_slots", &c.max_num_seqs)
             .f("model_alias", &c.model)
             .f("model_ftype", "F16")
             .f(
@@ -159,9 +160,9 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
         .done();
     let meta = Obj::new()
         .f("vocab_type", &2)
-        .f("n_vocab", &crate::tokenizer::VOCAB_SIZE)
-        .f("n_ctx", &c.engine.max_model_len)
-        .f("n_ctx_train", &c.engine.max_model_len)
+        .f("n_vocab", &crate::dialect::tokenizer::VOCAB_SIZE)
+        .f("n_ctx", &c.max_model_len)
+        .f("n_ctx_train", &c.max_model_len)
         .f("n_embd", &4096)
         .f("n_params", &0)
         .f("size", &0)
@@ -203,7 +204,7 @@ async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejectio
             arr(ids.iter().map(|&id| {
                 let mut piece = String::new();
                 if let Ok(id32) = u32::try_from(id) {
-                    crate::tokenizer::push_word(id32, &mut piece);
+                    crate::dialect::tokenizer::push_word(id32, &mut piece);
                 }
                 Obj::new().f("id", &id).f("piece", &piece).done()
             }))
@@ -272,8 +273,8 @@ fn srv(func: &str, message: &str) -> String {
 
 /// The model-loading lines: the context's parameters (src/llama-context.cpp:308-316,
 /// `LLAMA_LOG_INFO("%s: n_seq_max             = %u\n", __func__, …)`), then the slots.
-pub(super) fn start_lines(config: &SimConfig) -> Vec<String> {
-    let e = &config.engine;
+pub(super) fn start_lines(config: &Served) -> Vec<String> {
+    let e = config;
     let ctx = |name: &str, value: String| format!("llama_context: {name:<21} = {value}");
     let n_ctx = u32::try_from(e.kv_capacity_tokens).unwrap_or(u32::MAX);
     vec![
@@ -306,7 +307,7 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 }
 
 /// llama.cpp's dialect.
-pub(super) struct Llamacpp;
+pub(crate) struct Llamacpp;
 
 impl Dialect for Llamacpp {
     fn engine(&self) -> Engine {
@@ -334,12 +335,12 @@ impl Dialect for Llamacpp {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
 
-    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx, config)))
     }
 
@@ -348,7 +349,7 @@ impl Dialect for Llamacpp {
         format!("chatcmpl-{:016x}{:016x}", hash, !hash)
     }
 
-    fn start_lines(&self, config: &SimConfig, _addr: SocketAddr) -> Vec<String> {
+    fn start_lines(&self, config: &Served, _addr: SocketAddr) -> Vec<String> {
         start_lines(config)
     }
 

@@ -46,16 +46,17 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::json::{Obj, arr};
-use super::pyrepr::{self, Py};
-use super::tokenize;
-use super::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
-use super::{json_response, ok_json};
-use crate::config::{Engine, SglangLogForm, SimConfig, WireParams};
-use crate::engine::Finish;
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, PromptInput, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::finish::Finish;
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::pyrepr::{self, Py};
+use crate::dialect::request::{Api, PromptInput, Rules};
+use crate::dialect::tokenize;
+use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
+use crate::dialect::{Served, SglangLogForm, WireParams};
+use crate::dialect::{json_response, ok_json};
 
 mod chunks;
 
@@ -66,7 +67,7 @@ pub(crate) use chunks::Shape;
 pub(super) fn check(
     _api: Api,
     _obj: &Map<String, Value>,
-    _config: &SimConfig,
+    _config: &Served,
 ) -> Result<Rules, ApiError> {
     Ok(Rules {
         check_model: false,
@@ -112,7 +113,7 @@ async fn ready(State(st): State<Arc<Host>>) -> Response {
     }
 }
 
-fn card(c: &SimConfig, created: u64) -> String {
+fn card(c: &Served, created: u64) -> String {
     Obj::new()
         .f("id", &c.model)
         .f("object", "model")
@@ -120,7 +121,7 @@ fn card(c: &SimConfig, created: u64) -> String {
         .f("owned_by", "sglang")
         .f("root", &c.model)
         .null("parent")
-        .f("max_model_len", &c.engine.max_model_len)
+        .f("max_model_len", &c.max_model_len)
         .done()
 }
 
@@ -144,9 +145,9 @@ async fn model(State(st): State<Arc<Host>>, Path(model): Path<String>) -> Respon
 
 /// The resolved server arguments, in SGLang's field order (arg_groups/field_order.py),
 /// the part of them the simulator has values for.
-pub(crate) fn server_args(c: &SimConfig) -> Vec<(String, Py)> {
+pub(crate) fn server_args(c: &Served) -> Vec<(String, Py)> {
     let model_path = c.wire.model_path.as_deref().unwrap_or(&c.model);
-    let e = &c.engine;
+    let e = c;
     let int = |v: u64| Py::Int(i64::try_from(v).unwrap_or(i64::MAX));
     vec![
         ("model_path", Py::str(model_path)),
@@ -158,7 +159,7 @@ pub(crate) fn server_args(c: &SimConfig) -> Vec<(String, Py)> {
         ("max_running_requests", int(u64::from(e.max_num_seqs))),
         ("max_total_tokens", int(e.kv_capacity_tokens)),
         ("chunked_prefill_size", int(u64::from(e.max_batched_tokens))),
-        ("disable_radix_cache", Py::Bool(c.prefix_cache.is_none())),
+        ("disable_radix_cache", Py::Bool(!c.prefix_cache)),
         ("tp_size", int(u64::from(c.wire.tp_size))),
         ("dp_size", int(u64::from(c.wire.dp_size))),
         ("enable_dp_attention", Py::Bool(c.wire.dp_size > 1)),
@@ -168,10 +169,7 @@ pub(crate) fn server_args(c: &SimConfig) -> Vec<(String, Py)> {
         ("port", int(u64::from(c.port))),
         ("skip_server_warmup", Py::Bool(false)),
         // SGLang logs the key itself; the simulator never prints one.
-        (
-            "api_key",
-            c.api_key.as_ref().map_or(Py::None, |_| Py::str("***")),
-        ),
+        ("api_key", if c.api_key { Py::str("***") } else { Py::None }),
         ("served_model_name", Py::str(&c.model)),
         ("enable_cache_report", Py::Bool(c.wire.cache_report)),
         ("log_level", Py::str("info")),
@@ -191,7 +189,7 @@ pub(crate) fn server_args(c: &SimConfig) -> Vec<(String, Py)> {
 /// A Python value as JSON, the way FastAPI encodes the args dict.
 fn py_json(v: &Py) -> String {
     match v {
-        Py::Str(s) => super::json::quoted(s),
+        Py::Str(s) => crate::dialect::json::quoted(s),
         Py::Int(n) => n.to_string(),
         Py::Float(x) => serde_json::Value::from(*x).to_string(),
         Py::Bool(b) => b.to_string(),
@@ -212,11 +210,8 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
     let argv: Vec<String> = std::env::args().collect();
     o = o
         .f("launch_command", &argv.join(" "))
-        .f("max_total_num_tokens", &c.engine.kv_capacity_tokens)
-        .f(
-            "max_req_input_len",
-            &c.engine.max_model_len.saturating_sub(1),
-        )
+        .f("max_total_num_tokens", &c.kv_capacity_tokens)
+        .f("max_req_input_len", &c.max_model_len.saturating_sub(1))
         .null("kv_events")
         .f("startup_time", &st.created_unix)
         .r(
@@ -272,7 +267,7 @@ async fn get_model_info(st: State<Arc<Host>>) -> Response {
 async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
         let b = tokenize::tokenize_body(&st, body)?;
-        let max = st.config.engine.max_model_len;
+        let max = st.config.max_model_len;
         let (tokens, count) = match (b.prompt, b.messages) {
             (Some(PromptInput::Texts(v)), None) => {
                 let lists: Vec<Vec<u64>> = v.iter().map(|t| tokenize::ids(t)).collect();
@@ -347,7 +342,7 @@ fn stamp() -> String {
 }
 
 /// `[date] server_args={…}` (dict form) or `[date] server_args=ServerArgs(…)`.
-pub(super) fn start_lines(config: &SimConfig, _addr: std::net::SocketAddr) -> Vec<String> {
+pub(super) fn start_lines(config: &Served, _addr: std::net::SocketAddr) -> Vec<String> {
     let args = server_args(config);
     let value = match config.wire.sglang_log_form {
         SglangLogForm::Dict => Py::Dict(args),
@@ -365,7 +360,7 @@ pub(super) fn ready_lines() -> Vec<String> {
 }
 
 /// SGLang 0.5.23's dialect.
-pub(super) struct Sglang;
+pub(crate) struct Sglang;
 
 impl Dialect for Sglang {
     fn engine(&self) -> Engine {
@@ -384,12 +379,12 @@ impl Dialect for Sglang {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
 
-    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx, config)))
     }
 
@@ -398,11 +393,11 @@ impl Dialect for Sglang {
         requested.unwrap_or("default").into()
     }
 
-    fn start_lines(&self, config: &SimConfig, addr: SocketAddr) -> Vec<String> {
+    fn start_lines(&self, config: &Served, addr: SocketAddr) -> Vec<String> {
         start_lines(config, addr)
     }
 
-    fn worker_lines(&self, config: &SimConfig) -> Vec<String> {
+    fn worker_lines(&self, config: &Served) -> Vec<String> {
         start_lines(config, SocketAddr::new(config.host, config.port))
     }
 

@@ -13,27 +13,27 @@
 //! answer and a newline (token 0's text; its id is unchanged): a changed path is taken to
 //! have flipped the answer.
 
-use crate::rng::{mix3, splitmix64, unit};
-use crate::tokenizer::{self, VOCAB_SIZE};
+use crate::dialect::rng::{mix3, splitmix64, unit};
+use crate::dialect::tokenizer::{self, VOCAB_SIZE};
 
 /// Purposes of the text's hashes.
 mod salt {
-    pub(super) const GREEDY: u64 = 0x4752_4545;
-    pub(super) const NUMERICS_PICK: u64 = 0x4e55_4d50;
-    pub(super) const NUMERICS_AT: u64 = 0x4e55_4d41;
-    pub(super) const NUMERICS: u64 = 0x4e55_4d53;
-    pub(super) const BATCH_PICK: u64 = 0x4241_5450;
-    pub(super) const BATCH_AT: u64 = 0x4241_5441;
-    pub(super) const BATCH: u64 = 0x4241_5453;
-    pub(super) const LOGPROB: u64 = 0x4c4f_4750;
-    pub(super) const ANSWER: u64 = 0x414e_5357;
+    pub(crate) const GREEDY: u64 = 0x4752_4545;
+    pub(crate) const NUMERICS_PICK: u64 = 0x4e55_4d50;
+    pub(crate) const NUMERICS_AT: u64 = 0x4e55_4d41;
+    pub(crate) const NUMERICS: u64 = 0x4e55_4d53;
+    pub(crate) const BATCH_PICK: u64 = 0x4241_5450;
+    pub(crate) const BATCH_AT: u64 = 0x4241_5441;
+    pub(crate) const BATCH: u64 = 0x4241_5453;
+    pub(crate) const LOGPROB: u64 = 0x4c4f_4750;
+    pub(crate) const ANSWER: u64 = 0x414e_5357;
 }
 
 /// The ids and texts of one response's output tokens. Each is a pure function of the
 /// response's seeds and the token's position (and, under `--batch-variance`, of the batch
 /// size at one position), so any part of the server can ask for token `i`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TokenText {
+pub struct TokenText {
     seed: u64,
     /// From this position on, the greedy path a numerics change took: (position, seed).
     numerics: Option<(u32, u64)>,
@@ -47,26 +47,26 @@ pub(crate) struct TokenText {
 
 /// How a greedy response's text is made.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Greedy {
+pub struct Greedy {
     /// The model's identity (a hash of its path or name).
-    pub(crate) identity: u64,
+    pub identity: u64,
     /// A hash of the prompt's token ids.
-    pub(crate) prompt: u64,
+    pub prompt: u64,
     /// The request's `max_tokens`, over which the knobs' positions are drawn.
-    pub(crate) max_tokens: u32,
+    pub max_tokens: u32,
     /// `--numerics-change`.
-    pub(crate) numerics_change: f64,
+    pub numerics_change: f64,
     /// `--batch-variance`.
-    pub(crate) batch_variance: f64,
+    pub batch_variance: f64,
     /// The prompt's reference answer (`--answers`), if it has one.
-    pub(crate) answer: Option<&'static str>,
+    pub answer: Option<&'static str>,
     /// `--answer-accuracy`.
-    pub(crate) answer_accuracy: f64,
+    pub answer_accuracy: f64,
 }
 
 impl TokenText {
     /// Tokens drawn from `seed` (the server seed and the request number).
-    pub(crate) fn sampled(seed: u64) -> Self {
+    pub fn sampled(seed: u64) -> Self {
         TokenText {
             seed,
             numerics: None,
@@ -77,7 +77,7 @@ impl TokenText {
     }
 
     /// The greedy tokens of a prompt for a model.
-    pub(crate) fn greedy(g: &Greedy) -> Self {
+    pub fn greedy(g: &Greedy) -> Self {
         let seed = mix3(g.identity, g.prompt, salt::GREEDY);
         let draw = |pick: u64, at: u64, share: f64| {
             (share > 0.0 && unit(mix3(g.prompt, pick, 0)) < share)
@@ -96,12 +96,12 @@ impl TokenText {
     }
 
     /// The position whose batch size the text waits for (`--batch-variance`).
-    pub(crate) fn variance_at(&self) -> Option<u32> {
+    pub fn variance_at(&self) -> Option<u32> {
         self.variance_at
     }
 
     /// Records the batch size of the step that made token `variance_at`.
-    pub(crate) fn set_batch(&mut self, batch: u32) {
+    pub fn set_batch(&mut self, batch: u32) {
         self.batch = batch.max(1);
     }
 
@@ -132,7 +132,7 @@ impl TokenText {
 
     /// The id of token `index`. Where a changed path starts, its token differs from the one
     /// the unchanged path has there, as an argmax that flipped does.
-    pub(crate) fn id(&self, index: u32) -> u32 {
+    pub fn id(&self, index: u32) -> u32 {
         let id = tokenizer::generated_id(self.seed_at(index, None), index);
         if self.changes_at(index)
             && id == tokenizer::generated_id(self.seed_at(index, Some(index)), index)
@@ -143,7 +143,7 @@ impl TokenText {
     }
 
     /// Appends the text of token `index` (a space and its word) to `out`.
-    pub(crate) fn push(&self, index: u32, out: &mut String) {
+    pub fn push(&self, index: u32, out: &mut String) {
         out.push(' ');
         if let (0, Some(a)) = (index, self.answer) {
             out.push_str(a);
@@ -156,7 +156,7 @@ impl TokenText {
     /// The log-probabilities of token `index`, and the `top` most likely tokens (itself
     /// first, then `top - 1` others; none when `top` is 0). The token itself is always the most likely (a greedy
     /// choice); the numbers are made up but fixed by the text's seed.
-    pub(crate) fn logprobs(&self, index: u32, top: u32) -> TokenLogprobs {
+    pub fn logprobs(&self, index: u32, top: u32) -> TokenLogprobs {
         let id = self.id(index);
         let h = mix3(self.seed_at(index, None), u64::from(index), salt::LOGPROB);
         // p in [0.35, 0.95): the others share the rest, halving down the list, so none
@@ -192,20 +192,20 @@ fn position(u: f64, max_tokens: u32) -> u32 {
 
 /// The log-probabilities reported with one token.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TokenLogprobs {
+pub struct TokenLogprobs {
     /// The token's own.
-    pub(crate) logprob: f64,
+    pub logprob: f64,
     /// (id, logprob) of the most likely tokens, the chosen one first.
-    pub(crate) top: Vec<(u32, f64)>,
+    pub top: Vec<(u32, f64)>,
 }
 
 /// A hash of prompt token ids (FNV-1a over their bytes).
-pub(crate) fn prompt_hash(ids: &[u32]) -> u64 {
+pub fn prompt_hash(ids: &[u32]) -> u64 {
     tokenizer::prompt_hash(ids)
 }
 
 /// The identity of a model: a hash of its path or name.
-pub(crate) fn identity(name: &str) -> u64 {
+pub fn identity(name: &str) -> u64 {
     prompt_hash(&name.bytes().map(u32::from).collect::<Vec<_>>())
 }
 

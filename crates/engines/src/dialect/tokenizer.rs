@@ -85,8 +85,8 @@ pub fn push_generated(text_seed: u64, index: u32, out: &mut String) {
 
 /// The id of generated token `index` of a response whose text seed is `text_seed`.
 pub fn generated_id(text_seed: u64, index: u32) -> u32 {
-    (crate::rng::mix3(text_seed, u64::from(index), crate::rng::salt::TEXT) % u64::from(VOCAB_SIZE))
-        as u32
+    (crate::dialect::rng::mix3(text_seed, u64::from(index), crate::dialect::rng::salt::TEXT)
+        % u64::from(VOCAB_SIZE)) as u32
 }
 
 /// A hash of prompt token ids (FNV-1a over their bytes): what the greedy text of a prompt

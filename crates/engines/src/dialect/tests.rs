@@ -2,10 +2,10 @@
 //! against their engines' profiles.
 
 use super::*;
-use crate::config::SglangLogForm;
+use crate::dialect::SglangLogForm;
 
-fn config(engine: Engine) -> SimConfig {
-    let mut c = SimConfig::default();
+fn config(engine: Engine) -> Served {
+    let mut c = Served::default();
     c.wire.engine = engine;
     c.wire.moe_backend = Some("flashinfer_cutedsl".into());
     c.wire.tp_size = 8;
@@ -103,9 +103,9 @@ fn vllm_head_logs_non_default_args_and_workers_log_the_upper_case_backend() {
 #[test]
 fn llamacpp_logs_its_slots_then_loaded_and_listening() {
     let mut c = config(Engine::Llamacpp);
-    c.engine.max_num_seqs = 4;
-    c.engine.max_model_len = 4096;
-    c.wire.flash_attn = crate::config::FlashAttn::On;
+    c.max_num_seqs = 4;
+    c.max_model_len = 4096;
+    c.wire.flash_attn = crate::dialect::FlashAttn::On;
     let lines = start_lines(&c, addr());
     assert_eq!(lines[0], "srv          main: initializing ...");
     // The rule of specs/gpu-llamacpp-flash-attn.yaml matches it.
@@ -167,13 +167,13 @@ fn each_dialect_serves_the_metrics_its_engines_profile_names() {
         requests: 5,
         finished: 2,
     };
-    let mut wire = SimConfig::default().wire;
+    let mut wire = Served::default().wire;
     wire.enable_metrics = true;
     wire.iter_perf_stats = true;
-    for (name, engine) in crate::config::ENGINE_NAMES {
+    for (name, engine) in crate::dialect::ENGINE_NAMES {
         let d = of(engine);
         assert_eq!(d.engine(), engine, "{name}");
-        let facts = servebench_engines::profile(engine).and_then(|p| p.metrics);
+        let facts = crate::profile(engine).and_then(|p| p.metrics);
         assert_eq!(d.metrics_path(), facts.map(|m| m.path), "{name}");
         let Some(m) = facts else { continue };
         let text = d.metrics_text("sim-model", &snapshot, &wire);

@@ -8,41 +8,41 @@ use std::fmt::Debug;
 use bytes::Bytes;
 
 use super::logprobs::Scored;
-use crate::engine::{Finish, FinishReason};
-use crate::server::text::TokenLogprobs;
-use crate::server::wire::Api;
+use crate::dialect::finish::{Finish, FinishReason};
+use crate::dialect::request::Api;
+use crate::dialect::text::TokenLogprobs;
 
 /// What every chunk of one response shares.
 #[derive(Debug, Clone)]
-pub(crate) struct Ctx {
+pub struct Ctx {
     /// Completions or chat.
-    pub(crate) api: Api,
+    pub api: Api,
     /// The response id (engines that send one).
-    pub(crate) id: String,
+    pub id: String,
     /// Unix seconds.
-    pub(crate) created: u64,
+    pub created: u64,
     /// The model name the engine puts in its chunks (some echo the request's).
-    pub(crate) model: String,
+    pub model: String,
     /// `stream_options.include_usage` as the engine reads it.
-    pub(crate) include_usage: bool,
+    pub include_usage: bool,
     /// The first this-many tokens of a chat answer are reasoning (`--reasoning-tokens`).
-    pub(crate) reasoning_tokens: u32,
+    pub reasoning_tokens: u32,
     /// Log-probabilities were asked for (and the engine answers them).
-    pub(crate) logprobs: bool,
+    pub logprobs: bool,
     /// Log-probabilities name tokens `token_id:N` (vLLM).
-    pub(crate) tokens_as_ids: bool,
+    pub tokens_as_ids: bool,
     /// Chunks carry their token ids (vLLM, SGLang `return_token_ids`).
-    pub(crate) token_ids: bool,
+    pub token_ids: bool,
 }
 
 impl Ctx {
     /// True when token `index` belongs to the reasoning of a chat answer.
-    pub(crate) fn reasoning(&self, index: u32) -> bool {
+    pub fn reasoning(&self, index: u32) -> bool {
         self.api == Api::Chat && index < self.reasoning_tokens
     }
 
     /// Reasoning tokens among the `f.timings.predicted_n` generated.
-    pub(crate) fn reasoning_count(&self, f: &Finish) -> u32 {
+    pub fn reasoning_count(&self, f: &Finish) -> u32 {
         match self.api {
             Api::Chat => self.reasoning_tokens.min(f.timings.predicted_n),
             Api::Completions => 0,
@@ -52,25 +52,29 @@ impl Ctx {
 
 /// The text of a whole (non-streamed) answer.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Answer<'a> {
+pub struct Answer<'a> {
     /// The reasoning (chat with `--reasoning-tokens`; empty otherwise).
-    pub(crate) reasoning: &'a str,
+    pub reasoning: &'a str,
     /// The answer.
-    pub(crate) content: &'a str,
+    pub content: &'a str,
     /// Every token with its log-probabilities, when asked for.
-    pub(crate) scored: &'a [Owned],
+    pub scored: &'a [Owned],
 }
 
 /// A generated token and its log-probabilities, kept for a whole answer.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Owned {
-    pub(crate) id: u32,
-    pub(crate) text: String,
-    pub(crate) lp: TokenLogprobs,
+pub struct Owned {
+    /// Its token id.
+    pub id: u32,
+    /// Its text.
+    pub text: String,
+    /// Its log-probabilities and alternatives.
+    pub lp: TokenLogprobs,
 }
 
 impl Owned {
-    pub(crate) fn scored(&self) -> Scored<'_> {
+    /// Borrowed, as the logprob writers take it.
+    pub fn scored(&self) -> Scored<'_> {
         Scored {
             id: self.id,
             text: &self.text,
@@ -81,27 +85,27 @@ impl Owned {
 
 impl Answer<'_> {
     /// The scored tokens (empty when log-probabilities were not asked for).
-    pub(crate) fn scored(&self) -> Vec<Scored<'_>> {
+    pub fn scored(&self) -> Vec<Scored<'_>> {
         self.scored.iter().map(Owned::scored).collect()
     }
 }
 
 /// One generated token.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Tok<'a> {
+pub struct Tok<'a> {
     /// Its position in the output, from 0.
-    pub(crate) index: u32,
+    pub index: u32,
     /// Its id.
-    pub(crate) id: u32,
+    pub id: u32,
     /// Its text, a leading space and a vocabulary word.
-    pub(crate) text: &'a str,
+    pub text: &'a str,
     /// Its log-probabilities, when asked for.
-    pub(crate) lp: Option<&'a TokenLogprobs>,
+    pub lp: Option<&'a TokenLogprobs>,
 }
 
 impl<'a> Tok<'a> {
     /// The token as a one-token list for the log-probability builders; empty without them.
-    pub(crate) fn scored(&self) -> Vec<Scored<'a>> {
+    pub fn scored(&self) -> Vec<Scored<'a>> {
         self.lp
             .map(|lp| Scored {
                 id: self.id,
@@ -114,7 +118,7 @@ impl<'a> Tok<'a> {
 }
 
 /// One engine's streamed chunks and whole bodies.
-pub(crate) trait ChunkShape: Send + Debug {
+pub trait ChunkShape: Send + Debug {
     /// Events sent as soon as the response starts, before any token.
     fn opening(&mut self, _out: &mut Vec<Bytes>) {}
 
@@ -141,7 +145,7 @@ pub(crate) trait ChunkShape: Send + Debug {
 }
 
 /// `data: {json}\n\n`.
-pub(crate) fn sse(json: &str) -> Bytes {
+pub fn sse(json: &str) -> Bytes {
     let mut b = Vec::with_capacity(json.len() + 8);
     b.extend_from_slice(b"data: ");
     b.extend_from_slice(json.as_bytes());
@@ -150,26 +154,26 @@ pub(crate) fn sse(json: &str) -> Bytes {
 }
 
 /// The final SSE event of an OpenAI-style stream.
-pub(crate) const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
+pub const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
 
 /// `data: [DONE]\n\n`.
-pub(crate) fn done() -> Bytes {
+pub fn done() -> Bytes {
     Bytes::from_static(DONE_EVENT)
 }
 
 /// The OpenAI finish reason.
-pub(crate) fn reason(f: &Finish) -> &'static str {
+pub fn reason(f: &Finish) -> &'static str {
     f.reason.as_str()
 }
 
 /// Prompt, completion and total tokens of a finished request.
-pub(crate) fn counts(f: &Finish) -> (u32, u32, u64) {
+pub fn counts(f: &Finish) -> (u32, u32, u64) {
     let p = f.timings.prompt_n;
     let c = f.timings.predicted_n;
     (p, c, u64::from(p) + u64::from(c))
 }
 
 /// True when the request stopped at its `max_tokens`.
-pub(crate) fn hit_length(f: &Finish) -> bool {
+pub fn hit_length(f: &Finish) -> bool {
     f.reason == FinishReason::Length
 }

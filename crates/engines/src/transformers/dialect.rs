@@ -34,15 +34,16 @@ use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
-use super::json::{Obj, arr};
-use super::{Dialect, uuid_like};
-use super::{ok_json, unknown_keys};
-use crate::config::{Engine, SimConfig};
-use crate::engine::Finish;
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, GenRequest, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::Served;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
+use crate::dialect::finish::Finish;
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::request::{Api, GenRequest, Rules};
+use crate::dialect::{Dialect, uuid_like};
+use crate::dialect::{ok_json, unknown_keys};
 
 /// Keys of openai 3.57.0's chat `CompletionCreateParamsBase` and `stream`, and the
 /// extras of `TransformersCompletionCreateParamsStreaming`.
@@ -120,7 +121,7 @@ fn py_set(keys: &[String]) -> String {
 pub(super) fn check(
     api: Api,
     obj: &Map<String, Value>,
-    config: &SimConfig,
+    config: &Served,
 ) -> Result<Rules, ApiError> {
     let known = match api {
         Api::Completions => COMPLETION_FIELDS,
@@ -365,7 +366,7 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 }
 
 /// transformers serve's dialect (transformers 5.24.0).
-pub(super) struct Transformers;
+pub(crate) struct Transformers;
 
 impl Dialect for Transformers {
     fn engine(&self) -> Engine {
@@ -380,7 +381,7 @@ impl Dialect for Transformers {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
@@ -389,7 +390,7 @@ impl Dialect for Transformers {
         adapt(obj, req)
     }
 
-    fn shape(&self, ctx: Ctx, _config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, _config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx)))
     }
 

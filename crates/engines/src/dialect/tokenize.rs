@@ -6,28 +6,35 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use super::Host;
-use crate::server::api_error::ApiError;
-use crate::server::wire::{ChatMessage, PromptInput, parse_json, prompt_tokens, render_messages};
-use crate::tokenizer;
+use crate::dialect::api_error::ApiError;
+use crate::dialect::request::{
+    ChatMessage, PromptInput, parse_json, prompt_tokens, render_messages,
+};
+use crate::dialect::tokenizer;
 
 /// A tokenize request in any engine's form: `prompt` (vLLM, SGLang, TensorRT-LLM),
 /// `content` (llama.cpp), `inputs` (TGI) or `messages` (chat template applied).
 #[derive(Debug, Deserialize)]
-pub(crate) struct TokenizeBody {
+pub struct TokenizeBody {
     #[serde(default)]
-    pub(crate) model: Option<String>,
+    /// The model named.
+    pub model: Option<String>,
     #[serde(default)]
-    pub(crate) prompt: Option<PromptInput>,
+    /// `prompt` (vLLM, SGLang, TensorRT-LLM).
+    pub prompt: Option<PromptInput>,
     #[serde(default)]
-    pub(crate) content: Option<PromptInput>,
+    /// `content` (llama.cpp).
+    pub content: Option<PromptInput>,
     #[serde(default)]
-    pub(crate) inputs: Option<String>,
+    /// `inputs` (TGI).
+    pub inputs: Option<String>,
     #[serde(default)]
-    pub(crate) messages: Option<Vec<ChatMessage>>,
+    /// `messages` (the chat template applied).
+    pub messages: Option<Vec<ChatMessage>>,
 }
 
 /// The parsed body of a tokenize request, once the server serves.
-pub(crate) fn tokenize_body(
+pub fn tokenize_body(
     st: &Host,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<TokenizeBody, ApiError> {
@@ -39,12 +46,12 @@ pub(crate) fn tokenize_body(
 }
 
 /// The ids of chat messages after the template.
-pub(crate) fn message_ids(m: &[ChatMessage]) -> Vec<u64> {
+pub fn message_ids(m: &[ChatMessage]) -> Vec<u64> {
     ids(&render_messages(m))
 }
 
 /// The model and the text of a detokenize request (`{"tokens": [ids]}`).
-pub(crate) fn detokenize_body(
+pub fn detokenize_body(
     st: &Host,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(Option<String>, String), ApiError> {
@@ -58,12 +65,12 @@ pub(crate) fn detokenize_body(
 }
 
 /// The ids of `text`.
-pub(crate) fn ids(text: &str) -> Vec<u64> {
+pub fn ids(text: &str) -> Vec<u64> {
     tokenizer::encode(text).into_iter().map(u64::from).collect()
 }
 
 /// The ids of a prompt: text is encoded, token ids are checked and echoed.
-pub(crate) fn prompt_ids(p: PromptInput) -> Result<Vec<u64>, ApiError> {
+pub fn prompt_ids(p: PromptInput) -> Result<Vec<u64>, ApiError> {
     prompt_tokens(&p)?;
     Ok(match p {
         PromptInput::Text(t) => ids(&t),

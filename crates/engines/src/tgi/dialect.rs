@@ -36,23 +36,24 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
-use super::json::{Obj, arr};
-use super::logprobs::{self, ChatStyle};
-use super::ok_json;
-use super::tokenize;
-use super::{Dialect, Snapshot, json_response, metrics};
-use crate::config::{Engine, SimConfig, WireParams};
-use crate::engine::{Finish, FinishReason};
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
+use crate::dialect::finish::{Finish, FinishReason};
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::logprobs::{self, ChatStyle};
+use crate::dialect::ok_json;
+use crate::dialect::request::{Api, Rules};
+use crate::dialect::tokenize;
+use crate::dialect::{Dialect, Snapshot, json_response, metrics};
+use crate::dialect::{Served, WireParams};
 
 /// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
 pub(super) fn check(
     api: Api,
     _obj: &Map<String, Value>,
-    _config: &SimConfig,
+    _config: &Served,
 ) -> Result<Rules, ApiError> {
     Ok(Rules {
         check_model: false,
@@ -67,7 +68,7 @@ pub(super) fn check(
     })
 }
 
-fn fingerprint(config: &SimConfig) -> String {
+fn fingerprint(config: &Served) -> String {
     format!("{}-native", config.wire.version())
 }
 
@@ -79,7 +80,7 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    pub(crate) fn new(ctx: Ctx, config: &SimConfig) -> Self {
+    pub(crate) fn new(ctx: Ctx, config: &Served) -> Self {
         Shape {
             ctx,
             fingerprint: fingerprint(config),
@@ -266,11 +267,8 @@ async fn info(State(st): State<Arc<Host>>) -> Response {
             .f("max_concurrent_requests", &MAX_CONCURRENT_REQUESTS)
             .f("max_best_of", &2)
             .f("max_stop_sequences", &4)
-            .f(
-                "max_input_tokens",
-                &c.engine.max_model_len.saturating_sub(1),
-            )
-            .f("max_total_tokens", &c.engine.max_model_len)
+            .f("max_input_tokens", &c.max_model_len.saturating_sub(1))
+            .f("max_total_tokens", &c.max_model_len)
             .f("validation_workers", &2)
             .f("max_client_batch_size", &4)
             .f("router", "text-generation-router")
@@ -298,7 +296,10 @@ async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejectio
             return Err(ApiError::invalid("missing field `inputs`"));
         };
         let tokens = arr(words(&input).map(|(start, word)| {
-            let id = crate::tokenizer::encode(word).first().copied().unwrap_or(0);
+            let id = crate::dialect::tokenizer::encode(word)
+                .first()
+                .copied()
+                .unwrap_or(0);
             Obj::new()
                 .f("id", &id)
                 .f("text", word)
@@ -416,7 +417,7 @@ pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
 }
 
 /// TGI's dialect.
-pub(super) struct Tgi;
+pub(crate) struct Tgi;
 
 impl Dialect for Tgi {
     fn engine(&self) -> Engine {
@@ -436,7 +437,7 @@ impl Dialect for Tgi {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
@@ -449,7 +450,7 @@ impl Dialect for Tgi {
         Ok(stream_error(e))
     }
 
-    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx, config)))
     }
 

@@ -1,18 +1,70 @@
-//! Which engine's wire format the simulator speaks (`--engine`), and the settings that only
-//! matter to that format: its start-up log, its metrics switch, the server arguments it
-//! echoes.
+//! What a dialect reads of the simulator's settings: [`Served`] (the served model, the
+//! address, the limits) and [`WireParams`], which engine's wire format is spoken
+//! (`--engine`) with the settings that only matter to that format: its start-up log, its
+//! metrics switch, the server arguments it echoes.
+
+use std::net::{IpAddr, Ipv4Addr};
 
 use serde::Serialize;
 
-use crate::SimError;
+use crate::Engine;
 
-pub(crate) use servebench_engines::Engine;
+/// The simulator's settings a dialect reads: `servebench-sim`'s configuration narrowed to
+/// them (`SimConfig::served`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    /// The served model's name (`--model`).
+    pub model: String,
+    /// The address it listens on.
+    pub host: IpAddr,
+    /// The port it listens on (0 until bound).
+    pub port: u16,
+    /// The context window in tokens (`--max-model-len`).
+    pub max_model_len: u32,
+    /// Most sequences running at once (`--max-num-seqs`).
+    pub max_num_seqs: u32,
+    /// Most tokens in one step (`--max-batched-tokens`).
+    pub max_batched_tokens: u32,
+    /// `max_tokens` of a request that leaves it out.
+    pub default_max_tokens: u32,
+    /// KV cache capacity in tokens.
+    pub kv_capacity_tokens: u64,
+    /// A prefix cache is kept (`--prefix-cache`).
+    pub prefix_cache: bool,
+    /// The server seed (`--seed`).
+    pub seed: u64,
+    /// An API key is required (`--api-key`); the key itself is not handed to dialects.
+    pub api_key: bool,
+    /// The engine spoken and its own settings.
+    pub wire: WireParams,
+}
+
+impl Default for Served {
+    /// The simulator's defaults: `sim-model` on loopback, port 0, the `default` preset's
+    /// limits, no prefix cache, the generic dialect.
+    fn default() -> Self {
+        Served {
+            model: "sim-model".into(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            max_model_len: 8192,
+            max_num_seqs: 256,
+            max_batched_tokens: 8192,
+            default_max_tokens: 256,
+            kv_capacity_tokens: 262_144,
+            prefix_cache: false,
+            seed: 0,
+            api_key: false,
+            wire: WireParams::default(),
+        }
+    }
+}
 
 /// The engines `--engine` takes, as written on the command line, in the order `--help`
 /// lists them. `generic` is [`Engine::Openai`]: the simulator's own OpenAI-compatible
 /// dialect (vLLM-shaped, as before personalities existed); every other value follows that
 /// engine's source, version named in `docs/simulator.md`.
-pub(crate) const ENGINE_NAMES: [(&str, Engine); 7] = [
+pub const ENGINE_NAMES: [(&str, Engine); 7] = [
     ("generic", Engine::Openai),
     ("sglang", Engine::Sglang),
     ("vllm", Engine::Vllm),
@@ -23,7 +75,7 @@ pub(crate) const ENGINE_NAMES: [(&str, Engine); 7] = [
 ];
 
 /// The engine `--engine NAME` names.
-pub(crate) fn engine_named(name: &str) -> Option<Engine> {
+pub fn engine_named(name: &str) -> Option<Engine> {
     ENGINE_NAMES
         .iter()
         .find(|(n, _)| *n == name)
@@ -41,9 +93,9 @@ pub fn engine_name(e: Engine) -> &'static str {
 
 /// The engine version whose wire format the dialect follows (what its version endpoint
 /// reports unless `--engine-version` says otherwise).
-pub(crate) fn source_version(e: Engine) -> &'static str {
+pub fn source_version(e: Engine) -> &'static str {
     match e {
-        Engine::Auto | Engine::Openai => crate::VERSION,
+        Engine::Auto | Engine::Openai => env!("CARGO_PKG_VERSION"),
         Engine::Sglang => "0.5.23",
         Engine::Vllm => "0.33.0",
         // llama.cpp built from the llama-cpp-python sdist has no git: build 0, commit
@@ -178,36 +230,36 @@ impl WireParams {
     }
 
     /// Checks ranges.
-    pub fn validate(&self) -> Result<(), SimError> {
+    pub fn validate(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.held_back_rate) {
-            return Err(SimError::InvalidConfig(format!(
+            return Err(format!(
                 "held_back_rate is a share of streams in [0, 1], got {}",
                 self.held_back_rate
-            )));
+            ));
         }
         if self.tp_size == 0 {
-            return Err(SimError::InvalidConfig("tp_size must be at least 1".into()));
+            return Err("tp_size must be at least 1".into());
         }
         if self.dp_size == 0 || !self.tp_size.is_multiple_of(self.dp_size) {
-            return Err(SimError::InvalidConfig(format!(
+            return Err(format!(
                 "--dp {} must be at least 1 and divide --tp {} (SGLang's data-parallel \
                  attention splits the tensor-parallel ranks)",
                 self.dp_size, self.tp_size
-            )));
+            ));
         }
         if self.sse_ping_ms == Some(0) {
-            return Err(SimError::InvalidConfig(
+            return Err(
                 "sse_ping_ms must be at least 1 ms (leave --sse-ping-ms out for the engine's \
                  default)"
                     .into(),
-            ));
+            );
         }
         if let Some(b) = &self.moe_backend
             && (b.is_empty() || b.contains(char::is_whitespace))
         {
-            return Err(SimError::InvalidConfig(format!(
+            return Err(format!(
                 "the MoE backend is one word such as flashinfer_cutedsl, got `{b}`"
-            )));
+            ));
         }
         Ok(())
     }

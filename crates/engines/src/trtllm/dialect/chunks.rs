@@ -2,10 +2,10 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
-use super::super::json::{Obj, arr};
-use super::super::logprobs::{self, ChatStyle, Scored};
 use super::*;
+use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::logprobs::{self, ChatStyle, Scored};
 
 /// The chunks of one TensorRT-LLM response.
 #[derive(Debug)]

@@ -2,10 +2,10 @@
 
 use bytes::Bytes;
 
-use super::super::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
-use super::super::json::{Obj, arr};
-use super::super::logprobs::{self, ChatStyle};
 use super::*;
+use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::logprobs::{self, ChatStyle};
 
 /// The chunks of one SGLang response.
 #[derive(Debug)]
@@ -16,7 +16,7 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    pub(crate) fn new(ctx: Ctx, config: &SimConfig) -> Self {
+    pub(crate) fn new(ctx: Ctx, config: &Served) -> Self {
         Shape {
             ctx,
             cache_report: config.wire.cache_report,

@@ -37,16 +37,17 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::json::{Obj, arr};
-use super::tokenize;
-use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
-use super::{ok_json, unknown_keys};
-use crate::config::{Engine, SimConfig, WireParams};
-use crate::engine::Finish;
-use crate::rng::splitmix64;
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::finish::Finish;
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::request::{Api, Rules};
+use crate::dialect::rng::splitmix64;
+use crate::dialect::tokenize;
+use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
+use crate::dialect::{Served, WireParams};
+use crate::dialect::{ok_json, unknown_keys};
 
 mod chunks;
 
@@ -165,7 +166,7 @@ fn pydantic_error(kind: &str, key: &str, msg: &str, input: &str) -> String {
 pub(super) fn check(
     api: Api,
     obj: &Map<String, Value>,
-    _config: &SimConfig,
+    _config: &Served,
 ) -> Result<Rules, ApiError> {
     let known = match api {
         Api::Completions => COMPLETION_FIELDS,
@@ -285,7 +286,7 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
     ok_json(
         Obj::new()
             .null("disaggregated_params")
-            .f("max_batch_size", &st.config.engine.max_num_seqs)
+            .f("max_batch_size", &st.config.max_num_seqs)
             .done(),
     )
 }
@@ -365,7 +366,7 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 }
 
 /// TensorRT-LLM's dialect.
-pub(super) struct Trtllm;
+pub(crate) struct Trtllm;
 
 impl Dialect for Trtllm {
     fn engine(&self) -> Engine {
@@ -380,12 +381,12 @@ impl Dialect for Trtllm {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
 
-    fn shape(&self, ctx: Ctx, _config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, _config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx)))
     }
 

@@ -42,17 +42,18 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::Host;
-use super::json::{Obj, arr};
-use super::ok_json;
-use super::pyrepr::{self, Py};
-use super::tokenize;
-use super::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
-use crate::config::{Engine, SimConfig, WireParams};
-use crate::engine::Finish;
-use crate::rng::{mix3, splitmix64};
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, Rules};
+use crate::Engine;
+use crate::dialect::Host;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::finish::Finish;
+use crate::dialect::json::{Obj, arr};
+use crate::dialect::ok_json;
+use crate::dialect::pyrepr::{self, Py};
+use crate::dialect::request::{Api, Rules};
+use crate::dialect::rng::{mix3, splitmix64};
+use crate::dialect::tokenize;
+use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
+use crate::dialect::{Served, WireParams};
 
 mod chunks;
 
@@ -63,7 +64,7 @@ pub(crate) use chunks::Shape;
 pub(super) fn check(
     _api: Api,
     obj: &Map<String, Value>,
-    config: &SimConfig,
+    config: &Served,
 ) -> Result<Rules, ApiError> {
     check_model(obj.get("model").and_then(Value::as_str), &config.model)?;
     Ok(Rules {
@@ -87,15 +88,15 @@ pub(super) fn check_model(requested: Option<&str>, served: &str) -> Result<(), A
 }
 
 /// `vllm-<version>[-tpN]-<hash8>`: the fingerprint of the server's configuration.
-pub(super) fn fingerprint(config: &SimConfig) -> String {
+pub(super) fn fingerprint(config: &Served) -> String {
     let mut parts = vec![format!("vllm-{}", config.wire.version())];
     if config.wire.tp_size > 1 {
         parts.push(format!("tp{}", config.wire.tp_size));
     }
     let h = mix3(
         fnv(&config.model),
-        u64::from(config.engine.max_model_len),
-        u64::from(config.engine.max_num_seqs),
+        u64::from(config.max_model_len),
+        u64::from(config.max_num_seqs),
     );
     parts.push(format!("{:08x}", h >> 32));
     parts.join("-")
@@ -159,7 +160,7 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
         .f("owned_by", "vllm")
         .f("root", c.wire.model_path.as_deref().unwrap_or(&c.model))
         .null("parent")
-        .f("max_model_len", &c.engine.max_model_len)
+        .f("max_model_len", &c.max_model_len)
         .r("permission", arr([permission]))
         .done();
     ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
@@ -182,7 +183,7 @@ async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejectio
         Ok(ok_json(
             Obj::new()
                 .f("count", &tokens.len())
-                .f("max_model_len", &st.config.engine.max_model_len)
+                .f("max_model_len", &st.config.max_model_len)
                 .f("tokens", &tokens)
                 .null("token_strs")
                 .done(),
@@ -233,7 +234,7 @@ fn line(process: &str, file: &str, lineno: u32, message: &str) -> String {
 
 /// The API server's start-up lines, or a headless rank's (`worker`): only the worker's MoE
 /// backend line.
-pub(super) fn start_lines(config: &SimConfig, worker: bool) -> Vec<String> {
+pub(super) fn start_lines(config: &Served, worker: bool) -> Vec<String> {
     let mut out = Vec::new();
     if !worker {
         out.push(line(
@@ -276,17 +277,14 @@ pub(super) fn start_lines(config: &SimConfig, worker: bool) -> Vec<String> {
 
 /// The arguments `vllm serve` would have been given that differ from its defaults, in
 /// argparse's order of the simulator's flags.
-fn non_default_args(config: &SimConfig) -> Py {
+fn non_default_args(config: &Served) -> Py {
     let model = config.wire.model_path.as_deref().unwrap_or(&config.model);
     let mut d = vec![
         ("model_tag", Py::str(model)),
         ("host", Py::str(&config.host.to_string())),
         ("port", Py::Int(i64::from(config.port))),
         ("model", Py::str(model)),
-        (
-            "max_model_len",
-            Py::Int(i64::from(config.engine.max_model_len)),
-        ),
+        ("max_model_len", Py::Int(i64::from(config.max_model_len))),
     ];
     if model != config.model {
         d.push(("served_model_name", Py::List(vec![Py::str(&config.model)])));
@@ -297,15 +295,12 @@ fn non_default_args(config: &SimConfig) -> Py {
             Py::Int(i64::from(config.wire.tp_size)),
         ));
     }
-    d.push((
-        "max_num_seqs",
-        Py::Int(i64::from(config.engine.max_num_seqs)),
-    ));
+    d.push(("max_num_seqs", Py::Int(i64::from(config.max_num_seqs))));
     d.push((
         "max_num_batched_tokens",
-        Py::Int(i64::from(config.engine.max_batched_tokens)),
+        Py::Int(i64::from(config.max_batched_tokens)),
     ));
-    if config.prefix_cache.is_some() {
+    if config.prefix_cache {
         d.push(("enable_prefix_caching", Py::Bool(true)));
     }
     if config.wire.cache_report {
@@ -328,7 +323,7 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 }
 
 /// vLLM 0.33.0's dialect.
-pub(super) struct Vllm;
+pub(crate) struct Vllm;
 
 impl Dialect for Vllm {
     fn engine(&self) -> Engine {
@@ -343,20 +338,20 @@ impl Dialect for Vllm {
         &self,
         api: Api,
         obj: &Map<String, Value>,
-        config: &SimConfig,
+        config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
     }
 
-    fn shape(&self, ctx: Ctx, config: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
         Some(Box::new(Shape::new(ctx, config)))
     }
 
-    fn start_lines(&self, config: &SimConfig, _addr: SocketAddr) -> Vec<String> {
+    fn start_lines(&self, config: &Served, _addr: SocketAddr) -> Vec<String> {
         start_lines(config, false)
     }
 
-    fn worker_lines(&self, config: &SimConfig) -> Vec<String> {
+    fn worker_lines(&self, config: &Served) -> Vec<String> {
         start_lines(config, true)
     }
 

@@ -12,14 +12,17 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use super::tokenize::{detokenize_body, ids, prompt_ids, tokenize_body};
-use super::{ChunkShape, Ctx, Dialect, Host, Readiness, api_prefix};
-use crate::config::{Engine, SimConfig};
-use crate::server::api_error::{ApiError, ErrorNote};
-use crate::server::wire::{Api, GenRequest, Rules, check_model, parse_generation, render_messages};
+use crate::Engine;
+use crate::dialect::Served;
+use crate::dialect::api_error::{ApiError, ErrorNote};
+use crate::dialect::request::{
+    Api, GenRequest, Rules, check_model, parse_generation, render_messages,
+};
+use crate::dialect::tokenize::{detokenize_body, ids, prompt_ids, tokenize_body};
+use crate::dialect::{ChunkShape, Ctx, Dialect, Host, Readiness, api_prefix};
 
 /// The simulator's own dialect (`--engine generic`).
-pub(super) struct Generic;
+pub(crate) struct Generic;
 
 impl Dialect for Generic {
     fn engine(&self) -> Engine {
@@ -39,16 +42,16 @@ impl Dialect for Generic {
             .route("/server_info", get(server_info))
     }
 
-    fn check(&self, _: Api, _: &Map<String, Value>, _: &SimConfig) -> Result<Rules, ApiError> {
+    fn check(&self, _: Api, _: &Map<String, Value>, _: &Served) -> Result<Rules, ApiError> {
         Ok(Rules::generic())
     }
 
     /// Any body `parse_generation` reads, with the generic rules (no object check first).
-    fn admit(&self, api: Api, body: &[u8], config: &SimConfig) -> Result<GenRequest, ApiError> {
+    fn admit(&self, api: Api, body: &[u8], config: &Served) -> Result<GenRequest, ApiError> {
         parse_generation(api, body, config, &Rules::generic())
     }
 
-    fn shape(&self, _: Ctx, _: &SimConfig) -> Option<Box<dyn ChunkShape>> {
+    fn shape(&self, _: Ctx, _: &Served) -> Option<Box<dyn ChunkShape>> {
         None
     }
 
@@ -105,7 +108,7 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
             "created": st.created_unix,
             "owned_by": "servebench-sim",
             "root": st.config.model,
-            "max_model_len": st.config.engine.max_model_len,
+            "max_model_len": st.config.max_model_len,
         }],
     }))
     .into_response()
@@ -140,7 +143,7 @@ fn tokenize_inner(st: &Host, body: Result<Bytes, BytesRejection>) -> Result<Resp
     Ok(Json(json!({
         "count": tokens.len(),
         "tokens": tokens,
-        "max_model_len": st.config.engine.max_model_len,
+        "max_model_len": st.config.max_model_len,
     }))
     .into_response())
 }

@@ -51,7 +51,7 @@ use axum::routing::get;
 use super::{Dialect, Host, Snapshot, of};
 
 /// The metrics route of a dialect, where it has one (none for transformers serve).
-pub(super) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
+pub(crate) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
     match d.metrics_path() {
         Some(path) => Router::new().route(path, get(metrics)),
         None => Router::new(),
@@ -73,7 +73,7 @@ async fn metrics(State(st): State<Arc<Host>>) -> Response {
 }
 
 /// prometheus_client's `CONTENT_TYPE_LATEST` (vLLM, SGLang, TensorRT-LLM).
-pub(super) const PROMETHEUS_CLIENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const PROMETHEUS_CLIENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// One metric family in the text format.
 struct Family<'a> {
@@ -282,7 +282,7 @@ fn n(v: u64) -> String {
 }
 
 /// vLLM 0.33.0's series.
-pub(super) fn vllm(model: &str, s: &Snapshot) -> String {
+pub(crate) fn vllm(model: &str, s: &Snapshot) -> String {
     let m = escape(model);
     text(|f| {
         let l = format!("engine=\"0\",model_name=\"{m}\"");
@@ -344,13 +344,13 @@ pub(super) fn vllm(model: &str, s: &Snapshot) -> String {
 }
 
 /// SGLang 0.5.23's series (`ranks`: its `--tp` and `--dp`).
-pub(super) fn sglang_text(model: &str, s: &Snapshot, ranks: (u32, u32)) -> String {
+pub(crate) fn sglang_text(model: &str, s: &Snapshot, ranks: (u32, u32)) -> String {
     let m = escape(model);
     text(|f| sglang(f, &m, s, ranks))
 }
 
 /// llama.cpp's series.
-pub(super) fn llamacpp(s: &Snapshot) -> String {
+pub(crate) fn llamacpp(s: &Snapshot) -> String {
     text(|f| {
         let c = |v: u64| cpp_double(v as f64);
         let counters = [
@@ -397,7 +397,7 @@ pub(super) fn llamacpp(s: &Snapshot) -> String {
 }
 
 /// TGI's series.
-pub(super) fn tgi(s: &Snapshot) -> String {
+pub(crate) fn tgi(s: &Snapshot) -> String {
     text(|f| {
         let gauges = [
             ("tgi_batch_current_size", "Current batch size", s.running),
@@ -416,14 +416,14 @@ pub(super) fn tgi(s: &Snapshot) -> String {
 }
 
 /// TensorRT-LLM's series (`iter_stats`: its `enable_iter_perf_stats`).
-pub(super) fn trtllm_text(model: &str, s: &Snapshot, iter_stats: bool) -> String {
+pub(crate) fn trtllm_text(model: &str, s: &Snapshot, iter_stats: bool) -> String {
     let m = escape(model);
     text(|f| trtllm(f, &m, s, iter_stats))
 }
 
 /// The simulator's own `servebench_sim_*` series (the generic dialect, and any dialect
 /// whose engine serves none).
-pub(super) fn generic(s: &Snapshot) -> String {
+pub(crate) fn generic(s: &Snapshot) -> String {
     text(|f| {
         let gauges = [
             (

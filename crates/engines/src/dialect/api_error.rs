@@ -10,28 +10,35 @@ use serde_json::json;
 
 /// An error answer.
 #[derive(Debug, Clone)]
-pub(crate) struct ApiError {
-    pub(crate) status: StatusCode,
-    pub(crate) message: String,
+pub struct ApiError {
+    /// The HTTP status it is sent with.
+    pub status: StatusCode,
+    /// What went wrong, as the client reads it.
+    pub message: String,
     /// The request failed schema validation (bad JSON, a missing, unknown or mistyped
     /// field), as opposed to a well-formed request the server refuses; engines built on
     /// pydantic answer the two differently.
-    pub(crate) validation: bool,
+    pub validation: bool,
     /// A request too long for the context: (prompt tokens, max_tokens, the window).
-    pub(crate) context: Option<(u64, u64, u64)>,
+    pub context: Option<(u64, u64, u64)>,
 }
 
 /// What an error response was about, for a personality to restyle its body.
 #[derive(Debug, Clone)]
-pub(crate) struct ErrorNote {
-    pub(crate) status: StatusCode,
-    pub(crate) message: String,
-    pub(crate) validation: bool,
-    pub(crate) context: Option<(u64, u64, u64)>,
+pub struct ErrorNote {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The message.
+    pub message: String,
+    /// A schema validation failure ([`ApiError::validation`]).
+    pub validation: bool,
+    /// A request too long for the context ([`ApiError::context`]).
+    pub context: Option<(u64, u64, u64)>,
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    /// An error with this status and message.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             message: message.into(),
@@ -41,31 +48,33 @@ impl ApiError {
     }
 
     /// A request too long for the context window.
-    pub(crate) fn context(message: impl Into<String>, prompt: u64, max: u64, limit: u64) -> Self {
+    pub fn context(message: impl Into<String>, prompt: u64, max: u64, limit: u64) -> Self {
         ApiError {
             context: Some((prompt, max, limit)),
             ..ApiError::bad_request(message)
         }
     }
 
-    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+    /// A 400 refusal of a well-formed request.
+    pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, message)
     }
 
     /// A request that does not fit the request schema.
-    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<String>) -> Self {
         ApiError {
             validation: true,
             ..ApiError::bad_request(message)
         }
     }
 
-    pub(crate) fn not_ready() -> Self {
+    /// 503: the server is not ready yet.
+    pub fn not_ready() -> Self {
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is starting up")
     }
 
     /// The simulator's own `type` for a status.
-    pub(crate) fn kind(status: StatusCode) -> &'static str {
+    pub fn kind(status: StatusCode) -> &'static str {
         match status {
             StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => "invalid_request_error",
             StatusCode::NOT_FOUND => "not_found_error",
