@@ -19,8 +19,8 @@ pub use faults::{FaultParams, RequestRange};
 pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
 pub(crate) use servebench_engines::Engine;
-pub(crate) use servebench_engines::dialect::{ENGINE_NAMES, Served, engine_named};
 pub use servebench_engines::dialect::{FlashAttn, SglangLogForm, WireParams, engine_name};
+pub(crate) use servebench_engines::dialect::{Served, engine_named, engine_names};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;

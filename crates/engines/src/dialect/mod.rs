@@ -56,7 +56,7 @@ pub use api_error::{ApiError, ErrorNote};
 pub use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
 pub use host::{Host, Live, Snapshot};
 pub use served::{
-    ENGINE_NAMES, FlashAttn, Served, SglangLogForm, WireParams, engine_name, engine_named,
+    FlashAttn, Served, SglangLogForm, WireParams, engine_name, engine_named, engine_names,
 };
 
 use crate::Engine;
@@ -89,6 +89,13 @@ pub trait Dialect: Sync {
     /// The engine it speaks for: its facts are [`crate::profile`]`(engine)`, the
     /// same folder the client reads.
     fn engine(&self) -> Engine;
+
+    /// The engine version whose wire format it follows (what its version endpoints report
+    /// unless `--engine-version` says otherwise).
+    fn version(&self) -> &'static str;
+
+    /// One line on what it speaks, for `--engine`'s help.
+    fn about(&self) -> &'static str;
 
     /// What it does before the server is ready.
     fn readiness(&self) -> Readiness {
@@ -368,4 +375,4 @@ pub(crate) fn unknown_keys(obj: &Map<String, Value>, known: &[&str]) -> Vec<Stri
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

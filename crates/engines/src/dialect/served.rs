@@ -61,25 +61,17 @@ impl Default for Served {
 }
 
 /// The engines `--engine` takes, as written on the command line, in the order `--help`
-/// lists them. `generic` is [`Engine::Openai`]: the simulator's own OpenAI-compatible
-/// dialect (vLLM-shaped, as before personalities existed); every other value follows that
-/// engine's source, version named in `docs/simulator.md`.
-pub const ENGINE_NAMES: [(&str, Engine); 7] = [
-    ("generic", Engine::Openai),
-    ("sglang", Engine::Sglang),
-    ("vllm", Engine::Vllm),
-    ("llamacpp", Engine::Llamacpp),
-    ("tgi", Engine::Tgi),
-    ("trtllm", Engine::Trtllm),
-    ("transformers", Engine::Transformers),
-];
+/// lists them: `generic` ([`Engine::Openai`], the simulator's own OpenAI-compatible dialect,
+/// vLLM-shaped), then every other known engine, each following that engine's source.
+pub fn engine_names() -> impl Iterator<Item = (&'static str, Engine)> {
+    std::iter::once(Engine::Openai)
+        .chain(Engine::KNOWN.into_iter().filter(|e| *e != Engine::Openai))
+        .map(|e| (engine_name(e), e))
+}
 
 /// The engine `--engine NAME` names.
 pub fn engine_named(name: &str) -> Option<Engine> {
-    ENGINE_NAMES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, e)| e)
+    engine_names().find(|(n, _)| *n == name).map(|(_, e)| e)
 }
 
 /// The name of the engine's dialect, as written on the command line and reported by the
@@ -88,24 +80,6 @@ pub fn engine_name(e: Engine) -> &'static str {
     match e {
         Engine::Auto | Engine::Openai => "generic",
         _ => e.as_str(),
-    }
-}
-
-/// The engine version whose wire format the dialect follows (what its version endpoint
-/// reports unless `--engine-version` says otherwise).
-pub fn source_version(e: Engine) -> &'static str {
-    match e {
-        Engine::Auto | Engine::Openai => env!("CARGO_PKG_VERSION"),
-        Engine::Sglang => "0.5.23",
-        Engine::Vllm => "0.33.0",
-        // llama.cpp built from the llama-cpp-python sdist has no git: build 0, commit
-        // "unknown" (cmake/build-info.cmake), so llama_build_info() is "b0-unknown".
-        Engine::Llamacpp => "b0-unknown",
-        // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
-        Engine::Tgi => "3.3.6-dev0",
-        // tensorrt_llm/version.py as stored in the search index the facts came from.
-        Engine::Trtllm => "1.0.0rc4",
-        Engine::Transformers => "5.24.0",
     }
 }
 
@@ -226,7 +200,7 @@ impl WireParams {
     pub fn version(&self) -> &str {
         self.engine_version
             .as_deref()
-            .unwrap_or_else(|| source_version(self.engine))
+            .unwrap_or_else(|| crate::of(self.engine).version())
     }
 
     /// Checks ranges.

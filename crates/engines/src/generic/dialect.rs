@@ -29,6 +29,14 @@ impl Dialect for Generic {
         Engine::Openai
     }
 
+    fn version(&self) -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    fn about(&self) -> &'static str {
+        "The simulator's own dialect"
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Generic
     }

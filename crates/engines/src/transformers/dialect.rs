@@ -373,6 +373,14 @@ impl Dialect for Transformers {
         Engine::Transformers
     }
 
+    fn version(&self) -> &'static str {
+        "5.24.0"
+    }
+
+    fn about(&self) -> &'static str {
+        "`transformers serve` of transformers 5.24.0"
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }

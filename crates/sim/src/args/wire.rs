@@ -2,7 +2,7 @@
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-use crate::config::{ENGINE_NAMES, Engine, FlashAttn, SglangLogForm, WireParams, engine_named};
+use crate::config::{Engine, FlashAttn, SglangLogForm, WireParams, engine_named, engine_names};
 
 /// Which engine's wire format to speak, and its own settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -69,29 +69,13 @@ pub struct WireArgs {
     pub image_tokens: u32,
 }
 
-/// `--engine`'s parser: the dialect names of [`ENGINE_NAMES`], each with its help line.
+/// `--engine`'s parser: the dialect names of [`engine_names`], each with its dialect's help
+/// line.
 fn engine_parser() -> impl TypedValueParser<Value = Engine> {
-    let values = ENGINE_NAMES
-        .iter()
-        .map(|&(name, e)| PossibleValue::new(name).help(engine_help(e)));
+    let values = engine_names()
+        .map(|(name, e)| PossibleValue::new(name).help(servebench_engines::of(e).about()));
     PossibleValuesParser::new(values)
         .try_map(|name| engine_named(&name).ok_or_else(|| format!("unknown engine `{name}`")))
-}
-
-/// The help line of one `--engine` value.
-fn engine_help(e: Engine) -> &'static str {
-    match e {
-        Engine::Auto | Engine::Openai => "The simulator's own dialect",
-        Engine::Sglang => "SGLang 0.5.23 (`python -m sglang.launch_server`)",
-        Engine::Vllm => "vLLM 0.33.0 (`vllm serve`)",
-        Engine::Llamacpp => "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36",
-        Engine::Tgi => "Text Generation Inference at git `db931fcf` (3.3.6-dev0)",
-        Engine::Trtllm => {
-            "TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves \
-             `/_internal/tokenize`)"
-        }
-        Engine::Transformers => "`transformers serve` of transformers 5.24.0",
-    }
 }
 
 impl Default for WireArgs {

@@ -54,11 +54,12 @@ use crate::dialect::finish::{Finish, Timings};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::request::{Api, ContextRule, Rules};
 use crate::dialect::tokenize;
-use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
+use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot};
 use crate::dialect::{Served, WireParams};
 use crate::dialect::{json_response, ok_json};
 
 mod chunks;
+mod metrics;
 
 pub(crate) use chunks::Shape;
 
@@ -314,6 +315,16 @@ impl Dialect for Llamacpp {
         Engine::Llamacpp
     }
 
+    fn version(&self) -> &'static str {
+        // llama.cpp built from the llama-cpp-python sdist has no git: build 0, commit
+        // "unknown" (cmake/build-info.cmake), so llama_build_info() is "b0-unknown".
+        "b0-unknown"
+    }
+
+    fn about(&self) -> &'static str {
+        "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36"
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Loading
     }
@@ -380,3 +391,6 @@ impl Dialect for Llamacpp {
         metrics::llamacpp(s)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -54,11 +54,12 @@ use crate::dialect::json::{Obj, arr};
 use crate::dialect::pyrepr::{self, Py};
 use crate::dialect::request::{Api, PromptInput, Rules};
 use crate::dialect::tokenize;
-use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot, metrics};
+use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot};
 use crate::dialect::{Served, SglangLogForm, WireParams};
 use crate::dialect::{json_response, ok_json};
 
 mod chunks;
+mod metrics;
 
 pub(crate) use chunks::Shape;
 
@@ -367,6 +368,14 @@ impl Dialect for Sglang {
         Engine::Sglang
     }
 
+    fn version(&self) -> &'static str {
+        "0.5.23"
+    }
+
+    fn about(&self) -> &'static str {
+        "SGLang 0.5.23 (`python -m sglang.launch_server`)"
+    }
+
     fn readiness(&self) -> Readiness {
         Readiness::Warmup
     }
@@ -415,10 +424,13 @@ impl Dialect for Sglang {
     }
 
     fn metrics_content_type(&self) -> &'static str {
-        metrics::PROMETHEUS_CLIENT_TYPE
+        crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
         metrics::sglang_text(model, s, (wire.tp_size, wire.dp_size))
     }
 }
+
+#[cfg(test)]
+mod tests;

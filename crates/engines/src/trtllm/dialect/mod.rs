@@ -45,11 +45,12 @@ use crate::dialect::json::{Obj, arr};
 use crate::dialect::request::{Api, Rules};
 use crate::dialect::rng::splitmix64;
 use crate::dialect::tokenize;
-use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
+use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot};
 use crate::dialect::{Served, WireParams};
 use crate::dialect::{ok_json, unknown_keys};
 
 mod chunks;
+mod metrics;
 
 pub(crate) use chunks::Shape;
 
@@ -373,6 +374,16 @@ impl Dialect for Trtllm {
         Engine::Trtllm
     }
 
+    fn version(&self) -> &'static str {
+        // tensorrt_llm/version.py as stored in the search index the facts came from.
+        "1.0.0rc4"
+    }
+
+    fn about(&self) -> &'static str {
+        "TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves \
+         `/_internal/tokenize`)"
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }
@@ -405,10 +416,13 @@ impl Dialect for Trtllm {
     }
 
     fn metrics_content_type(&self) -> &'static str {
-        metrics::PROMETHEUS_CLIENT_TYPE
+        crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
         metrics::trtllm_text(model, s, wire.iter_perf_stats)
     }
 }
+
+#[cfg(test)]
+mod tests;

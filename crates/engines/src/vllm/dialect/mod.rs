@@ -52,10 +52,11 @@ use crate::dialect::pyrepr::{self, Py};
 use crate::dialect::request::{Api, Rules};
 use crate::dialect::rng::{mix3, splitmix64};
 use crate::dialect::tokenize;
-use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot, metrics};
+use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot};
 use crate::dialect::{Served, WireParams};
 
 mod chunks;
+mod metrics;
 
 pub(crate) use chunks::Shape;
 
@@ -330,6 +331,14 @@ impl Dialect for Vllm {
         Engine::Vllm
     }
 
+    fn version(&self) -> &'static str {
+        "0.33.0"
+    }
+
+    fn about(&self) -> &'static str {
+        "vLLM 0.33.0 (`vllm serve`)"
+    }
+
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
     }
@@ -364,10 +373,13 @@ impl Dialect for Vllm {
     }
 
     fn metrics_content_type(&self) -> &'static str {
-        metrics::PROMETHEUS_CLIENT_TYPE
+        crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, _wire: &WireParams) -> String {
         metrics::vllm(model, s)
     }
 }
+
+#[cfg(test)]
+mod tests;

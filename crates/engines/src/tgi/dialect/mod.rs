@@ -23,6 +23,8 @@
 //!   stop}` with byte offsets (server.rs:71-95,1304-1324);
 //! * errors `{"error", "error_type"}` (lib.rs:1516-1519).
 
+mod metrics;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,7 +48,7 @@ use crate::dialect::logprobs::{self, ChatStyle};
 use crate::dialect::ok_json;
 use crate::dialect::request::{Api, Rules};
 use crate::dialect::tokenize;
-use crate::dialect::{Dialect, Snapshot, json_response, metrics};
+use crate::dialect::{Dialect, Snapshot, json_response};
 use crate::dialect::{Served, WireParams};
 
 /// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
@@ -422,6 +424,15 @@ pub(crate) struct Tgi;
 impl Dialect for Tgi {
     fn engine(&self) -> Engine {
         Engine::Tgi
+    }
+
+    fn version(&self) -> &'static str {
+        // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
+        "3.3.6-dev0"
+    }
+
+    fn about(&self) -> &'static str {
+        "Text Generation Inference at git `db931fcf` (3.3.6-dev0)"
     }
 
     /// axum's `Sse::keep_alive(KeepAlive::default())`, 15 s (router/src/server.rs).
