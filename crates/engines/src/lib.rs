@@ -4,9 +4,13 @@
 //! `--engine` both name an engine with it. Each engine is one folder (`sglang/`, `vllm/`,
 //! `llamacpp/`, `trtllm/`, `tgi/`, `transformers/`, and `generic/` for a plain
 //! OpenAI-compatible server): its facts (`facts.rs`, a [`Profile`]), each read in that
-//! engine's source. The folders are rooms (`scripts/check-layers`): they use the types of
-//! [`facts`] and never reach back up. Adding an engine is one folder, one [`Engine`] variant
-//! and one line in [`profile`] (the compiler lists every other `match` to answer).
+//! engine's source; its simulator dialect (`dialect/` or `dialect.rs`, with the `dialect`
+//! feature, which only the simulator turns on; [`dialect`] holds the trait and what the
+//! dialects share); and the transcripts of what the real engine sent (`transcripts/`), which
+//! tests replay through the client's parsers and the dialect. The folders are rooms
+//! (`scripts/check-layers`): they use the crate's shared modules and never reach back up.
+//! Adding an engine is one folder, its row in the table of engines (`engine.rs`) and its
+//! `mod` line below: the table makes [`Engine`], [`profile`] and [`of`].
 //!
 //! Each engine servebench's users run (SGLang, vLLM, llama.cpp, TensorRT-LLM, TGI,
 //! transformers serve) speaks "the OpenAI API" a little differently: which request fields it
@@ -40,15 +44,14 @@ pub use engine::Engine;
 pub use facts::*;
 pub use generic::GENERIC;
 
-/// The one table of engines: each row an [`Engine`] variant, its folder, its facts and (with
-/// the `dialect` feature) its simulator dialect. It makes [`profile`] and [`of`].
+/// [`profile`] and [`of`], from the rows of the table of engines (`engine.rs`).
 macro_rules! rooms {
-    ($($engine:ident => $room:ident: $profile:ident, $dialect:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal in $room:ident: $profile:ident, $dialect:ident;)*) => {
         /// The profile of `engine`; `auto` has none (it is resolved by detection first).
         pub fn profile(engine: Engine) -> Option<&'static Profile> {
             match engine {
                 Engine::Auto => None,
-                $(Engine::$engine => Some(&$room::$profile),)*
+                $(Engine::$variant => Some(&$room::$profile),)*
             }
         }
 
@@ -59,21 +62,13 @@ macro_rules! rooms {
         pub fn of(engine: Engine) -> &'static dyn dialect::Dialect {
             match engine {
                 Engine::Auto => &generic::Generic,
-                $(Engine::$engine => &$room::$dialect,)*
+                $(Engine::$variant => &$room::$dialect,)*
             }
         }
     };
 }
 
-rooms! {
-    Sglang => sglang: SGLANG, Sglang;
-    Vllm => vllm: VLLM, Vllm;
-    Llamacpp => llamacpp: LLAMACPP, Llamacpp;
-    Trtllm => trtllm: TRTLLM, Trtllm;
-    Tgi => tgi: TGI, Tgi;
-    Transformers => transformers: TRANSFORMERS, Transformers;
-    Openai => generic: GENERIC, Generic;
-}
+engine::engines!(rooms);
 
 #[cfg(test)]
 mod tests;

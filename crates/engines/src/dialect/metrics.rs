@@ -9,7 +9,7 @@
 //! Each engine's series are written in its folder (`vllm/dialect/metrics.rs`, …) with the
 //! helpers here, which write numbers as each runtime does; transformers serve has no metrics
 //! endpoint; the generic dialect serves the simulator's own `servebench_sim_*` series at
-//! `/metrics` ([`generic`]).
+//! `/metrics` (`generic` below).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
