@@ -18,6 +18,8 @@ pub trait Live: Send + Sync {
     fn in_flight(&self) -> u64;
     /// What the engine model says now, for the metrics.
     fn metrics(&self) -> Snapshot;
+    /// What it said when the last generation request finished; `None` before the first.
+    fn at_last_finish(&self) -> Option<Snapshot>;
     /// The simulator's description of itself (`/v1/sim/info`), as JSON.
     fn info(&self) -> Value;
 }
@@ -70,6 +72,11 @@ impl Host {
         self.live.metrics()
     }
 
+    /// What the engine model said when the last request finished ([`Live::at_last_finish`]).
+    pub fn at_last_finish(&self) -> Option<Snapshot> {
+        self.live.at_last_finish()
+    }
+
     /// The simulator's description of itself (`/v1/sim/info`).
     pub fn info(&self) -> Value {
         self.live.info()
@@ -101,4 +108,6 @@ pub struct Snapshot {
     pub requests: u64,
     /// Generation requests answered in full so far.
     pub finished: u64,
+    /// Of those, the ones that ended at a simulated EOS (the rest reached `max_tokens`).
+    pub finished_stop: u64,
 }

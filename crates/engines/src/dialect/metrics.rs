@@ -36,7 +36,10 @@ async fn metrics(State(st): State<Arc<Host>>) -> Response {
     if let Some(off) = d.metrics_off(st.config.wire.enable_metrics) {
         return off;
     }
-    let body = d.metrics_text(&st.config.model, &st.metrics(), &st.config.wire);
+    let body = d
+        .metrics_snapshot(&st)
+        .map(|s| d.metrics_text(&st.config.model, &s, &st.config.wire))
+        .unwrap_or_default();
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, d.metrics_content_type())],
@@ -57,6 +60,14 @@ impl Family<'_> {
     pub(crate) fn head(&mut self, name: &str, help: &str, kind: &str) {
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+
+    /// The head of a prometheus_client counter `name`: its text format (0.0.4) names the
+    /// family by its `_total` sample in `# HELP` and `# TYPE` (prometheus_client 0.26.0,
+    /// exposition.py:321-323, `generate_latest`), as SGLang 0.5.23's rendered `/metrics`
+    /// shows; the simulator wrote `name` alone before.
+    pub(crate) fn py_counter(&mut self, name: &str, help: &str) {
+        self.head(&format!("{name}_total"), help, "counter");
     }
 
     pub(crate) fn sample(&mut self, name: &str, labels: &str, value: &str) {

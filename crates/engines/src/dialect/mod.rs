@@ -217,6 +217,12 @@ pub trait Dialect: Sync {
         "text/plain; charset=utf-8"
     }
 
+    /// The state its metrics are written from: by default what the engine model says now;
+    /// `None`: no series yet.
+    fn metrics_snapshot(&self, host: &Host) -> Option<Snapshot> {
+        Some(host.metrics())
+    }
+
     /// Its metrics text; by default the simulator's own `servebench_sim_*` series.
     fn metrics_text(&self, _model: &str, s: &Snapshot, _wire: &WireParams) -> String {
         metrics::generic(s)

@@ -57,6 +57,7 @@ fn each_dialect_serves_the_metrics_its_engines_profile_names() {
         steps: 7,
         requests: 5,
         finished: 2,
+        finished_stop: 0,
     };
     let mut wire = Served::default().wire;
     wire.enable_metrics = true;

@@ -325,6 +325,6 @@ async fn whole(
         bump(&st.stats.injected_malformed);
         body.truncate(body.len() / 2);
     }
-    st.served(finish.timings.predicted_n);
+    st.served(&finish);
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -102,6 +102,8 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         prefix_cache: config_cache
             .map(|p| std::sync::Mutex::new(crate::prefix_cache::PrefixCache::new(p))),
         record,
+        served_stop: 0.into(),
+        last_finish: std::sync::Mutex::new(None),
     });
     eprintln!("{}", state.log_line(local));
     for line in dialect::start_lines(&state.served, local) {

@@ -33,6 +33,7 @@ pub use tls::TestPki;
 
 use crate::config::{EngineParams, FaultParams, OutputParams, SimConfig, WireParams};
 use crate::driver::EngineHandle;
+use crate::engine::{Finish, FinishReason};
 use crate::tokenizer;
 
 /// Largest request body accepted (long prompts are long).
@@ -113,6 +114,10 @@ pub(crate) struct AppState {
     pub(crate) prefix_cache: Option<std::sync::Mutex<crate::prefix_cache::PrefixCache>>,
     /// `--record-requests`: the file every generation request's body is appended to.
     pub(crate) record: Option<std::sync::Mutex<std::fs::File>>,
+    /// Requests served in full that ended at a simulated EOS.
+    pub(crate) served_stop: AtomicU64,
+    /// The metrics snapshot taken when the last request was served in full.
+    pub(crate) last_finish: std::sync::Mutex<Option<dialect::Snapshot>>,
 }
 
 impl AppState {
@@ -173,10 +178,18 @@ impl AppState {
         }
     }
 
-    /// A generation request was served in full with `tokens` tokens.
-    pub(crate) fn served(&self, tokens: u32) {
+    /// A generation request was served in full, ending with `finish`.
+    pub(crate) fn served(&self, finish: &Finish) {
         stats::bump(&self.stats.served);
+        if finish.reason == FinishReason::Stop {
+            stats::bump(&self.served_stop);
+        }
+        let tokens = finish.timings.predicted_n;
         self.stats.tokens.fetch_add(u64::from(tokens), Relaxed);
+        let now = dialect::Live::metrics(self);
+        if let Ok(mut last) = self.last_finish.lock() {
+            *last = Some(now);
+        }
         self.answered();
     }
 
@@ -322,7 +335,12 @@ impl dialect::Live for AppState {
             steps: load(&g.steps),
             requests: stats.requests_received,
             finished: stats.requests_served,
+            finished_stop: load(&self.served_stop),
         }
+    }
+
+    fn at_last_finish(&self) -> Option<dialect::Snapshot> {
+        self.last_finish.lock().ok().and_then(|s| *s)
     }
 
     fn info(&self) -> serde_json::Value {

@@ -376,7 +376,7 @@ impl Stream for TokenStream {
                     this.queue(out, false);
                     this.finished = true;
                     this.counted = true;
-                    this.state.served(f.timings.predicted_n);
+                    this.state.served(&f);
                 }
             }
         }

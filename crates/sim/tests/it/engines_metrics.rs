@@ -115,9 +115,15 @@ async fn running_waiting_and_kv_use_in_each_engines_names() {
         tokio::time::sleep(Duration::from_millis(150)).await;
         let (s, t) = text(&format!("{}{path}", h.base_url())).await;
         assert_eq!(s, 200, "{p:?}: {t}");
-        assert_eq!(sample(&t, running), Some(2.0), "{p:?}: {t}");
-        assert_eq!(sample(&t, waiting), Some(2.0), "{p:?}: {t}");
-        if !kv.is_empty() {
+        // TensorRT-LLM's series hold what the last finished request wrote (the 1-token
+        // one): `trtllm_series_change_only_when_a_request_finishes`.
+        let (now_running, now_waiting) = match p {
+            Engine::Trtllm => (0.0, 0.0),
+            _ => (2.0, 2.0),
+        };
+        assert_eq!(sample(&t, running), Some(now_running), "{p:?}: {t}");
+        assert_eq!(sample(&t, waiting), Some(now_waiting), "{p:?}: {t}");
+        if !kv.is_empty() && p != Engine::Trtllm {
             let used = sample(&t, kv).unwrap_or(0.0);
             assert!(used > 0.0 && used < 1.0, "{p:?}: {t}");
         }
@@ -148,7 +154,12 @@ async fn families_are_written_as_the_engines_write_them() {
         ),
         "{t}"
     );
-    assert!(t.contains("# TYPE vllm:num_preemptions counter\n"), "{t}");
+    // prometheus_client names a counter family by its `_total` sample in `# HELP` and
+    // `# TYPE` (0.26.0, exposition.py:321-323); before, the personality wrote the bare name.
+    assert!(
+        t.contains("# TYPE vllm:num_preemptions_total counter\n"),
+        "{t}"
+    );
     assert!(
         t.contains("vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 0.0\n"),
         "{t}"
@@ -231,6 +242,82 @@ async fn trtllm_gauges_need_iter_perf_stats() {
         assert_eq!(sample(&t, "trtllm_request_success_total"), Some(1.0), "{t}");
         h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+// TensorRT-LLM records every series when a request finishes (metrics/collector.py
+// `log_metrics_dict`; the gauges by `log_iteration_stats`, woken when a request completes):
+// between two finishes a scrape reads what the last finish wrote. Before, the personality
+// wrote the engine model's values at each scrape (the running request's prefill showed up).
+#[tokio::test]
+async fn trtllm_series_change_only_when_a_request_finishes() {
+    let mut c = engine(Engine::Trtllm);
+    c.wire.enable_metrics = true;
+    c.wire.iter_perf_stats = true;
+    c.engine.decode_base_ms = 20.0;
+    let h = start(c).await;
+    let metrics = format!("{}/prometheus/metrics", h.base_url());
+    let url = format!("{}/v1/completions", h.base_url());
+    let body = |n: u32| {
+        json!({"model": "sim-model", "prompt": "a b c", "max_tokens": n,
+        "ignore_eos": true, "stream": true})
+    };
+    stream(&client(), &url, &body(2)).await;
+    let (_, first) = text(&metrics).await;
+    let prompt_after_first = sample(&first, "trtllm_prompt_tokens_total");
+    assert!(prompt_after_first.is_some(), "{first}");
+    let long = tokio::spawn({
+        let url = url.clone();
+        async move { stream(&client(), &url, &body(40)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, during) = text(&metrics).await;
+    assert_eq!(
+        sample(&during, "trtllm_prompt_tokens_total"),
+        prompt_after_first,
+        "{during}"
+    );
+    assert_eq!(
+        sample(&during, "trtllm_num_requests_running"),
+        sample(&first, "trtllm_num_requests_running"),
+        "{during}"
+    );
+    long.await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, after) = text(&metrics).await;
+    assert_eq!(
+        sample(&after, "trtllm_request_success_total"),
+        Some(2.0),
+        "{after}"
+    );
+    assert!(
+        sample(&after, "trtllm_prompt_tokens_total") > prompt_after_first,
+        "{after}"
+    );
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+// TensorRT-LLM labels `trtllm_request_success_total` by `finished_reason`, one series per
+// reason seen (metrics/collector.py `log_metrics_dict`). Before, every finished request was
+// counted under `length`.
+#[tokio::test]
+async fn trtllm_counts_a_stopped_request_under_stop() {
+    let mut c = engine(Engine::Trtllm);
+    c.wire.enable_metrics = true;
+    c.engine.eos_mean_tokens = 1.0;
+    let h = start(c).await;
+    let url = format!("{}/v1/completions", h.base_url());
+    stream(
+        &client(),
+        &url,
+        &json!({"model": "sim-model", "prompt": "a b", "max_tokens": 2000, "stream": true}),
+    )
+    .await;
+    let (_, t) = text(&format!("{}/prometheus/metrics", h.base_url())).await;
+    assert!(
+        t.contains("trtllm_request_success_total{engine_type=\"pytorch\",finished_reason=\"stop\",model_name=\"sim-model\"} 1.0"),
+        "{t}"
+    );
+    assert!(!t.contains("finished_reason=\"length\""), "{t}");
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
 // SGLang with `--enable-dp-attention --dp N`: one series per DP rank, labelled `dp_rank` with

@@ -57,13 +57,12 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
     for (name, help, values) in gauges {
         f.head(name, help, "gauge");
         for (r, v) in (0..dp).zip(values) {
-            f.sample(name, &labels(r), &v);
+            f.sample(name, &with_pid(name, &labels(r), r), &v);
         }
     }
-    f.head(
+    f.py_counter(
         "sglang:num_retracted_requests",
         "Total number of retracted requests.",
-        "counter",
     );
     for r in 0..dp {
         f.sample(
@@ -72,6 +71,17 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
             &n(share(s.preemptions, r, dp)),
         );
     }
+}
+
+/// `labels` with the `pid` label prometheus_client's multiprocess mode gives a gauge without a
+/// `multiprocess_mode` (multiprocess.py:80-82), in sorted place: of the series written here
+/// only `sglang:num_retracted_reqs` (finding 17); each scheduler rank is its own process.
+fn with_pid(name: &str, labels: &str, rank: u64) -> String {
+    if name != "sglang:num_retracted_reqs" {
+        return labels.to_owned();
+    }
+    let pid = u64::from(std::process::id()) + rank;
+    labels.replacen(",pp_rank=", &format!(",pid=\"{pid}\",pp_rank="), 1)
 }
 
 /// SGLang 0.5.23's series (`ranks`: its `--tp` and `--dp`).

@@ -14,10 +14,10 @@ use crate::dialect::metrics::{Family, escape, py_float, text};
 /// TensorRT-LLM (metrics/collector.py): the per-request counters with
 /// `return_perf_metrics`; the running, waiting, KV and paused gauges only with
 /// `enable_iter_perf_stats` (`log_iteration_stats`, started by openai_server.py's lifespan
-/// only then). TensorRT-LLM updates those gauges when a request finishes; the simulator
-/// writes the engine model's values at each scrape. Every series is recorded at a request's
-/// end and prometheus_client writes no family without samples: before the first request has
-/// finished, the endpoint serves none of them.
+/// only then). Every series is recorded when a request ends, so `s` is the engine model's
+/// state when the last request finished (`Dialect::metrics_snapshot`), and prometheus_client
+/// writes no family without samples: before the first request has finished, the endpoint
+/// serves none of them.
 fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
     if s.finished == 0 {
         return;
@@ -47,9 +47,11 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
                 n(s.preemptions),
             ),
         ];
+        // prometheus_client's multiprocess mode gives these gauges a `pid` label (finding 16).
+        let lp = format!("{l},pid=\"{}\"", std::process::id());
         for (name, help, v) in gauges {
             f.head(name, help, "gauge");
-            f.sample(name, &l, &v);
+            f.sample(name, &lp, &v);
         }
     }
     let counters = [
@@ -65,18 +67,23 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
         ),
     ];
     for (name, help, v) in counters {
-        f.head(name, help, "counter");
+        f.py_counter(name, help);
         f.sample(&format!("{name}_total"), &l, &n(v));
     }
-    // Labelled by `finished_reason` in TensorRT-LLM; the simulator counts every finished
-    // request under `length` (its requests run to max_tokens unless they stop early).
+    // One series per `finished_reason` seen (`log_metrics_dict`): the simulator's requests
+    // end at `max_tokens` (`length`) or at a simulated EOS (`stop`).
     let name = "trtllm_request_success";
-    f.head(name, "Count of successfully processed requests.", "counter");
-    f.sample(
-        &format!("{name}_total"),
-        &format!("engine_type=\"pytorch\",finished_reason=\"length\",model_name=\"{m}\""),
-        &n(s.finished),
-    );
+    f.py_counter(name, "Count of successfully processed requests.");
+    let stop = s.finished_stop.min(s.finished);
+    for (reason, count) in [("length", s.finished - stop), ("stop", stop)] {
+        if count > 0 {
+            f.sample(
+                &format!("{name}_total"),
+                &format!("engine_type=\"pytorch\",finished_reason=\"{reason}\",model_name=\"{m}\""),
+                &n(count),
+            );
+        }
+    }
 }
 
 /// TensorRT-LLM's series (`iter_stats`: its `enable_iter_perf_stats`).

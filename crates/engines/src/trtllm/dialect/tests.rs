@@ -21,6 +21,7 @@ fn trtllm_serves_no_series_before_a_request_has_finished() {
         steps: 1,
         requests: 1,
         finished: 0,
+        finished_stop: 0,
     };
     let wire = WireParams {
         iter_perf_stats: true,

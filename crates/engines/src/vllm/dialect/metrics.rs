@@ -67,7 +67,7 @@ pub(super) fn vllm(model: &str, s: &Snapshot) -> String {
             ),
         ];
         for (name, help, v) in counters {
-            f.head(name, help, "counter");
+            f.py_counter(name, help);
             f.sample(&format!("{name}_total"), &l, &n(v));
         }
     })
