@@ -56,7 +56,7 @@ pub static GENERIC: Profile = Profile {
     server_args: &[ArgSource::Json {
         path: "/server_info",
     }],
-    // The simulator's own dialect (crates/sim/src/server/dialect/metrics.rs); a plain
+    // The simulator's own dialect (crates/engines/src/dialect/metrics.rs, `generic`); a plain
     // OpenAI-compatible server without `/metrics` answers 404, and telemetry stops asking.
     metrics: Some(MetricsFacts {
         path: "/metrics",

@@ -98,8 +98,9 @@ pub struct Mapped {
 /// Parses the whole text; a text with a line the parser refuses is read line by line, the
 /// lines it refuses left out. `Err` when nothing in it is a sample.
 fn parse(text: &str) -> Result<Vec<Metric>, String> {
-    // Collect errors (a counter's TYPE line naming `x`, its sample `x_total`) still give the
-    // samples: parse_scrape returns them beside the errors.
+    // Collect errors (a text whose counter's TYPE line names `x` and its sample `x_total`,
+    // as hand-written exporters do; prometheus_client names `x_total` in both) still give
+    // the samples: parse_scrape returns them beside the errors.
     let (metrics, err) = prom_text_format_parser::parse_scrape(text);
     if err.is_none() || !metrics.is_empty() {
         return Ok(metrics);
@@ -267,8 +268,9 @@ mod tests {
         MetricNames::of(&facts, facts.path.to_owned())
     }
 
-    // The shape of vLLM 0.33.0's /metrics (v1/metrics/loggers.py; prometheus_client's text
-    // format: a counter's TYPE line names it without `_total`, histograms with buckets).
+    // The shape of vLLM 0.33.0's /metrics (v1/metrics/loggers.py; prometheus_client 0.26.0's
+    // text format: a counter's HELP and TYPE lines name its `_total` sample, exposition.py:
+    // 321-323; histograms with buckets).
     const VLLM: &str =
         "# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
@@ -281,8 +283,8 @@ vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 4.0
 # TYPE vllm:kv_cache_usage_perc gauge
 vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.25
 vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.5
-# HELP vllm:num_preemptions Cumulative number of preemption from the engine.
-# TYPE vllm:num_preemptions counter
+# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.
+# TYPE vllm:num_preemptions_total counter
 vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 7.0
 # HELP vllm:e2e_request_latency_seconds Histogram of e2e request latency in seconds.
 # TYPE vllm:e2e_request_latency_seconds histogram

@@ -1,5 +1,5 @@
 //! Each personality's tokenize, info, version and models endpoints, as its engine serves
-//! them (versions and files in `crates/sim/src/server/dialect/<engine>.rs`), so a client
+//! them (versions and files in `crates/engines/src/<engine>/dialect`), so a client
 //! can tell the engines apart and read what it needs.
 
 use crate::common;

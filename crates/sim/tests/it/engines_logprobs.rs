@@ -1,5 +1,5 @@
 //! Log-probabilities and token ids, asked for the way each engine reads them and answered
-//! in its shape (sources in `crates/sim/src/server/dialect/logprobs.rs` and each engine's
+//! in its shape (sources in `crates/engines/src/dialect/logprobs.rs` and each engine's
 //! module).
 
 use crate::common;

@@ -1,6 +1,6 @@
 //! `/metrics` in each engine's names, path and switch, with the engine model's values
 //! (names, label sets and types from each engine's source, listed in
-//! `crates/sim/src/server/dialect/metrics.rs`).
+//! `crates/engines/src/<engine>/dialect/metrics.rs`).
 
 use std::time::Duration;
 

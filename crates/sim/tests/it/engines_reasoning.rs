@@ -1,6 +1,6 @@
 //! `--reasoning-tokens N`: a chat answer's first N tokens in the engine's reasoning field,
 //! then the answer; `usage.completion_tokens_details.reasoning_tokens` where the engine
-//! sends it (sources in `crates/sim/src/server/dialect/<engine>`).
+//! sends it (sources in `crates/engines/src/<engine>/dialect`).
 
 use crate::common;
 

@@ -1,5 +1,5 @@
 //! Which request fields each personality accepts, refuses or drops, as its engine's source
-//! does (versions and files in `crates/sim/src/server/dialect/<engine>.rs`).
+//! does (versions and files in `crates/engines/src/<engine>/dialect`).
 
 use crate::common;
 

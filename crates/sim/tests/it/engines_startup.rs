@@ -1,5 +1,5 @@
 //! Readiness under `--startup-delay-ms` as each engine behaves while it loads or warms up
-//! (versions and files in `crates/sim/src/server/dialect/mod.rs`, `Readiness`).
+//! (versions and files in `crates/engines/src/dialect/mod.rs`, `Readiness`).
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! Each personality's streamed chunks against what that engine's source writes (the file
-//! and version of each shape are in `crates/sim/src/server/dialect/<engine>.rs` and
+//! and version of each shape are in `crates/engines/src/<engine>/dialect` and
 //! docs/simulator.md). Ids, times and token words are normalised (`common::engines`);
 //! keys, nulls, the order of chunks and the counts are compared exactly.
 
