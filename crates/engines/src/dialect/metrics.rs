@@ -11,12 +11,13 @@
 //! endpoint; the generic dialect serves the simulator's own `servebench_sim_*` series at
 //! `/metrics` (`generic` below).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -31,8 +32,14 @@ pub(crate) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
     }
 }
 
-async fn metrics(State(st): State<Arc<Host>>) -> Response {
+async fn metrics(
+    State(st): State<Arc<Host>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     let d = of(st.config.wire.engine);
+    if let Some(refused) = d.metrics_gate(&st, &query) {
+        return refused;
+    }
     if let Some(off) = d.metrics_off(st.config.wire.enable_metrics) {
         return off;
     }

@@ -206,6 +206,16 @@ pub trait Dialect: Sync {
             .map(|m| m.path)
     }
 
+    /// Its refusal of a metrics request, given the request's query parameters (a llama.cpp
+    /// router's 400 without `?model=`).
+    fn metrics_gate(
+        &self,
+        _host: &Host,
+        _query: &std::collections::HashMap<String, String>,
+    ) -> Option<Response> {
+        None
+    }
+
     /// Its answer at the metrics path when the metrics switch is off (`switched_on`), where
     /// the engine needs one.
     fn metrics_off(&self, _switched_on: bool) -> Option<Response> {

@@ -172,6 +172,10 @@ pub struct WireParams {
     /// Prompt tokens each `image_url` part of a chat message counts for (its prefill time
     /// grows with them), under every personality whose engine takes images.
     pub image_tokens: u32,
+    /// llama.cpp's router mode (`llama-server` started without a model, serving several):
+    /// the models it lists besides the served one, which it loads when asked. Empty: one
+    /// model, no router.
+    pub router_models: Vec<String>,
 }
 
 impl Default for WireParams {
@@ -191,11 +195,17 @@ impl Default for WireParams {
             flash_attn: FlashAttn::Auto,
             sse_ping_ms: None,
             image_tokens: 256,
+            router_models: Vec::new(),
         }
     }
 }
 
 impl WireParams {
+    /// llama.cpp's router mode is on ([`WireParams::router_models`]).
+    pub fn router(&self) -> bool {
+        !self.router_models.is_empty()
+    }
+
     /// The version the version endpoints report.
     pub fn version(&self) -> &str {
         self.engine_version
@@ -227,6 +237,16 @@ impl WireParams {
                  default)"
                     .into(),
             );
+        }
+        if !self.router_models.is_empty() && self.engine != Engine::Llamacpp {
+            return Err(format!(
+                "--router-model is llama.cpp's router mode: add --engine llamacpp, or leave \
+                 --router-model out (the {} personality serves one model)",
+                engine_name(self.engine)
+            ));
+        }
+        if let Some(m) = self.router_models.iter().find(|m| m.is_empty()) {
+            return Err(format!("--router-model needs a model name, got `{m}`"));
         }
         if let Some(b) = &self.moe_backend
             && (b.is_empty() || b.contains(char::is_whitespace))

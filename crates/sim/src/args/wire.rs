@@ -67,6 +67,13 @@ pub struct WireArgs {
     /// grows with them), under every personality whose engine takes images (all but `tgi`).
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub image_tokens: u32,
+    /// llama.cpp's router mode (`--engine llamacpp`): list this model too, besides the served
+    /// `--model` (repeat for more). The router answers `/v1/models` with every model and its
+    /// status, `/props` for itself unless asked `?model=`, `/metrics` only with `?model=`,
+    /// and refuses a request naming no model or one it does not list; the other models are
+    /// served by the same engine model (loaded when asked).
+    #[arg(long = "router-model", value_name = "NAME")]
+    pub router_models: Vec<String>,
 }
 
 /// `--engine`'s parser: the dialect names of [`engine_names`], each with its dialect's help
@@ -96,6 +103,7 @@ impl Default for WireArgs {
             flash_attn: d.flash_attn,
             sse_ping_ms: d.sse_ping_ms,
             image_tokens: d.image_tokens,
+            router_models: d.router_models,
         }
     }
 }
@@ -117,6 +125,7 @@ impl WireArgs {
             flash_attn: self.flash_attn,
             sse_ping_ms: self.sse_ping_ms,
             image_tokens: self.image_tokens,
+            router_models: self.router_models.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod engines_logprobs;
 mod engines_metrics;
 mod engines_reasoning;
 mod engines_requests;
+mod engines_router;
 mod engines_startup;
 mod engines_streams;
 mod faults;

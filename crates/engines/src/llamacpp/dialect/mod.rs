@@ -34,13 +34,14 @@
 //!   n_ctx_slot = …` (server-context.cpp:1231), `model loaded`, `listening on …`
 //!   (server.cpp:485,513).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -60,15 +61,23 @@ use crate::dialect::{json_response, ok_json};
 
 mod chunks;
 mod metrics;
+mod router;
 
 pub(crate) use chunks::Shape;
 
-/// llama.cpp's rules: no `min_tokens`, no model check, a request cut at the context.
+/// llama.cpp's rules: no `min_tokens`, no model check, a request cut at the context; a
+/// router refuses a request naming no model or one it does not list.
 pub(super) fn check(
     _api: Api,
-    _obj: &Map<String, Value>,
-    _config: &Served,
+    obj: &Map<String, Value>,
+    config: &Served,
 ) -> Result<Rules, ApiError> {
+    if config.wire.router() {
+        let name = obj.get("model").and_then(Value::as_str).unwrap_or("");
+        if let Some(e) = router::refusal(config, name) {
+            return Err(e);
+        }
+    }
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
@@ -102,8 +111,16 @@ async fn health() -> Response {
     ok_json(r#"{"status":"ok"}"#.into())
 }
 
-async fn props(State(st): State<Arc<Host>>) -> Response {
+async fn props(State(st): State<Arc<Host>>, Query(q): Query<HashMap<String, String>>) -> Response {
     let c = &st.config;
+    if c.wire.router() {
+        if router::query_model(&q).is_empty() {
+            return router::props(&build_info(c));
+        }
+        if let Some(refused) = router::get_refusal(c, &q) {
+            return refused;
+        }
+    }
     let settings = Obj::new()
         .r(
             "params",
@@ -143,6 +160,9 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    if c.wire.router() {
+        return router::models(c, created);
+    }
     let ollama = Obj::new()
         .f("name", &c.model)
         .f("model", &c.model)
@@ -190,6 +210,11 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
 async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
     let run = || -> Result<Response, ApiError> {
         let raw = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+        if st.config.wire.router()
+            && let Some(e) = router::body_refusal(&st.config, &raw)
+        {
+            return Err(e);
+        }
         let with_pieces = serde_json::from_slice::<Value>(&raw)
             .ok()
             .and_then(|v| v.get("with_pieces").and_then(Value::as_bool))
@@ -218,6 +243,12 @@ async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejectio
 }
 
 async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
+    if st.config.wire.router()
+        && let Ok(raw) = &body
+        && let Some(e) = router::body_refusal(&st.config, raw)
+    {
+        return e.into_response();
+    }
     match tokenize::detokenize_body(&st, body) {
         Ok((_, text)) => ok_json(Obj::new().f("content", &text).done()),
         Err(e) => e.into_response(),
@@ -373,6 +404,14 @@ impl Dialect for Llamacpp {
     }
 
     /// 501 without `--metrics` (server-context.cpp:4655-4660).
+    /// A router answers `/metrics` only for a model it lists, named by `?model=`.
+    fn metrics_gate(&self, host: &Host, query: &HashMap<String, String>) -> Option<Response> {
+        if !host.config.wire.router() {
+            return None;
+        }
+        router::get_refusal(&host.config, query)
+    }
+
     fn metrics_off(&self, switched_on: bool) -> Option<Response> {
         (!switched_on).then(|| {
             ApiError::new(
