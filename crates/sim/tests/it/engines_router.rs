@@ -144,6 +144,8 @@ async fn requests_name_a_listed_model() {
 async fn router_models_need_the_llamacpp_personality() {
     let mut c = engine(Engine::Vllm);
     c.wire.router_models = vec!["gemma-3-1b".into()];
-    let e = servebench_sim::spawn(c).await.err().expect("refused");
+    let Err(e) = servebench_sim::spawn(c).await else {
+        panic!("a router under the vLLM personality was accepted");
+    };
     assert!(e.to_string().contains("--engine llamacpp"), "{e}");
 }
