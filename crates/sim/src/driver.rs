@@ -7,7 +7,7 @@
 //! seen at its end, as in a real engine. In zero-delay mode steps take no time and the
 //! loop yields to the runtime every few steps so the HTTP side can drain the tokens.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +43,9 @@ pub(crate) struct Job {
     pub cached_tokens: Option<u32>,
     /// The output position whose step's batch size the response wants.
     pub watch: Option<u32>,
+    /// Its scheduling priority, where the server counts requests by priority (SGLang's
+    /// `--enable-priority-scheduling`); it changes no scheduling.
+    pub priority: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -70,6 +73,9 @@ pub(crate) struct EngineGauges {
     pub(crate) tokens: AtomicU64,
     /// Steps planned so far.
     pub(crate) steps: AtomicU64,
+    /// Running and waiting requests by priority, every priority seen so far (0 when none is
+    /// left), where requests carry one.
+    pub(crate) by_priority: std::sync::Mutex<BTreeMap<i64, (u64, u64)>>,
 }
 
 impl EngineGauges {
@@ -82,6 +88,34 @@ impl EngineGauges {
         set(&self.prompt_tokens, e.prompt_tokens_done());
         set(&self.tokens, e.tokens_done());
         set(&self.steps, e.steps());
+    }
+
+    /// Counts the running and waiting requests of each priority in `priorities`.
+    fn publish_priorities(&self, e: &Engine, priorities: &HashMap<SeqId, i64>) {
+        let Ok(mut by) = self.by_priority.lock() else {
+            return;
+        };
+        for v in by.values_mut() {
+            *v = (0, 0);
+        }
+        for id in e.running_ids() {
+            if let Some(&p) = priorities.get(&id) {
+                by.entry(p).or_default().0 += 1;
+            }
+        }
+        for id in e.waiting_ids() {
+            if let Some(&p) = priorities.get(&id) {
+                by.entry(p).or_default().1 += 1;
+            }
+        }
+    }
+
+    /// (priority, running, waiting) of every priority seen, in order.
+    pub(crate) fn priorities(&self) -> Vec<(i64, u64, u64)> {
+        self.by_priority
+            .lock()
+            .map(|by| by.iter().map(|(&p, &(r, w))| (p, r, w)).collect())
+            .unwrap_or_default()
     }
 
     /// (running, waiting, KV tokens reserved) now.
@@ -189,6 +223,8 @@ async fn drive(
 ) {
     let epoch = Instant::now();
     let mut senders = Senders::default();
+    let mut priorities: HashMap<SeqId, i64> = HashMap::new();
+    let mut had_priorities = false;
     let mut inputs = Inputs::default();
     let mut out: Vec<Emission> = Vec::new();
     let mut now = Duration::ZERO;
@@ -205,7 +241,7 @@ async fn drive(
                     biased;
                     () = kill.cancelled() => return,
                     s = rx.recv() => match s {
-                        Some(s) => accept(s, epoch, &mut senders, &mut inputs),
+                        Some(s) => accept(s, epoch, &mut senders, &mut priorities, &mut inputs),
                         None => return,
                     },
                 }
@@ -239,7 +275,7 @@ async fn drive(
         }
         while open {
             match rx.try_recv() {
-                Ok(s) => accept(s, epoch, &mut senders, &mut inputs),
+                Ok(s) => accept(s, epoch, &mut senders, &mut priorities, &mut inputs),
                 Err(mpsc::error::TryRecvError::Empty) => break,
                 Err(mpsc::error::TryRecvError::Disconnected) => open = false,
             }
@@ -253,6 +289,7 @@ async fn drive(
             }
             for id in &inputs.cancellations {
                 senders.0.remove(id);
+                priorities.remove(id);
             }
         }
         step = engine.advance(now, &mut inputs, &mut out);
@@ -264,12 +301,26 @@ async fn drive(
             tx.publish(e);
             if e.finish.is_some() {
                 senders.0.remove(&e.seq);
+                priorities.remove(&e.seq);
             }
+        }
+        if !priorities.is_empty() || had_priorities {
+            gauges.publish_priorities(&engine, &priorities);
+            had_priorities = !priorities.is_empty();
         }
     }
 }
 
-fn accept(s: Submission, epoch: Instant, senders: &mut Senders, inputs: &mut Inputs) {
+fn accept(
+    s: Submission,
+    epoch: Instant,
+    senders: &mut Senders,
+    priorities: &mut HashMap<SeqId, i64>,
+    inputs: &mut Inputs,
+) {
+    if let Some(p) = s.job.priority {
+        priorities.insert(s.id, p);
+    }
     inputs.arrivals.push(Arrival {
         id: s.id,
         at: s.at.saturating_duration_since(epoch),
@@ -304,6 +355,7 @@ mod tests {
             number: 1,
             cached_tokens: None,
             watch: None,
+            priority: None,
         });
         let mut times = Vec::new();
         while let Some(e) = rx.next().await {
@@ -332,6 +384,7 @@ mod tests {
             number: 1,
             cached_tokens: None,
             watch: None,
+            priority: None,
         });
         assert!(rx.next().await.is_some());
         kill.cancel();

@@ -84,7 +84,7 @@ impl Host {
 }
 
 /// What the engine model says now.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     /// Sequences running (in the batch).
     pub running: u64,
@@ -110,4 +110,7 @@ pub struct Snapshot {
     pub finished: u64,
     /// Of those, the ones that ended at a simulated EOS (the rest reached `max_tokens`).
     pub finished_stop: u64,
+    /// (priority, running, waiting) of every priority seen so far, where requests carry
+    /// one (SGLang's `--enable-priority-scheduling`); empty otherwise.
+    pub by_priority: Vec<(i64, u64, u64)>,
 }

@@ -126,13 +126,18 @@ pub trait Dialect: Sync {
         let obj = object(body)?;
         let rules = self.check(api, &obj, config)?;
         let mut req = parse_generation(api, body, config, &rules)?;
-        self.adapt(&obj, &mut req)?;
+        self.adapt(&obj, &mut req, config)?;
         Ok(req)
     }
 
     /// What the engine changes in a parsed request beyond the shared fields (transformers
-    /// serve's `generation_config`).
-    fn adapt(&self, _obj: &Map<String, Value>, _req: &mut GenRequest) -> Result<(), ApiError> {
+    /// serve's `generation_config`, SGLang's `priority`).
+    fn adapt(
+        &self,
+        _obj: &Map<String, Value>,
+        _req: &mut GenRequest,
+        _config: &Served,
+    ) -> Result<(), ApiError> {
         Ok(())
     }
 

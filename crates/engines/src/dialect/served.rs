@@ -176,6 +176,11 @@ pub struct WireParams {
     /// the models it lists besides the served one, which it loads when asked. Empty: one
     /// model, no router.
     pub router_models: Vec<String>,
+    /// SGLang's `--enable-priority-scheduling`: requests carry a priority and the metrics
+    /// count running and waiting requests by priority; it changes no scheduling here.
+    pub priority_scheduling: bool,
+    /// SGLang's `--default-priority-value`: the priority of a request that gives none.
+    pub default_priority: Option<i64>,
 }
 
 impl Default for WireParams {
@@ -196,6 +201,8 @@ impl Default for WireParams {
             sse_ping_ms: None,
             image_tokens: 256,
             router_models: Vec::new(),
+            priority_scheduling: false,
+            default_priority: None,
         }
     }
 }
@@ -242,6 +249,15 @@ impl WireParams {
             return Err(format!(
                 "--router-model is llama.cpp's router mode: add --engine llamacpp, or leave \
                  --router-model out (the {} personality serves one model)",
+                engine_name(self.engine)
+            ));
+        }
+        if (self.priority_scheduling || self.default_priority.is_some())
+            && self.engine != Engine::Sglang
+        {
+            return Err(format!(
+                "--enable-priority-scheduling and --default-priority-value are SGLang's: add \
+                 --engine sglang, or leave them out (the {} personality has no priorities)",
                 engine_name(self.engine)
             ));
         }

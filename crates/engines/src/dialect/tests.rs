@@ -58,6 +58,7 @@ fn each_dialect_serves_the_metrics_its_engines_profile_names() {
         requests: 5,
         finished: 2,
         finished_stop: 0,
+        by_priority: Vec::new(),
     };
     let mut wire = Served::default().wire;
     wire.enable_metrics = true;

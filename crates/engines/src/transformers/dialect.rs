@@ -394,7 +394,12 @@ impl Dialect for Transformers {
         check(api, obj, config)
     }
 
-    fn adapt(&self, obj: &Map<String, Value>, req: &mut GenRequest) -> Result<(), ApiError> {
+    fn adapt(
+        &self,
+        obj: &Map<String, Value>,
+        req: &mut GenRequest,
+        _config: &Served,
+    ) -> Result<(), ApiError> {
         adapt(obj, req)
     }
 

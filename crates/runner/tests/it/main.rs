@@ -5,7 +5,7 @@ mod server_support;
 
 mod dataset_llamacpp_tokenize;
 mod engine_facts;
-mod engine_router_sim;
+mod engine_modes_sim;
 mod engine_wire;
 mod loadgen_concurrency;
 mod loadgen_edge_cases;

@@ -74,6 +74,15 @@ pub struct WireArgs {
     /// served by the same engine model (loaded when asked).
     #[arg(long = "router-model", value_name = "NAME")]
     pub router_models: Vec<String>,
+    /// SGLang's `--enable-priority-scheduling` (`--engine sglang`): a request's `priority`
+    /// is read, and the metrics count running and waiting requests per priority besides the
+    /// total (`priority=""`); it changes no scheduling.
+    #[arg(long)]
+    pub enable_priority_scheduling: bool,
+    /// SGLang's `--default-priority-value`: the priority of a request that gives none
+    /// (without it SGLang gives such a request the lowest priority, -2^63).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub default_priority_value: Option<i64>,
 }
 
 /// `--engine`'s parser: the dialect names of [`engine_names`], each with its dialect's help
@@ -104,6 +113,8 @@ impl Default for WireArgs {
             sse_ping_ms: d.sse_ping_ms,
             image_tokens: d.image_tokens,
             router_models: d.router_models,
+            enable_priority_scheduling: d.priority_scheduling,
+            default_priority_value: d.default_priority,
         }
     }
 }
@@ -126,6 +137,8 @@ impl WireArgs {
             sse_ping_ms: self.sse_ping_ms,
             image_tokens: self.image_tokens,
             router_models: self.router_models.clone(),
+            priority_scheduling: self.enable_priority_scheduling,
+            default_priority: self.default_priority_value,
         }
     }
 }

@@ -164,6 +164,16 @@ impl Engine {
         self.running.len()
     }
 
+    /// The ids of the sequences admitted and not finished.
+    pub fn running_ids(&self) -> impl Iterator<Item = SeqId> + '_ {
+        self.running.iter().map(|s| s.id)
+    }
+
+    /// The ids of the requests waiting for admission.
+    pub fn waiting_ids(&self) -> impl Iterator<Item = SeqId> + '_ {
+        self.waiting.iter().map(|s| s.id)
+    }
+
     /// Sequences decoding in the step in flight (their prompt done).
     pub fn decoding(&self) -> usize {
         self.batch.iter().filter(|w| w.prefill == 0).count()

@@ -254,6 +254,7 @@ fn job(r: &GenRequest, number: u64, cached_tokens: Option<u32>, watch: Option<u3
         number,
         cached_tokens,
         watch,
+        priority: r.priority,
     }
 }
 

@@ -336,11 +336,12 @@ impl dialect::Live for AppState {
             requests: stats.requests_received,
             finished: stats.requests_served,
             finished_stop: load(&self.served_stop),
+            by_priority: self.engine.gauges.priorities(),
         }
     }
 
     fn at_last_finish(&self) -> Option<dialect::Snapshot> {
-        self.last_finish.lock().ok().and_then(|s| *s)
+        self.last_finish.lock().ok().and_then(|s| s.clone())
     }
 
     fn info(&self) -> serde_json::Value {

@@ -320,6 +320,64 @@ async fn trtllm_counts_a_stopped_request_under_stop() {
     h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
+// SGLang with `--enable-priority-scheduling` (0.5.23, observability/metrics_collector.py:
+// 1388-1390, 1413-1428): every series gets `priority=""`, the total; running and waiting are
+// also written per priority seen, `priority="<n>"`. A request without a priority gets the
+// lowest, -2^63 (scheduler.py:3522-3527). Before, the personality had no priorities.
+#[tokio::test]
+async fn sglang_counts_requests_by_priority() {
+    let mut c = engine(Engine::Sglang);
+    c.engine.max_num_seqs = 2;
+    c.engine.decode_base_ms = 40.0;
+    c.wire.enable_metrics = true;
+    c.wire.priority_scheduling = true;
+    let h = start(c).await;
+    let url = format!("{}/v1/completions", h.base_url());
+    let streams: Vec<_> = [Some(1), Some(1), Some(0), None]
+        .into_iter()
+        .map(|p| {
+            let url = url.clone();
+            let mut body = json!({"model": "sim-model", "prompt": "a b", "max_tokens": 8,
+                "stream": true});
+            if let Some(p) = p {
+                body["priority"] = json!(p);
+            }
+            tokio::spawn(async move { stream(&client(), &url, &body).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
+    let at = |name: &str, priority: &str| {
+        let key = format!(
+            "{name}{{engine_type=\"unified\",model_name=\"sim-model\",moe_ep_rank=\"0\",\
+             pp_rank=\"0\",priority=\"{priority}\",tp_rank=\"0\"}} "
+        );
+        t.lines()
+            .find_map(|l| l.strip_prefix(&key))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    assert_eq!(at("sglang:num_running_reqs", ""), Some(2.0), "{t}");
+    assert_eq!(at("sglang:num_queue_reqs", ""), Some(2.0), "{t}");
+    let by = |name: &str| {
+        ["0", "1", "-9223372036854775808"]
+            .iter()
+            .map(|p| at(name, p).unwrap_or_else(|| panic!("{name} {p}: {t}")))
+            .sum::<f64>()
+    };
+    assert_eq!(by("sglang:num_running_reqs"), 2.0, "{t}");
+    assert_eq!(by("sglang:num_queue_reqs"), 2.0, "{t}");
+    assert!(at("sglang:token_usage", "").is_some(), "{t}");
+    for s in streams {
+        s.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (_, t) = text(&format!("{}/metrics", h.base_url())).await;
+    assert!(
+        t.contains("priority=\"1\",tp_rank=\"0\"} 0.0"),
+        "a priority seen stays, at 0: {t}"
+    );
+    h.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
 // SGLang with `--enable-dp-attention --dp N`: one series per DP rank, labelled `dp_rank` with
 // its first global `tp_rank` (observability/metrics_collector.py:1361-1392, 0.5.23), each
 // rank its own share of the requests. Before: one series, as without DP.

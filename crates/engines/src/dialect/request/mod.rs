@@ -149,6 +149,9 @@ pub struct GenRequest {
     pub tokens_as_ids: bool,
     /// Chunks carry their token ids (vLLM's and SGLang's `return_token_ids`).
     pub token_ids: bool,
+    /// Its scheduling priority where the engine counts requests by priority (SGLang with
+    /// `--enable-priority-scheduling`); set by the dialect ([`crate::dialect::Dialect::adapt`]).
+    pub priority: Option<i64>,
 }
 
 /// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
@@ -428,6 +431,7 @@ pub fn parse_generation(
         },
         tokens_as_ids: rules.tokens_as_ids && b.return_tokens_as_token_ids == Some(true),
         token_ids: rules.token_ids && b.return_token_ids == Some(true),
+        priority: None,
     })
 }
 

@@ -8,56 +8,112 @@
 use crate::dialect::Snapshot;
 use crate::dialect::metrics::{Family, escape, py_float, share, text};
 
+/// Where a series is: its DP rank `r` among `ranks` (`--tp`, `--dp`), the process id that
+/// prometheus_client's multiprocess mode adds to a gauge without a `multiprocess_mode`
+/// (multiprocess.py:80-82; of the series written here only `sglang:num_retracted_reqs`,
+/// finding 17), and its `priority` label with `--enable-priority-scheduling` (`""` for the
+/// total, metrics_collector.py:1388-1390; the priority for its share, :1417-1428).
+struct At<'a> {
+    r: u64,
+    pid: bool,
+    priority: Option<&'a str>,
+}
+
+/// The labels of a series, sorted by name as the multiprocess collector writes them.
+fn labels(m: &str, (tp, dp): (u64, u64), at: &At<'_>) -> String {
+    let rank = (at.r * (tp / dp).max(1)).to_string();
+    let mut l: Vec<(&str, String)> = vec![
+        ("engine_type", "unified".into()),
+        ("model_name", m.into()),
+        ("moe_ep_rank", rank.clone()),
+        ("pp_rank", "0".into()),
+        ("tp_rank", rank),
+    ];
+    if dp > 1 {
+        l.push(("dp_rank", at.r.to_string()));
+    }
+    if at.pid {
+        l.push(("pid", (u64::from(std::process::id()) + at.r).to_string()));
+    }
+    if let Some(p) = at.priority {
+        l.push(("priority", p.to_owned()));
+    }
+    l.sort_by_key(|(k, _)| *k);
+    let l: Vec<String> = l.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    l.join(",")
+}
+
 /// SGLang 0.5.23 (observability/metrics_collector.py): one series per scheduler that logs;
 /// with `--dp N` (data-parallel attention) one per DP rank, labelled `dp_rank` with its first
-/// global `tp_rank` and `moe_ep_rank` (:1361-1392), each with its share of the requests.
-fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
-    let (tp, dp) = (u64::from(tp.max(1)), u64::from(dp.max(1)));
+/// global `tp_rank` and `moe_ep_rank` (:1361-1392), each with its share of the requests; with
+/// `--enable-priority-scheduling` every series labelled `priority=""`, and running and
+/// waiting also per priority seen (`_log_gauge_queue_count`, :1413-1428).
+fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, ranks: (u64, u64), priorities: bool) {
+    let dp = ranks.1;
     let n = |v: u64| py_float(v as f64);
-    let labels = |r: u64| {
-        let rank = r * (tp / dp).max(1);
-        let base = format!(
-            "engine_type=\"unified\",model_name=\"{m}\",moe_ep_rank=\"{rank}\",pp_rank=\"0\",\
-             tp_rank=\"{rank}\""
-        );
-        if dp > 1 {
-            format!("dp_rank=\"{r}\",{base}")
-        } else {
-            base
-        }
-    };
+    let total = priorities.then_some("");
     let per_rank = |total: u64| (0..dp).map(|r| n(share(total, r, dp))).collect::<Vec<_>>();
+    let running: Vec<(i64, u64)> = s.by_priority.iter().map(|&(p, r, _)| (p, r)).collect();
+    let waiting: Vec<(i64, u64)> = s.by_priority.iter().map(|&(p, _, w)| (p, w)).collect();
+    let none = Vec::new();
     let gauges = [
         (
             "sglang:num_running_reqs",
             "The number of running requests.",
             per_rank(s.running),
+            &running,
         ),
         (
             "sglang:num_queue_reqs",
             "The number of requests in the waiting queue.",
             per_rank(s.waiting),
+            &waiting,
         ),
         (
             "sglang:token_usage",
             "The token usage.",
             (0..dp).map(|_| py_float(s.kv_usage)).collect(),
+            &none,
         ),
         (
             "sglang:num_used_tokens",
             "The number of used tokens.",
             per_rank(s.kv_used_tokens),
+            &none,
         ),
         (
             "sglang:num_retracted_reqs",
             "The number of retracted requests.",
             per_rank(0),
+            &none,
         ),
     ];
-    for (name, help, values) in gauges {
+    for (name, help, values, by) in gauges {
         f.head(name, help, "gauge");
+        let pid = name == "sglang:num_retracted_reqs";
         for (r, v) in (0..dp).zip(values) {
-            f.sample(name, &with_pid(name, &labels(r), r), &v);
+            f.sample(
+                name,
+                &labels(
+                    m,
+                    ranks,
+                    &At {
+                        r,
+                        pid,
+                        priority: total,
+                    },
+                ),
+                &v,
+            );
+            for &(p, count) in by.iter().filter(|_| priorities) {
+                let p = p.to_string();
+                let at = At {
+                    r,
+                    pid,
+                    priority: Some(&p),
+                };
+                f.sample(name, &labels(m, ranks, &at), &n(share(count, r, dp)));
+            }
         }
     }
     f.py_counter(
@@ -65,27 +121,28 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, (tp, dp): (u32, u32)) {
         "Total number of retracted requests.",
     );
     for r in 0..dp {
+        let at = At {
+            r,
+            pid: false,
+            priority: total,
+        };
         f.sample(
             "sglang:num_retracted_requests_total",
-            &labels(r),
+            &labels(m, ranks, &at),
             &n(share(s.preemptions, r, dp)),
         );
     }
 }
 
-/// `labels` with the `pid` label prometheus_client's multiprocess mode gives a gauge without a
-/// `multiprocess_mode` (multiprocess.py:80-82), in sorted place: of the series written here
-/// only `sglang:num_retracted_reqs` (finding 17); each scheduler rank is its own process.
-fn with_pid(name: &str, labels: &str, rank: u64) -> String {
-    if name != "sglang:num_retracted_reqs" {
-        return labels.to_owned();
-    }
-    let pid = u64::from(std::process::id()) + rank;
-    labels.replacen(",pp_rank=", &format!(",pid=\"{pid}\",pp_rank="), 1)
-}
-
-/// SGLang 0.5.23's series (`ranks`: its `--tp` and `--dp`).
-pub(super) fn sglang_text(model: &str, s: &Snapshot, ranks: (u32, u32)) -> String {
+/// SGLang 0.5.23's series (`ranks`: its `--tp` and `--dp`; `priorities`: its
+/// `--enable-priority-scheduling`).
+pub(super) fn sglang_text(
+    model: &str,
+    s: &Snapshot,
+    (tp, dp): (u32, u32),
+    priorities: bool,
+) -> String {
     let m = escape(model);
-    text(|f| sglang(f, &m, s, ranks))
+    let ranks = (u64::from(tp.max(1)), u64::from(dp.max(1)));
+    text(|f| sglang(f, &m, s, ranks, priorities))
 }

@@ -52,7 +52,7 @@ use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::pyrepr::{self, Py};
-use crate::dialect::request::{Api, PromptInput, Rules};
+use crate::dialect::request::{Api, GenRequest, PromptInput, Rules};
 use crate::dialect::tokenize;
 use crate::dialect::{ChunkShape, Ctx, Dialect, Readiness, Snapshot};
 use crate::dialect::{Served, SglangLogForm, WireParams};
@@ -360,6 +360,30 @@ pub(super) fn ready_lines() -> Vec<String> {
     )]
 }
 
+/// A request's priority as SGLang's scheduler counts it: the `priority` field
+/// (`Optional[int]`, entrypoints/openai/protocol.py:438, passed on at serving_completions.py:138
+/// and serving_chat.py:1400), else `--default-priority-value` (tokenizer_manager.py:4013-4020),
+/// else the lowest, `-sys.maxsize - 1` (scheduler.py:3522-3527, `schedule_low_priority_values_first`
+/// off); `None` without `--enable-priority-scheduling` (a priority given then is ignored:
+/// `abort_on_priority_when_disabled` is off by default).
+fn priority(obj: &Map<String, Value>, config: &Served) -> Result<Option<i64>, ApiError> {
+    let given = match obj.get("priority") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_i64().ok_or_else(|| {
+            ApiError::invalid(
+                "priority must be a signed 64-bit integer between -9223372036854775808 and \
+                 9223372036854775807",
+            )
+        })?),
+    };
+    if !config.wire.priority_scheduling {
+        return Ok(None);
+    }
+    Ok(Some(
+        given.or(config.wire.default_priority).unwrap_or(i64::MIN),
+    ))
+}
+
 /// SGLang 0.5.23's dialect.
 pub(crate) struct Sglang;
 
@@ -391,6 +415,16 @@ impl Dialect for Sglang {
         config: &Served,
     ) -> Result<Rules, ApiError> {
         check(api, obj, config)
+    }
+
+    fn adapt(
+        &self,
+        obj: &Map<String, Value>,
+        req: &mut GenRequest,
+        config: &Served,
+    ) -> Result<(), ApiError> {
+        req.priority = priority(obj, config)?;
+        Ok(())
     }
 
     fn shape(&self, ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
@@ -428,7 +462,12 @@ impl Dialect for Sglang {
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
-        metrics::sglang_text(model, s, (wire.tp_size, wire.dp_size))
+        metrics::sglang_text(
+            model,
+            s,
+            (wire.tp_size, wire.dp_size),
+            wire.priority_scheduling,
+        )
     }
 }
 

@@ -22,6 +22,7 @@ fn trtllm_serves_no_series_before_a_request_has_finished() {
         requests: 1,
         finished: 0,
         finished_stop: 0,
+        by_priority: Vec::new(),
     };
     let wire = WireParams {
         iter_perf_stats: true,
