@@ -77,3 +77,5 @@ rooms! {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transcripts;
