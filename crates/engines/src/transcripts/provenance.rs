@@ -150,10 +150,20 @@ pub(super) fn problems(folder: &str, readme: Option<&str>, files: &[String]) -> 
     out
 }
 
-/// The transcript folders `src/<engine>/transcripts/<version>/`, sorted, as
-/// (`<engine>/transcripts/<version>`, README text, the other files' names); plus what is
+/// One transcript folder as read.
+#[derive(Debug)]
+struct Folder {
+    /// `<engine>/transcripts/<version>`.
+    label: String,
+    /// Its README.md, where it has one.
+    readme: Option<String>,
+    /// The names of its other files.
+    files: Vec<String>,
+}
+
+/// The transcript folders `src/<engine>/transcripts/<version>/`, sorted; plus what is
 /// misplaced under a `transcripts/` folder (a file beside the version folders).
-fn folders(src: &Path) -> (Vec<(String, Option<String>, Vec<String>)>, Vec<String>) {
+fn folders(src: &Path) -> (Vec<Folder>, Vec<String>) {
     let (mut found, mut misplaced) = (Vec::new(), Vec::new());
     let list = |p: &Path| -> Vec<std::fs::DirEntry> {
         let mut v: Vec<_> = std::fs::read_dir(p)
@@ -188,7 +198,11 @@ fn folders(src: &Path) -> (Vec<(String, Option<String>, Vec<String>)>, Vec<Strin
                     files.push(n);
                 }
             }
-            found.push((label, readme, files));
+            found.push(Folder {
+                label,
+                readme,
+                files,
+            });
         }
     }
     (found, misplaced)
@@ -197,13 +211,13 @@ fn folders(src: &Path) -> (Vec<(String, Option<String>, Vec<String>)>, Vec<Strin
 #[test]
 fn every_transcript_folder_says_where_each_file_came_from() {
     let (found, mut bad) = folders(&src());
-    for (label, readme, files) in &found {
-        bad.extend(problems(label, readme.as_deref(), files));
+    for f in &found {
+        bad.extend(problems(&f.label, f.readme.as_deref(), &f.files));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let engines: BTreeSet<&str> = found
         .iter()
-        .filter_map(|(l, _, _)| l.split('/').next())
+        .filter_map(|f| f.label.split('/').next())
         .collect();
     for e in ["llamacpp", "sglang", "tgi", "transformers", "trtllm"] {
         assert!(

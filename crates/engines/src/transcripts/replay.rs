@@ -1,5 +1,5 @@
 //! The transcripts played through the simulator's dialects (found with [`crate::of`], driven
-//! through [`Dialect`]): each check compares the dialect's answer with the transcript's
+//! through [`Dialect`](crate::dialect::Dialect)): each check compares the dialect's answer with the transcript's
 //! SHAPE (metric families, their `# TYPE`, sample names and label keys; status codes, SSE
 //! events and JSON keys with their value types), not its values.
 //!
@@ -31,7 +31,7 @@ use super::read;
 use crate::Engine;
 use crate::dialect::finish::{Finish, FinishReason, Timings};
 use crate::dialect::request::Api;
-use crate::dialect::{self, ApiError, Ctx, Dialect, ErrorNote, Host, Live, Served, Snapshot, Tok};
+use crate::dialect::{self, ApiError, Ctx, ErrorNote, Host, Live, Served, Snapshot, Tok};
 
 /// Dialect/transcript differences found by these tests and reported (the metrics text is
 /// written in `dialect/metrics.rs`): a transcript and the start of each difference found
