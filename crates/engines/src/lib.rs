@@ -72,3 +72,5 @@ engine::engines!(rooms);
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transcripts;

@@ -439,7 +439,7 @@ mod tests {
             .expect("trtllm metrics");
         let fixture = |f: &str| {
             std::fs::read_to_string(format!(
-                "{}/tests/fixtures/trtllm/{f}",
+                "{}/../engines/src/trtllm/transcripts/050f80de/{f}",
                 env!("CARGO_MANIFEST_DIR")
             ))
             .expect("fixture")

@@ -316,11 +316,11 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
         );
     }
 
-    /// SGLang 0.5.23's own collector rendered (crates/runner/tests/fixtures/sglang-0.5.23,
+    /// SGLang 0.5.23's own collector rendered (crates/engines/src/sglang/transcripts/0.5.23,
     /// README.md says how).
     fn sglang(file: &str) -> String {
         let path = format!(
-            "{}/tests/fixtures/sglang-0.5.23/{file}",
+            "{}/../engines/src/sglang/transcripts/0.5.23/{file}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).expect(&path)

@@ -1,5 +1,6 @@
 //! Engine facts read wrong before (issue 38), replayed from each engine's real shape: the
-//! transcripts in tests/fixtures/ (each folder's README says where every file came from),
+//! transcripts in each engine's folder, crates/engines/src/<engine>/transcripts/<version>/
+//! (each folder's README says where every file came from),
 //! served by small in-test servers (127.0.0.1, port 0) against detection, the block-start
 //! checks and the stream reader. Each test failed before the fix it names.
 
@@ -15,8 +16,9 @@ use servebench_spec::Engine;
 
 use crate::loadgen_support::{config, prompts};
 
+/// A transcript: `path` under crates/engines/src/ (`<engine>/transcripts/<version>/<file>`).
 fn fixture(path: &str) -> String {
-    let p = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let p = format!("{}/../engines/src/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
@@ -51,14 +53,14 @@ fn spec() -> servebench_spec::SpecFile {
         .file
 }
 
-/// llama.cpp b11434's router, as its source answers (fixtures/llamacpp-11434-router).
+/// llama.cpp b11434's router, as its source answers (llamacpp/transcripts/b11434-router).
 async fn llamacpp_router() -> String {
     async fn props(uri: Uri) -> Response {
         let body = match uri.query() {
             Some(q) if q.contains("model=qwen3-0.6b") => {
-                fixture("llamacpp-11434-router/props-model.json")
+                fixture("llamacpp/transcripts/b11434-router/props-model.json")
             }
-            _ => fixture("llamacpp-11434-router/props-router.json"),
+            _ => fixture("llamacpp/transcripts/b11434-router/props-router.json"),
         };
         json(StatusCode::OK, body)
     }
@@ -67,19 +69,24 @@ async fn llamacpp_router() -> String {
             Some(q) if q.contains("model=qwen3-0.6b") => (
                 StatusCode::OK,
                 [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-                fixture("llamacpp-11434-router/metrics-model.txt"),
+                fixture("llamacpp/transcripts/b11434-router/metrics-model.txt"),
             )
                 .into_response(),
             _ => json(
                 StatusCode::BAD_REQUEST,
-                fixture("llamacpp-11434-router/metrics-no-model-400.json"),
+                fixture("llamacpp/transcripts/b11434-router/metrics-no-model-400.json"),
             ),
         }
     }
     let app = Router::new()
         .route(
             "/v1/models",
-            get(|| async { json(StatusCode::OK, fixture("llamacpp-11434-router/models.json")) }),
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    fixture("llamacpp/transcripts/b11434-router/models.json"),
+                )
+            }),
         )
         .route("/props", get(props))
         .route("/metrics", get(metrics));
@@ -138,8 +145,14 @@ async fn trtllm_without_iter_perf_stats_is_said_at_the_block_start() {
     // Before: the check was "holds" whenever the body merely contained the names' text,
     // and nothing said `enable_iter_perf_stats` was needed: telemetry stayed empty.
     for (file, holds) in [
-        ("trtllm/prometheus-metrics-perf-only.txt", false),
-        ("trtllm/prometheus-metrics-iter-stats.txt", true),
+        (
+            "trtllm/transcripts/050f80de/prometheus-metrics-perf-only.txt",
+            false,
+        ),
+        (
+            "trtllm/transcripts/050f80de/prometheus-metrics-iter-stats.txt",
+            true,
+        ),
     ] {
         let text = fixture(file);
         let app = Router::new()
@@ -187,8 +200,8 @@ async fn a_tgi_streamed_error_is_a_failed_request_with_its_message() {
     // TGI answers a streamed request it refuses with HTTP 200, an error event and [DONE].
     use crate::loadgen_support::{Script, now, serve as serve_script};
     for file in [
-        "tgi-db931fcf/stream-overloaded.sse",
-        "tgi-db931fcf/stream-validation.sse",
+        "tgi/transcripts/db931fcf/stream-overloaded.sse",
+        "tgi/transcripts/db931fcf/stream-validation.sse",
     ] {
         let body: &'static str = Box::leak(fixture(file).into_boxed_str());
         let s = serve_script(Script::Stream(vec![now(body.as_bytes())])).await;

@@ -1,0 +1,53 @@
+//! The transcripts played through the simulator's dialects (found with [`crate::of`], driven
+//! through [`Dialect`](crate::dialect::Dialect)): each check compares the dialect's answer with the transcript's
+//! SHAPE (metric families, their `# TYPE`, sample names and label keys; status codes, SSE
+//! events and JSON keys with their value types), not its values.
+//!
+//! Replayed through the client only (`servebench-runner`), the dialect not speaking them:
+//! * `llamacpp/transcripts/b11434-router/*`: llama.cpp's router mode (several models,
+//!   `/props` and `/metrics` per `?model=`) is not simulated: the dialect is one model's
+//!   server. Its `metrics-model.txt` (a child server's own text) is replayed below.
+//! * `sglang/transcripts/0.5.23/metrics-priority.txt`: priority scheduling (`priority`
+//!   label) is not simulated.
+//! * `transformers/transcripts/5.24.0/responses-stream.http`: the Responses API is not
+//!   simulated; `startup-*.log`: the dialect prints no transformers start-up log;
+//!   the 404s (`metrics-404.http`, …) are answered by the simulator's own fallback route
+//!   (servebench-sim): only their restyling by the dialect is replayed here.
+//!
+//! Where the dialect and a transcript disagree, the difference is listed in `metrics::KNOWN`: the
+//! test that finds it fails when a listed difference is gone as well as when a
+//! new one appears, so the list is kept to what is true.
+
+mod http;
+mod metrics;
+
+use crate::Engine;
+use crate::dialect::{Served, Snapshot};
+
+/// What the engine model says: `running`, `waiting`, requests `finished`, `preemptions`.
+fn snapshot(running: u64, waiting: u64, finished: u64, preemptions: u64) -> Snapshot {
+    Snapshot {
+        running,
+        waiting,
+        decoding: running,
+        kv_usage: 0.25,
+        kv_used_tokens: 1024,
+        preemptions,
+        prompt_tokens: 128,
+        generation_tokens: 64,
+        steps: 70,
+        requests: finished + running + waiting,
+        finished,
+    }
+}
+
+/// A server of `model` speaking `engine`, its metrics switched on.
+fn served(engine: Engine, model: &str) -> Served {
+    let mut c = Served {
+        model: model.into(),
+        ..Served::default()
+    };
+    c.wire.engine = engine;
+    c.wire.enable_metrics = true;
+    c
+}
