@@ -95,10 +95,14 @@ pub(super) fn models(config: &Served, created: u64) -> Response {
                 config.max_model_len.to_string(),
                 config.max_num_seqs.to_string(),
             );
+            // The child's own port (made up: the simulator runs no child process).
+            let port = (u32::from(config.port) + 1).to_string();
             [
                 "llama-server",
                 "--host",
                 "127.0.0.1",
+                "--port",
+                &port,
                 "--model",
                 &model,
                 "--ctx-size",

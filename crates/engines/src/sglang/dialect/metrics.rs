@@ -116,11 +116,21 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, ranks: (u64, u64), prioriti
             }
         }
     }
+    // A counter has no sample, and prometheus_client writes no family, until its first
+    // increment (`increment_retracted_reqs`; metrics-retract-before.txt): a rank that has
+    // retracted nothing serves none (the engine model never retracts).
+    let retracted: Vec<(u64, u64)> = (0..dp)
+        .map(|r| (r, share(s.preemptions, r, dp)))
+        .filter(|&(_, v)| v > 0)
+        .collect();
+    if retracted.is_empty() {
+        return;
+    }
     f.py_counter(
         "sglang:num_retracted_requests",
         "Total number of retracted requests.",
     );
-    for r in 0..dp {
+    for (r, v) in retracted {
         let at = At {
             r,
             pid: false,
@@ -129,7 +139,7 @@ fn sglang(f: &mut Family<'_>, m: &str, s: &Snapshot, ranks: (u64, u64), prioriti
         f.sample(
             "sglang:num_retracted_requests_total",
             &labels(m, ranks, &at),
-            &n(share(s.preemptions, r, dp)),
+            &n(v),
         );
     }
 }

@@ -33,7 +33,10 @@ impl Live for Ready {
         0
     }
     fn metrics(&self) -> Snapshot {
-        self.0
+        self.0.clone()
+    }
+    fn at_last_finish(&self) -> Option<Snapshot> {
+        (self.0.finished > 0).then(|| self.0.clone())
     }
     fn info(&self) -> Value {
         json!({})
@@ -41,7 +44,7 @@ impl Live for Ready {
 }
 
 /// `GET path` on the dialect's routes (its own and its metrics).
-async fn get(config: Served, path: &str) -> (StatusCode, String) {
+pub(super) async fn get(config: Served, path: &str) -> (StatusCode, String) {
     let d = crate::of(config.wire.engine);
     let host = Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))));
     let app = dialect::routes(d).with_state(host);
@@ -86,7 +89,7 @@ fn shape(v: &Value) -> Value {
     }
 }
 
-fn json_shape(text: &str, what: &str) -> Value {
+pub(super) fn json_shape(text: &str, what: &str) -> Value {
     shape(&serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: {e}: {text}")))
 }
 

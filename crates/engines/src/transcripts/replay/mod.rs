@@ -20,6 +20,7 @@
 
 mod http;
 mod metrics;
+mod router;
 
 use crate::Engine;
 use crate::dialect::{Served, Snapshot};
@@ -38,6 +39,8 @@ fn snapshot(running: u64, waiting: u64, finished: u64, preemptions: u64) -> Snap
         steps: 70,
         requests: finished + running + waiting,
         finished,
+        finished_stop: 0,
+        by_priority: Vec::new(),
     }
 }
 
