@@ -18,7 +18,8 @@ pub trait Live: Send + Sync {
     fn in_flight(&self) -> u64;
     /// What the engine model says now, for the metrics.
     fn metrics(&self) -> Snapshot;
-    /// What it said when the last generation request finished; `None` before the first.
+    /// What it said when the last generation request finished; `None` before the first
+    /// (kept only where [`crate::dialect::records_on_finish`]).
     fn at_last_finish(&self) -> Option<Snapshot>;
     /// The simulator's description of itself (`/v1/sim/info`), as JSON.
     fn info(&self) -> Value;

@@ -232,16 +232,30 @@ pub trait Dialect: Sync {
         "text/plain; charset=utf-8"
     }
 
-    /// The state its metrics are written from: by default what the engine model says now;
-    /// `None`: no series yet.
+    /// The state its metrics are written from: what the engine model says now, or, where its
+    /// profile says the engine records its series when a request finishes
+    /// ([`crate::MetricsFacts::written_on_finish`], TensorRT-LLM), what it said when the last
+    /// one did; `None`: no series yet.
     fn metrics_snapshot(&self, host: &Host) -> Option<Snapshot> {
-        Some(host.metrics())
+        if records_on_finish(self.engine()) {
+            host.at_last_finish()
+        } else {
+            Some(host.metrics())
+        }
     }
 
     /// Its metrics text; by default the simulator's own `servebench_sim_*` series.
     fn metrics_text(&self, _model: &str, s: &Snapshot, _wire: &WireParams) -> String {
         metrics::generic(s)
     }
+}
+
+/// The engine records its metrics when a request finishes, so a server keeps the state of each
+/// finish for them ([`Live::at_last_finish`]): its profile's `written_on_finish`.
+pub fn records_on_finish(engine: Engine) -> bool {
+    crate::profile(engine)
+        .and_then(|p| p.metrics)
+        .is_some_and(|m| m.written_on_finish.is_some())
 }
 
 /// The dialect's readiness behaviour.

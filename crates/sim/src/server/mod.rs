@@ -116,7 +116,8 @@ pub(crate) struct AppState {
     pub(crate) record: Option<std::sync::Mutex<std::fs::File>>,
     /// Requests served in full that ended at a simulated EOS.
     pub(crate) served_stop: AtomicU64,
-    /// The metrics snapshot taken when the last request was served in full.
+    /// The metrics snapshot taken when the last request was served in full, where the engine
+    /// records its metrics then (`dialect::records_on_finish`).
     pub(crate) last_finish: std::sync::Mutex<Option<dialect::Snapshot>>,
 }
 
@@ -186,9 +187,11 @@ impl AppState {
         }
         let tokens = finish.timings.predicted_n;
         self.stats.tokens.fetch_add(u64::from(tokens), Relaxed);
-        let now = dialect::Live::metrics(self);
-        if let Ok(mut last) = self.last_finish.lock() {
-            *last = Some(now);
+        if dialect::records_on_finish(self.config.wire.engine) {
+            let now = dialect::Live::metrics(self);
+            if let Ok(mut last) = self.last_finish.lock() {
+                *last = Some(now);
+            }
         }
         self.answered();
     }

@@ -70,8 +70,10 @@ fn trtllm(f: &mut Family<'_>, m: &str, s: &Snapshot, iter_stats: bool) {
         f.py_counter(name, help);
         f.sample(&format!("{name}_total"), &l, &n(v));
     }
-    // One series per `finished_reason` seen (`log_metrics_dict`): the simulator's requests
-    // end at `max_tokens` (`length`) or at a simulated EOS (`stop`).
+    // One series per `finished_reason` seen (`log_request_metrics_dict`, the label's value
+    // the output's `finish_reason`, `stop` or `length` for a request that ended normally:
+    // executor/result.py `CompletionOutput`): the simulator's requests end at `max_tokens`
+    // (`length`) or at a simulated EOS (`stop`).
     let name = "trtllm_request_success";
     f.py_counter(name, "Count of successfully processed requests.");
     let stop = s.finished_stop.min(s.finished);

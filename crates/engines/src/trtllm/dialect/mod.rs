@@ -419,13 +419,6 @@ impl Dialect for Trtllm {
         crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
     }
 
-    /// TensorRT-LLM records its series when a request finishes (metrics/collector.py
-    /// `log_metrics_dict`; the gauges by `log_iteration_stats`, in a loop woken when a
-    /// request completes): between two finishes a scrape reads what the last one wrote.
-    fn metrics_snapshot(&self, host: &Host) -> Option<Snapshot> {
-        host.at_last_finish()
-    }
-
     fn metrics_text(&self, model: &str, s: &Snapshot, wire: &WireParams) -> String {
         metrics::trtllm_text(model, s, wire.iter_perf_stats)
     }
