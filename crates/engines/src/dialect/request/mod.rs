@@ -321,7 +321,45 @@ pub fn parse_generation(
             "only n = 1 is supported by the simulator",
         ));
     }
-    let prompt = match api {
+    let prompt = prompt_len(api, &b, config, rules)?;
+    let (max_tokens, min_tokens) = lengths(api, &b, config, rules)?;
+    let max_tokens = fit_context(rules.context, prompt, max_tokens, config.max_model_len)?;
+    let stream = b.stream.unwrap_or(false);
+    if rules.stream_options_need_stream && b.stream_options.is_some() && !stream {
+        return Err(ApiError::bad_request(
+            "stream_options can only be set when stream is true",
+        ));
+    }
+    Ok(GenRequest {
+        api,
+        prompt_tokens: to_u32(prompt, "prompt length")?,
+        max_tokens,
+        min_tokens,
+        ignore_eos: rules.ignore_eos && b.ignore_eos.unwrap_or(false),
+        stream,
+        include_usage: b
+            .stream_options
+            .as_ref()
+            .map(|o| o.include_usage.unwrap_or(rules.usage_by_default))
+            .unwrap_or(false),
+        greedy: b.temperature == Some(0.0),
+        logprobs: logprobs(&b, rules)?,
+        tokens_as_ids: rules.tokens_as_ids && b.return_tokens_as_token_ids == Some(true),
+        token_ids: rules.token_ids && b.return_token_ids == Some(true),
+        priority: None,
+        model: b.model,
+    })
+}
+
+/// The prompt's length in tokens: a completions prompt, or the chat messages with their
+/// template and each image's tokens.
+fn prompt_len(
+    api: Api,
+    b: &GenerationBody,
+    config: &Served,
+    rules: &Rules,
+) -> Result<u64, ApiError> {
+    let len = match api {
         Api::Completions => {
             let p = b
                 .prompt
@@ -345,11 +383,22 @@ pub fn parse_generation(
             }
         },
     };
-    if prompt == 0 {
+    if len == 0 {
         return Err(ApiError::bad_request(
             "the prompt must contain at least one token",
         ));
     }
+    Ok(len as u64)
+}
+
+/// `max_tokens` (chat: `max_completion_tokens` first) and `min_tokens`, where the engine
+/// reads it.
+fn lengths(
+    api: Api,
+    b: &GenerationBody,
+    config: &Served,
+    rules: &Rules,
+) -> Result<(u32, u32), ApiError> {
     let max = match api {
         Api::Completions => b.max_tokens,
         Api::Chat => b.max_completion_tokens.or(b.max_tokens),
@@ -368,70 +417,57 @@ pub fn parse_generation(
             "min_tokens ({min_tokens}) must be less than or equal to max_tokens ({max_tokens})"
         )));
     }
-    let limit = u64::from(config.max_model_len);
-    let total = prompt as u64 + u64::from(max_tokens);
-    let max_tokens = match rules.context {
-        ContextRule::Total if total > limit => {
-            return Err(ApiError::context(
-                format!(
-                    "This model's maximum context length is {limit} tokens. However, you \
-                     requested {total} tokens ({prompt} in the prompt, {max_tokens} in the \
-                     completion). Please reduce the length of the prompt or completion."
-                ),
-                prompt as u64,
-                u64::from(max_tokens),
-                limit,
-            ));
-        }
-        ContextRule::PromptOnly if prompt as u64 >= limit => {
-            return Err(ApiError::context(
-                format!(
-                    "request ({prompt} tokens) exceeds the available context size ({limit} \
-                     tokens), try increasing it"
-                ),
-                prompt as u64,
-                u64::from(max_tokens),
-                limit,
-            ));
-        }
+    Ok((max_tokens, min_tokens))
+}
+
+/// `max_tokens` against the context window `limit` by the engine's rule: refused, or cut
+/// where the engine stops at the window.
+fn fit_context(
+    rule: ContextRule,
+    prompt: u64,
+    max_tokens: u32,
+    limit: u32,
+) -> Result<u32, ApiError> {
+    let limit = u64::from(limit);
+    let total = prompt + u64::from(max_tokens);
+    match rule {
+        ContextRule::Total if total > limit => Err(ApiError::context(
+            format!(
+                "This model's maximum context length is {limit} tokens. However, you \
+                 requested {total} tokens ({prompt} in the prompt, {max_tokens} in the \
+                 completion). Please reduce the length of the prompt or completion."
+            ),
+            prompt,
+            u64::from(max_tokens),
+            limit,
+        )),
+        ContextRule::PromptOnly if prompt >= limit => Err(ApiError::context(
+            format!(
+                "request ({prompt} tokens) exceeds the available context size ({limit} \
+                 tokens), try increasing it"
+            ),
+            prompt,
+            u64::from(max_tokens),
+            limit,
+        )),
         // Generation stops when the prompt and the output fill the window but one token.
-        ContextRule::PromptOnly => max_tokens.min(
-            u32::try_from(limit - prompt as u64 - 1)
-                .unwrap_or(u32::MAX)
-                .max(1),
-        ),
-        ContextRule::Total => max_tokens,
-    };
-    let stream = b.stream.unwrap_or(false);
-    if rules.stream_options_need_stream && b.stream_options.is_some() && !stream {
-        return Err(ApiError::bad_request(
-            "stream_options can only be set when stream is true",
-        ));
+        ContextRule::PromptOnly => {
+            Ok(max_tokens.min(u32::try_from(limit - prompt - 1).unwrap_or(u32::MAX).max(1)))
+        }
+        ContextRule::Total => Ok(max_tokens),
     }
-    Ok(GenRequest {
-        api,
-        model: b.model,
-        prompt_tokens: to_u32(prompt as u64, "prompt length")?,
-        max_tokens,
-        min_tokens,
-        ignore_eos: rules.ignore_eos && b.ignore_eos.unwrap_or(false),
-        stream,
-        include_usage: b
-            .stream_options
-            .map(|o| o.include_usage.unwrap_or(rules.usage_by_default))
-            .unwrap_or(false),
-        greedy: b.temperature == Some(0.0),
-        logprobs: match (rules.logprobs, b.logprobs, b.top_logprobs) {
-            (false, _, _) | (_, None | Some(Logprobs::On(false)), _) => None,
-            (true, Some(Logprobs::On(true)), top) => Some(to_u32(
-                top.unwrap_or(rules.top_logprobs_default),
-                "top_logprobs",
-            )?),
-            (true, Some(Logprobs::Top(n)), _) => Some(to_u32(n, "logprobs")?),
-        },
-        tokens_as_ids: rules.tokens_as_ids && b.return_tokens_as_token_ids == Some(true),
-        token_ids: rules.token_ids && b.return_token_ids == Some(true),
-        priority: None,
+}
+
+/// How many alternatives a token's log-probabilities carry, where asked and the engine
+/// returns them.
+fn logprobs(b: &GenerationBody, rules: &Rules) -> Result<Option<u32>, ApiError> {
+    Ok(match (rules.logprobs, &b.logprobs, b.top_logprobs) {
+        (false, _, _) | (_, None | Some(Logprobs::On(false)), _) => None,
+        (true, Some(Logprobs::On(true)), top) => Some(to_u32(
+            top.unwrap_or(rules.top_logprobs_default),
+            "top_logprobs",
+        )?),
+        (true, Some(Logprobs::Top(n)), _) => Some(to_u32(*n, "logprobs")?),
     })
 }
 
