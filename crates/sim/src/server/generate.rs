@@ -106,130 +106,28 @@ async fn generate(
     if let Some(e) = dialect::over_limit(&st.served, st.stats.in_flight_now()) {
         return refused(&st, &body, e);
     }
-    let seed = st.config.seed;
-    let plan = FaultPlan::draw(&st.config.faults, seed, n, req.max_tokens);
-    match plan.http_error {
-        Some(StatusCode::TOO_MANY_REQUESTS) => {
-            bump(&st.stats.injected_429);
-            return failure(
-                &st,
-                ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "injected fault: too many requests",
-                ),
-            );
-        }
-        Some(status) => {
-            bump(&st.stats.injected_500);
-            return failure(
-                &st,
-                ApiError::new(status, "injected fault: internal server error"),
-            );
-        }
-        None => {}
+    let plan = FaultPlan::draw(&st.config.faults, st.config.seed, n, req.max_tokens);
+    if let Some(resp) = injected_error(&st, &plan) {
+        return resp;
     }
-    let p = st.config.wire.engine;
-    let id_hash = mix3(seed, n, salt::ID);
-    let id = dialect::response_id(p, api, id_hash);
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     // Prompt ids are read once, for the prefix cache and a greedy text alike.
     let ids = if st.prefix_cache.is_some() || req.greedy {
         super::wire::prompt_ids(api, &body)
     } else {
         Vec::new()
     };
-    let text = if req.greedy {
-        let model = st
-            .config
-            .wire
-            .model_path
-            .as_deref()
-            .unwrap_or(&st.config.model);
-        TokenText::greedy(&Greedy {
-            identity: text::identity(model),
-            prompt: text::prompt_hash(&ids),
-            max_tokens: req.max_tokens,
-            numerics_change: st.config.output.numerics_change,
-            batch_variance: st.config.output.batch_variance,
-            answer: st
-                .config
-                .output
-                .answers
-                .as_ref()
-                .and_then(|a| a.set.get(text::prompt_hash(&ids))),
-            answer_accuracy: st
-                .config
-                .output
-                .answers
-                .as_ref()
-                .map_or(0.0, |a| a.accuracy),
-        })
-    } else {
-        TokenText::sampled(mix3(seed, n, salt::TEXT))
-    };
+    let text = token_text(&st, &req, &ids, n);
     let reasoning = match api {
         Api::Chat => st.config.output.reasoning_tokens,
         Api::Completions => 0,
     };
-    let ctx = Ctx {
-        api,
-        id: id.clone(),
-        created,
-        model: dialect::chunk_model(p, req.model.as_deref(), &st.config.model),
-        include_usage: req.include_usage,
-        reasoning_tokens: reasoning,
-        logprobs: req.logprobs.is_some(),
-        tokens_as_ids: req.tokens_as_ids,
-        token_ids: req.token_ids,
-    };
-    let wire = match dialect::shape(ctx, &st.served) {
-        Some(shape) => Wire::dialect(shape, text),
-        None => Wire::Generic(
-            Encoder::new(api, id, created, &st.config.model, text)
-                .with_reasoning(reasoning)
-                .with_logprobs(req.logprobs),
-        ),
-    };
-    if st
-        .config
-        .engine
-        .step_scale_selects(st.config.repetition, n + 1)
-    {
-        bump(&st.stats.step_scaled);
-    }
-    let cached_tokens = st.prefix_cache.as_ref().map(|c| {
-        let hit = c.lock().map_or(0, |mut c| c.lookup_insert(&ids));
-        st.stats
-            .cached_tokens
-            .fetch_add(u64::from(hit), std::sync::atomic::Ordering::Relaxed);
-        hit
-    });
-    st.stats.prompt_tokens.fetch_add(
-        u64::from(req.prompt_tokens),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    st.stats.max_prompt_tokens.fetch_max(
-        u64::from(req.prompt_tokens),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let wire = wire(&st, api, &req, n, text, reasoning);
+    let cached_tokens = count_prompt(&st, &req, &ids, n);
     let rx = st
         .engine
         .submit(job(&req, n + 1, cached_tokens, text.variance_at()));
     if req.stream {
-        let held_back = st.config.wire.held_back_rate > 0.0
-            && unit(mix3(seed, n, salt::HELD_BACK)) < st.config.wire.held_back_rate;
-        if held_back {
-            bump(&st.stats.held_back);
-        }
-        let opts = StreamOpts {
-            include_usage: req.include_usage,
-            held_back,
-            ping: dialect::ping(&st.served),
-            logprobs: req.logprobs,
-        };
+        let opts = stream_opts(&st, &req, n);
         let stream = TokenStream::new(rx, wire, api, plan, opts, Arc::clone(&st), in_flight)
             .received_at(received);
         return (
@@ -242,6 +140,122 @@ async fn generate(
             .into_response();
     }
     whole(st, wire, rx, plan, reasoning, req.logprobs).await
+}
+
+/// The injected HTTP error `plan` draws for the request, counted, if any.
+fn injected_error(st: &AppState, plan: &FaultPlan) -> Option<Response> {
+    match plan.http_error? {
+        StatusCode::TOO_MANY_REQUESTS => {
+            bump(&st.stats.injected_429);
+            Some(failure(
+                st,
+                ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "injected fault: too many requests",
+                ),
+            ))
+        }
+        status => {
+            bump(&st.stats.injected_500);
+            Some(failure(
+                st,
+                ApiError::new(status, "injected fault: internal server error"),
+            ))
+        }
+    }
+}
+
+/// The answer's tokens: greedy text from the model's identity and the prompt's `ids`
+/// (`temperature: 0`), else sampled from the seed and the request number `n`.
+fn token_text(st: &AppState, req: &GenRequest, ids: &[u32], n: u64) -> TokenText {
+    if !req.greedy {
+        return TokenText::sampled(mix3(st.config.seed, n, salt::TEXT));
+    }
+    let c = &st.config;
+    let model = c.wire.model_path.as_deref().unwrap_or(&c.model);
+    let answers = c.output.answers.as_ref();
+    TokenText::greedy(&Greedy {
+        identity: text::identity(model),
+        prompt: text::prompt_hash(ids),
+        max_tokens: req.max_tokens,
+        numerics_change: c.output.numerics_change,
+        batch_variance: c.output.batch_variance,
+        answer: answers.and_then(|a| a.set.get(text::prompt_hash(ids))),
+        answer_accuracy: answers.map_or(0.0, |a| a.accuracy),
+    })
+}
+
+/// How the answer goes on the wire: the dialect's chunks, or the simulator's own encoder.
+fn wire(
+    st: &AppState,
+    api: Api,
+    req: &GenRequest,
+    n: u64,
+    text: TokenText,
+    reasoning: u32,
+) -> Wire {
+    let engine = st.config.wire.engine;
+    let id = dialect::response_id(engine, api, mix3(st.config.seed, n, salt::ID));
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let ctx = Ctx {
+        api,
+        id: id.clone(),
+        created,
+        model: dialect::chunk_model(engine, req.model.as_deref(), &st.config.model),
+        include_usage: req.include_usage,
+        reasoning_tokens: reasoning,
+        logprobs: req.logprobs.is_some(),
+        tokens_as_ids: req.tokens_as_ids,
+        token_ids: req.token_ids,
+    };
+    match dialect::shape(ctx, &st.served) {
+        Some(shape) => Wire::dialect(shape, text),
+        None => Wire::Generic(
+            Encoder::new(api, id, created, &st.config.model, text)
+                .with_reasoning(reasoning)
+                .with_logprobs(req.logprobs),
+        ),
+    }
+}
+
+/// Counts the request's prompt (and its step scaling) in the stats, and looks its `ids` up
+/// in the prefix cache: the tokens found there (`None`: no cache).
+fn count_prompt(st: &AppState, req: &GenRequest, ids: &[u32], n: u64) -> Option<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if st
+        .config
+        .engine
+        .step_scale_selects(st.config.repetition, n + 1)
+    {
+        bump(&st.stats.step_scaled);
+    }
+    let cached_tokens = st.prefix_cache.as_ref().map(|c| {
+        let hit = c.lock().map_or(0, |mut c| c.lookup_insert(ids));
+        st.stats.cached_tokens.fetch_add(u64::from(hit), Relaxed);
+        hit
+    });
+    let prompt = u64::from(req.prompt_tokens);
+    st.stats.prompt_tokens.fetch_add(prompt, Relaxed);
+    st.stats.max_prompt_tokens.fetch_max(prompt, Relaxed);
+    cached_tokens
+}
+
+/// A stream's options; whether its text is held back is drawn here (and counted).
+fn stream_opts(st: &AppState, req: &GenRequest, n: u64) -> StreamOpts {
+    let rate = st.config.wire.held_back_rate;
+    let held_back = rate > 0.0 && unit(mix3(st.config.seed, n, salt::HELD_BACK)) < rate;
+    if held_back {
+        bump(&st.stats.held_back);
+    }
+    StreamOpts {
+        include_usage: req.include_usage,
+        held_back,
+        ping: dialect::ping(&st.served),
+        logprobs: req.logprobs,
+    }
 }
 
 /// The engine's job for request `number` (from 1).
