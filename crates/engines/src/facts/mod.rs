@@ -1,0 +1,145 @@
+//! The facts a profile holds, as types: what one engine accepts, where it tokenizes, where
+//! it says its limits (`request`), its metrics and their semantics (`metrics`), its
+//! stream quirks, outputs and profiler (`output`); [`Profile`] holds them all.
+
+mod metrics;
+mod output;
+mod request;
+
+pub use metrics::*;
+pub use output::*;
+pub use request::*;
+
+use crate::Engine;
+
+/// Everything servebench knows of one engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// The engine.
+    pub engine: Engine,
+    /// Its name for people.
+    pub name: &'static str,
+    /// The version and source files the facts were read in.
+    pub checked: &'static str,
+    /// Request fields.
+    pub request: RequestFacts,
+    /// Tokenize endpoint, where there is one.
+    pub tokenize: Option<TokenizeFacts>,
+    /// Where the context limit is read, in order.
+    pub context_limit: &'static [LimitSource],
+    /// The server flag that sets the context limit.
+    pub context_flag: Option<&'static str>,
+    /// The readiness probe that answers only once the engine can generate.
+    pub readiness: &'static str,
+    /// What the server says about itself, for the result file, richest first.
+    pub info: &'static [&'static str],
+    /// Where the version is reported.
+    pub version: &'static [VersionSource],
+    /// Where server arguments are read back for `verify: [{server_arg: …}]`.
+    pub server_args: &'static [ArgSource],
+    /// Prometheus metrics.
+    pub metrics: Option<MetricsFacts>,
+    /// A query parameter naming the model that `GET` reads of one model's facts carry
+    /// (`/props?model=M`, `/metrics?model=M`): llama.cpp's router (several models) answers
+    /// 400 or a placeholder without it; a one-model server ignores it.
+    pub model_query: Option<&'static str>,
+    /// The most requests the engine takes at once, where it says so: a request beyond it
+    /// fails (TGI's "Model is overloaded") or waits in the engine's queue.
+    pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// The flag that makes `usage.prompt_tokens_details.cached_tokens` appear, where it is
+    /// off by default (`None`: always sent, or never).
+    pub cached_tokens_flag: Option<&'static str>,
+    /// Whether it reports cached prompt tokens at all.
+    pub reports_cached_tokens: bool,
+    /// Stream quirks.
+    pub stream: StreamFacts,
+    /// How a completion's token ids and log-probabilities are asked (the
+    /// output-equivalence probe).
+    pub outputs: OutputFacts,
+    /// Its profiler, for kernel evidence.
+    pub profiler: Profiler,
+}
+
+impl Profile {
+    /// Whether `tokenizer: server` can work: the engine has a tokenize endpoint.
+    pub fn can_tokenize(&self) -> bool {
+        self.tokenize.is_some()
+    }
+
+    /// Whether `verify: [{server_arg: …}]` can be read back.
+    pub fn reads_server_args(&self) -> bool {
+        !self.server_args.is_empty()
+    }
+
+    /// The HTTP status it answers a request carrying field `key` with, where the list of
+    /// fields it accepts is known and `key` is not in it.
+    pub fn refuses_field(&self, key: &str, chat: bool) -> Option<u16> {
+        let status = self.refuses_unknown()?;
+        let a = self.request.accepts?;
+        let list = if chat { a.chat } else { a.completions };
+        (!list.contains(&key)).then_some(status)
+    }
+
+    /// The HTTP status it answers a request carrying a field it does not know with, where
+    /// it refuses such requests (transformers serve 422, TensorRT-LLM 400).
+    pub fn refuses_unknown(&self) -> Option<u16> {
+        match self.request.unknown_fields {
+            UnknownFields::Refused(status) => Some(status),
+            UnknownFields::Dropped => None,
+        }
+    }
+
+    /// Whether the chat tokenize endpoint takes every field of `fields` (render fields).
+    pub fn tokenizes_with(&self, fields: &[&str]) -> bool {
+        fields.is_empty()
+            || self.tokenize.is_some_and(|t| {
+                t.chat_path.is_some() && fields.iter().all(|f| t.chat_fields.contains(f))
+            })
+    }
+
+    /// `path` with the model query the engine needs (`/props?model=m` for llama.cpp, whose
+    /// router needs it and whose one-model server ignores it); `path` itself elsewhere.
+    pub fn model_path(&self, path: &str, model: &str) -> String {
+        match self.model_query {
+            Some(q) => {
+                let sep = if path.contains('?') { '&' } else { '?' };
+                format!("{path}{sep}{q}={}", query_escape(model))
+            }
+            None => path.to_owned(),
+        }
+    }
+
+    /// Where its Prometheus metrics are scraped for `model`.
+    pub fn metrics_path(&self, model: &str) -> Option<String> {
+        self.metrics.map(|m| self.model_path(m.path, model))
+    }
+
+    /// The request fields it refuses with an HTTP error, with the status.
+    pub fn refused_fields(&self) -> Vec<(&'static str, u16)> {
+        let r = &self.request;
+        [
+            ("ignore_eos", r.ignore_eos),
+            ("min_tokens", r.min_tokens),
+            ("stream_options", r.stream_options),
+        ]
+        .into_iter()
+        .filter_map(|(name, f)| match f {
+            Field::Refused(s) => Some((name, s)),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
+/// `s` percent-encoded for a URL query value (RFC 3986 unreserved characters kept).
+fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

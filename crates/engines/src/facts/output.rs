@@ -1,0 +1,158 @@
+//! The facts of an engine's answers: its stream, its reasoning count, how it returns a greedy
+//! completion's tokens and log-probabilities, and how its profiler is driven.
+
+/// When an engine sends `usage` in a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamUsage {
+    /// Only when asked with `stream_options.include_usage`.
+    WhenAsked,
+    /// In the final chunk whether asked or not.
+    Always,
+    /// Completions always, chat only when asked (llama.cpp).
+    CompletionsAlwaysChatWhenAsked,
+}
+
+/// What an engine's stream looks like, beyond the OpenAI chunk shapes servebench reads for
+/// every engine (`choices[].text`, `delta.content`, `reasoning_content`/`reasoning`,
+/// `tool_calls`, `usage`, `{"error"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamFacts {
+    /// Ends with `data: [DONE]`. Where it does not, a stream that sent a `finish_reason` and
+    /// ended is a normal end.
+    pub sends_done: bool,
+    /// Sends `"finish_reason": ""` on every chunk but the last (TGI's completions), which is
+    /// not a finish: a stream cut after one is `stream_disconnected`.
+    pub empty_finish_reason: bool,
+    /// May end a stream with no content chunk although `usage` counts its tokens (a
+    /// streaming detokenizer holding back incomplete bytes): counted, flagged
+    /// `content_held_back` (docs/metrics.md).
+    pub may_hold_back_text: bool,
+    /// The chat delta field(s) of reasoning text.
+    pub reasoning_fields: &'static [&'static str],
+    /// Whether the final `usage` counts reasoning tokens
+    /// (`completion_tokens_details.reasoning_tokens`).
+    pub reasoning_usage: ReasoningUsage,
+    /// When `usage` is sent.
+    pub usage: StreamUsage,
+}
+
+/// Whether an engine's `usage` counts reasoning tokens in
+/// `completion_tokens_details.reasoning_tokens` (servebench prefers that count to the
+/// stream's, docs/metrics.md "Reasoning and answer").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningUsage {
+    /// Never: the stream's count is the only one.
+    NotSent,
+    /// When the server runs a reasoning parser (`flag`); `zero_when_none`: it then sends the
+    /// field even as 0 (vLLM), else only when some (SGLang); `note`: how it counts.
+    WithParser {
+        /// The server flag.
+        flag: &'static str,
+        /// Sent as 0 for a request that did not reason.
+        zero_when_none: bool,
+        /// How the count is made, for docs/engines.md.
+        note: &'static str,
+    },
+    /// Not read in the engine's source: whatever the server sends is read.
+    NotChecked,
+}
+
+/// How an engine is asked for a completion's log-probabilities on one API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogprobsAsk {
+    /// Not to be asked: the engine ignores or refuses the fields there.
+    None,
+    /// `"logprobs": K`, K the number of top tokens (the legacy completions form; llama.cpp's
+    /// alias of `n_probs`).
+    Count,
+    /// `"logprobs": true, "top_logprobs": K` (the chat form).
+    Flag,
+}
+
+/// A request field that makes a non-streamed response carry the completion's token ids, and
+/// the field of `choices[0]` they come back in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenIds {
+    /// The request field, sent as `true`.
+    pub request: &'static str,
+    /// The field of `choices[0]` holding the ids.
+    pub response: &'static str,
+}
+
+/// What the output-equivalence probe may ask on one API (docs/equivalence.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputApi {
+    /// How log-probabilities are asked.
+    pub logprobs: LogprobsAsk,
+    /// The most top tokens per position it returns (0: only the chosen token's).
+    pub top_max: u32,
+    /// Token ids in their own field, where the engine has one (llama.cpp's come in each
+    /// log-probability entry's `id` instead).
+    pub token_ids: Option<TokenIds>,
+}
+
+/// How an engine returns a greedy completion's tokens, per API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputFacts {
+    /// Takes a `seed` request field.
+    pub seed: bool,
+    /// `/v1/completions`.
+    pub completions: OutputApi,
+    /// `/v1/chat/completions`.
+    pub chat: OutputApi,
+}
+
+impl OutputFacts {
+    /// The facts of `chat` or completions.
+    pub fn api(&self, chat: bool) -> &OutputApi {
+        if chat { &self.chat } else { &self.completions }
+    }
+}
+
+/// How an engine's profiler is driven for kernel evidence (`evidence.kernels`,
+/// docs/kernels.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profiler {
+    /// `POST start` and `POST stop` endpoints that write PyTorch profiler traces.
+    Endpoints(ProfilerFacts),
+    /// No profiler servebench can drive; `instead` says what the engine offers, for
+    /// docs/engines.md.
+    None {
+        /// What it offers instead, or that it was not read.
+        instead: &'static str,
+    },
+}
+
+/// An engine's profiler endpoints and what they need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfilerFacts {
+    /// `POST` path that starts it.
+    pub start: &'static str,
+    /// `POST` path that stops it (and writes the traces).
+    pub stop: &'static str,
+    /// The start body's key naming the output directory (servebench sends a folder per
+    /// start); `None`: the directory is fixed at launch (`launch`).
+    pub dir_key: Option<&'static str>,
+    /// Other fields of the start body, as JSON text (`{}` for none).
+    pub start_body: &'static str,
+    /// What the server's launch must hold for the endpoints to exist: a text of its
+    /// arguments (a flag, or the launcher script), and whether the evidence directory must
+    /// be named there too.
+    pub launch: Option<LaunchNeed>,
+    /// The files it writes, for people (one per rank, gzip…).
+    pub files: &'static str,
+    /// Where the facts were read.
+    pub source: &'static str,
+}
+
+/// A text the server's arguments must contain for its profiler to work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchNeed {
+    /// e.g. `--profiler-config`.
+    pub arg: &'static str,
+    /// The evidence directory must appear in the arguments too (vLLM's
+    /// `torch_profiler_dir`).
+    pub names_dir: bool,
+    /// What to write, for the message.
+    pub hint: &'static str,
+}
