@@ -28,7 +28,9 @@ pub use workload::{api_kind, load_config};
 use servebench_spec::Spec;
 use servebench_spec::plan::{Plan, plan};
 
-use servebench_result::{LookRecord, RunResult, RunStatus, SearchLook, StoreError, ToolInfo};
+use servebench_result::{
+    LookRecord, ResultStore, RunResult, RunStatus, SearchLook, StoreError, ToolInfo,
+};
 
 pub use search::MIN_RATE_HELD;
 
@@ -174,6 +176,72 @@ pub async fn run(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError>
 
 async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let plan: Plan = plan(&spec.file);
+    check_deciders(&plan, opts)?;
+    let spec_dir = spec
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    preflight(spec, &spec_dir).await?;
+    let allocation = cluster::preflight(spec).await?;
+    let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
+    setup::stop_orphans(&result).await;
+    cluster::stop_orphan_steps(&result).await;
+    if let Some(a) = &allocation {
+        cluster::record(&mut result, spec, a);
+        store.save(&result)?;
+    }
+    let mut ui = progress::Progress::new(opts.progress, &plan, &result);
+    announce(&mut ui, spec, &plan, &result, &store);
+    let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
+    let mut stopped = false;
+    for b in &plan.blocks {
+        if opts.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        if ctx.nothing_left_to_compare() {
+            stopped = true;
+            break;
+        }
+        ctx.run_block(b, &mut result, &mut ui).await?;
+    }
+    let first_stage_left = plan.trial_count.saturating_sub(
+        result
+            .trials
+            .iter()
+            .filter(|t| t.seq < plan.trial_count)
+            .count(),
+    );
+    let later_finished = if first_stage_left == 0 {
+        run_later_stages(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?
+    } else {
+        run_search_only(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?;
+        false
+    };
+    let interrupted = opts.cancel.load(Ordering::SeqCst);
+    let verify = (!interrupted)
+        .then(|| ctx.verify_summary(stopped, first_stage_left))
+        .flatten();
+    settle(
+        &mut result,
+        interrupted,
+        later_finished,
+        verify,
+        &records_lost,
+    );
+    result.updated_at = servebench_result::now_rfc3339();
+    store.save(&result)?;
+    ui.finish();
+    Ok(RunOutcome {
+        result_path: store.result_path.clone(),
+        result,
+        interrupted,
+    })
+}
+
+/// A sequential design and a capacity search each need a decider from the caller.
+fn check_deciders(plan: &Plan, opts: &RunOptions) -> Result<(), RunError> {
     if plan.sequential.is_some() && opts.sequencer.is_none() {
         return Err(RunError::Setup(
             "the spec has `trials.until_decided` (sequential trials), but no sequencer was \
@@ -189,14 +257,14 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
                 .into(),
         ));
     }
-    let spec_dir = spec
-        .path
-        .as_deref()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
+    Ok(())
+}
+
+/// What is checked before anything starts: the environment, the input files, TLS and the
+/// endpoints.
+async fn preflight(spec: &Spec, spec_dir: &Path) -> Result<(), RunError> {
     upfront::check_env(&spec.file)?;
-    let problems: Vec<String> = check_inputs(&spec.file, &spec_dir)
+    let problems: Vec<String> = check_inputs(&spec.file, spec_dir)
         .iter()
         .filter(|p| p.is_error())
         .map(InputProblem::render)
@@ -207,7 +275,7 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
             problems.join("\n")
         )));
     }
-    tls_preflight(&spec.file, &spec_dir).await?;
+    tls_preflight(&spec.file, spec_dir).await?;
     let ca_file = spec
         .file
         .spec
@@ -216,16 +284,18 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         .as_ref()
         .and_then(|t| t.ca_file.as_ref())
         .map(|f| spec_dir.join(f));
-    upfront::check_endpoints(&spec.file, ca_file).await?;
-    let allocation = cluster::preflight(spec).await?;
-    let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
-    setup::stop_orphans(&result).await;
-    cluster::stop_orphan_steps(&result).await;
-    if let Some(a) = &allocation {
-        cluster::record(&mut result, spec, a);
-        store.save(&result)?;
-    }
-    let mut ui = progress::Progress::new(opts.progress, &plan, &result);
+    upfront::check_endpoints(&spec.file, ca_file).await
+}
+
+/// The run's first lines: what it runs and where it writes, and which owned fields the
+/// spec's request body takes over.
+fn announce(
+    ui: &mut progress::Progress,
+    spec: &Spec,
+    plan: &Plan,
+    result: &RunResult,
+    store: &ResultStore,
+) {
     ui.line(&format!(
         "run {} of {} ({} trials in {} blocks); result: {}",
         result.run_id,
@@ -242,53 +312,73 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
             taken.join(", ")
         ));
     }
-    let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
-    let mut stopped = false;
-    for b in &plan.blocks {
-        if opts.cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        if ctx.nothing_left_to_compare() {
-            stopped = true;
-            break;
-        }
-        ctx.run_block(b, &mut result, &mut ui).await?;
-    }
-    let first_stage_done = result
-        .trials
-        .iter()
-        .filter(|t| t.seq < plan.trial_count)
-        .count()
-        >= plan.trial_count;
+}
+
+/// After the first stage: a sequential design's rounds, then a capacity search. Whether
+/// both finished (or had nothing to do).
+async fn run_later_stages(
+    ctx: &mut block::BlockContext<'_>,
+    spec: &Spec,
+    plan: &Plan,
+    opts: &RunOptions,
+    result: &mut RunResult,
+    store: &ResultStore,
+    ui: &mut progress::Progress,
+) -> Result<bool, RunError> {
     let mut rounds_finished = true;
     if let Some(sequencer) = opts
         .sequencer
         .as_deref()
         .filter(|_| plan.sequential.is_some())
-        && first_stage_done
         && !opts.cancel.load(Ordering::SeqCst)
     {
         rounds_finished = matches!(
-            rounds::run_rounds(&mut ctx, &plan, sequencer, &mut result, &store, &mut ui).await?,
+            rounds::run_rounds(ctx, plan, sequencer, result, store, ui).await?,
             rounds::RoundsEnd::Finished
         );
     }
-    let mut search_finished = true;
-    if let Some(judge) = opts
+    let search_finished = run_search_only(ctx, spec, plan, opts, result, store, ui).await?;
+    Ok(rounds_finished && search_finished)
+}
+
+/// A capacity search, where the spec has one; whether it finished (or had nothing to do).
+async fn run_search_only(
+    ctx: &mut block::BlockContext<'_>,
+    spec: &Spec,
+    plan: &Plan,
+    opts: &RunOptions,
+    result: &mut RunResult,
+    store: &ResultStore,
+    ui: &mut progress::Progress,
+) -> Result<bool, RunError> {
+    let Some(judge) = opts
         .search_judge
         .as_deref()
         .filter(|_| plan.search.is_some())
-        && !opts.cancel.load(Ordering::SeqCst)
-    {
-        search_finished = matches!(
-            search::run_search(&mut ctx, &spec.file, judge, &mut result, &store, &mut ui).await?,
-            search::SearchEnd::Finished
-        );
+    else {
+        return Ok(true);
+    };
+    if opts.cancel.load(Ordering::SeqCst) {
+        return Ok(true);
     }
-    let interrupted = opts.cancel.load(Ordering::SeqCst);
+    Ok(matches!(
+        search::run_search(ctx, &spec.file, judge, result, store, ui).await?,
+        search::SearchEnd::Finished
+    ))
+}
+
+/// The run's status and error: interrupted (resumable), complete, or failed with what the
+/// verify rules, or request records lost from the sidecar, say.
+fn settle(
+    result: &mut RunResult,
+    interrupted: bool,
+    finished: bool,
+    verify: Option<String>,
+    records_lost: &[usize],
+) {
     result.status = if interrupted {
         RunStatus::Interrupted
-    } else if first_stage_done && rounds_finished && search_finished {
+    } else if finished {
         RunStatus::Complete
     } else {
         RunStatus::Failed
@@ -297,16 +387,7 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         result.error = Some(
             "interrupted: finished trials are kept; continue with `servebench run --resume`".into(),
         );
-    } else if let Some(verify) = ctx.verify_summary(
-        stopped,
-        plan.trial_count.saturating_sub(
-            result
-                .trials
-                .iter()
-                .filter(|t| t.seq < plan.trial_count)
-                .count(),
-        ),
-    ) {
+    } else if let Some(verify) = verify {
         // `servebench run` prints it once, at the end.
         result.status = RunStatus::Failed;
         result.error = Some(verify);
@@ -319,12 +400,4 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
              needed"
         ));
     }
-    result.updated_at = servebench_result::now_rfc3339();
-    store.save(&result)?;
-    ui.finish();
-    Ok(RunOutcome {
-        result_path: store.result_path.clone(),
-        result,
-        interrupted,
-    })
 }
