@@ -171,155 +171,206 @@ impl PromptSource {
         tokenizer: &TokenizerSpec,
         spec_dir: &Path,
     ) -> Result<Self, DatasetError> {
+        let make = match spec.spec.workload.dataset.kind {
+            DatasetKind::Image => Self::image,
+            DatasetKind::Random => Self::random,
+            DatasetKind::SharedPrefix => Self::shared_prefix,
+            DatasetKind::Trace => Self::trace,
+            DatasetKind::MultiTurn => Self::multi_turn,
+            DatasetKind::Jsonl | DatasetKind::Sharegpt => Self::file,
+        };
+        make(spec, points, tokenizer, spec_dir)
+    }
+
+    /// An image dataset: random prompts, each with its images.
+    fn image(
+        spec: &SpecFile,
+        points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
+        let d = &spec.spec.workload.dataset;
+        let img = d.image.ok_or_else(|| {
+            DatasetError::InvalidLength("an image dataset needs its `image` block".into())
+        })?;
+        let PromptSource::Random { builders } = Self::random(spec, points, tokenizer, spec_dir)?
+        else {
+            return Err(DatasetError::InvalidLength("no random builders".into()));
+        };
+        Ok(PromptSource::Image {
+            builders,
+            shape: ImageShape {
+                count: img.count,
+                width: img.width,
+                height: img.height,
+                format: img.format.into(),
+            },
+        })
+    }
+
+    /// A random dataset: one builder per sweep point.
+    fn random(
+        spec: &SpecFile,
+        points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        _spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
+        let chat = spec.spec.target.api == SpecApi::OpenaiChat;
+        let mut builders = Vec::with_capacity(points.len());
+        for p in points {
+            let (Some(input), Some(output)) = (length(p.input_tokens), length(p.output_tokens))
+            else {
+                return Err(DatasetError::InvalidLength(
+                    "a random dataset needs input and output lengths".into(),
+                ));
+            };
+            let ds = RandomDataset {
+                input_tokens: input,
+                output_tokens: output,
+                chat,
+            };
+            builders.push(RandomPromptBuilder::new(
+                ds,
+                AnyCounter::from_spec(tokenizer)?,
+            )?);
+        }
+        Ok(PromptSource::Random { builders })
+    }
+
+    /// A shared-prefix dataset: one builder per sweep point.
+    fn shared_prefix(
+        spec: &SpecFile,
+        points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        _spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
         let d = &spec.spec.workload.dataset;
         let chat = spec.spec.target.api == SpecApi::OpenaiChat;
-        match d.kind {
-            DatasetKind::Image => {
-                let img = d.image.ok_or_else(|| {
-                    DatasetError::InvalidLength("an image dataset needs its `image` block".into())
-                })?;
-                let mut random = spec.clone();
-                random.spec.workload.dataset.kind = DatasetKind::Random;
-                let PromptSource::Random { builders } =
-                    PromptSource::new(&random, points, tokenizer, spec_dir)?
-                else {
-                    return Err(DatasetError::InvalidLength("no random builders".into()));
-                };
-                Ok(PromptSource::Image {
-                    builders,
-                    shape: ImageShape {
-                        count: img.count,
-                        width: img.width,
-                        height: img.height,
-                        format: img.format.into(),
-                    },
-                })
-            }
-            DatasetKind::Random => {
-                let mut builders = Vec::with_capacity(points.len());
-                for p in points {
-                    let (Some(input), Some(output)) =
-                        (length(p.input_tokens), length(p.output_tokens))
-                    else {
-                        return Err(DatasetError::InvalidLength(
-                            "a random dataset needs input and output lengths".into(),
-                        ));
-                    };
-                    let ds = RandomDataset {
-                        input_tokens: input,
-                        output_tokens: output,
-                        chat,
-                    };
-                    builders.push(RandomPromptBuilder::new(
-                        ds,
-                        AnyCounter::from_spec(tokenizer)?,
-                    )?);
-                }
-                Ok(PromptSource::Random { builders })
-            }
-            DatasetKind::SharedPrefix => {
-                let Some(sp) = &d.shared_prefix else {
-                    return Err(DatasetError::InvalidLength(
-                        "a shared_prefix dataset needs its `shared_prefix` block".into(),
-                    ));
-                };
-                let mut builders = Vec::with_capacity(points.len());
-                for p in points {
-                    let (Some(prefix), Some(suffix), Some(output)) = (
-                        length(Some(sp.prefix_tokens)),
-                        length(Some(sp.suffix_tokens)),
-                        length(p.output_tokens),
-                    ) else {
-                        return Err(DatasetError::InvalidLength(
-                            "a shared_prefix dataset needs an output length".into(),
-                        ));
-                    };
-                    let ds = SharedPrefixDataset {
-                        groups: sp.groups,
-                        prompts_per_group: sp.prompts_per_group,
-                        prefix_tokens: prefix,
-                        suffix_tokens: suffix,
-                        output_tokens: output,
-                        prime: sp.prime,
-                        chat,
-                    };
-                    builders.push(SharedPrefixBuilder::new(
-                        ds,
-                        AnyCounter::from_spec(tokenizer)?,
-                    )?);
-                }
-                Ok(PromptSource::SharedPrefix { builders })
-            }
-            DatasetKind::Trace => {
-                let t = d.trace.clone().unwrap_or_else(default_trace);
-                let (layout, unit) = trace_layout(&t);
-                let path = spec_dir.join(d.path.clone().unwrap_or_default());
-                let entries = load_trace(&path, layout, unit)?;
-                let window = trace_window(&t);
-                let builder = TraceBuilder::new(
-                    &entries,
-                    window,
-                    layout,
-                    chat,
-                    AnyCounter::from_spec(tokenizer)?,
-                )?;
-                let speeds = points
-                    .iter()
-                    .map(|p| p.trace_speed.unwrap_or(t.speed))
-                    .collect();
-                Ok(PromptSource::Trace {
-                    builder: Box::new(builder),
-                    speeds,
-                })
-            }
-            DatasetKind::MultiTurn => {
-                let Some(m) = &d.multi_turn else {
-                    return Err(DatasetError::InvalidLength(
-                        "a multi_turn dataset needs its `multi_turn` block".into(),
-                    ));
-                };
-                let mut builders = Vec::with_capacity(points.len());
-                for p in points {
-                    let (Some(turns), Some(user), Some(output)) = (
-                        length(Some(m.turns)),
-                        length(Some(m.user_tokens)),
-                        length(p.output_tokens),
-                    ) else {
-                        return Err(DatasetError::InvalidLength(
-                            "a multi_turn dataset needs an output length".into(),
-                        ));
-                    };
-                    let ds = MultiTurnDataset {
-                        conversations: m.conversations,
-                        turns,
-                        user_tokens: user,
-                        output_tokens: output,
-                        think_time: m.think_time.get(),
-                    };
-                    builders.push(MultiTurnBuilder::new(
-                        ds,
-                        AnyCounter::from_spec(tokenizer)?,
-                    )?);
-                }
-                Ok(PromptSource::MultiTurn { builders })
-            }
-            DatasetKind::Jsonl | DatasetKind::Sharegpt => {
-                let path = spec_dir.join(d.path.clone().unwrap_or_default());
-                let mut entries = if d.kind == DatasetKind::Jsonl {
-                    load_jsonl(&path)?
-                } else {
-                    load_sharegpt(&path)?.0
-                };
-                // The lines' image files, read and encoded now: never while sending.
-                encode_images(&mut entries, &path)?;
-                let fixed = d.output_tokens.map(|t| t.max());
-                Ok(PromptSource::File(Box::new(FileDataset::new(
-                    entries,
-                    fixed,
-                    AnyCounter::from_spec(tokenizer)?,
-                )?)))
-            }
+        let Some(sp) = &d.shared_prefix else {
+            return Err(DatasetError::InvalidLength(
+                "a shared_prefix dataset needs its `shared_prefix` block".into(),
+            ));
+        };
+        let mut builders = Vec::with_capacity(points.len());
+        for p in points {
+            let (Some(prefix), Some(suffix), Some(output)) = (
+                length(Some(sp.prefix_tokens)),
+                length(Some(sp.suffix_tokens)),
+                length(p.output_tokens),
+            ) else {
+                return Err(DatasetError::InvalidLength(
+                    "a shared_prefix dataset needs an output length".into(),
+                ));
+            };
+            let ds = SharedPrefixDataset {
+                groups: sp.groups,
+                prompts_per_group: sp.prompts_per_group,
+                prefix_tokens: prefix,
+                suffix_tokens: suffix,
+                output_tokens: output,
+                prime: sp.prime,
+                chat,
+            };
+            builders.push(SharedPrefixBuilder::new(
+                ds,
+                AnyCounter::from_spec(tokenizer)?,
+            )?);
         }
+        Ok(PromptSource::SharedPrefix { builders })
+    }
+
+    /// A trace: its requests, replayed at each point's speed.
+    fn trace(
+        spec: &SpecFile,
+        points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
+        let d = &spec.spec.workload.dataset;
+        let chat = spec.spec.target.api == SpecApi::OpenaiChat;
+        let t = d.trace.clone().unwrap_or_else(default_trace);
+        let (layout, unit) = trace_layout(&t);
+        let path = spec_dir.join(d.path.clone().unwrap_or_default());
+        let entries = load_trace(&path, layout, unit)?;
+        let window = trace_window(&t);
+        let builder = TraceBuilder::new(
+            &entries,
+            window,
+            layout,
+            chat,
+            AnyCounter::from_spec(tokenizer)?,
+        )?;
+        let speeds = points
+            .iter()
+            .map(|p| p.trace_speed.unwrap_or(t.speed))
+            .collect();
+        Ok(PromptSource::Trace {
+            builder: Box::new(builder),
+            speeds,
+        })
+    }
+
+    /// A multi-turn dataset: one builder per sweep point.
+    fn multi_turn(
+        spec: &SpecFile,
+        points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        _spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
+        let d = &spec.spec.workload.dataset;
+        let Some(m) = &d.multi_turn else {
+            return Err(DatasetError::InvalidLength(
+                "a multi_turn dataset needs its `multi_turn` block".into(),
+            ));
+        };
+        let mut builders = Vec::with_capacity(points.len());
+        for p in points {
+            let (Some(turns), Some(user), Some(output)) = (
+                length(Some(m.turns)),
+                length(Some(m.user_tokens)),
+                length(p.output_tokens),
+            ) else {
+                return Err(DatasetError::InvalidLength(
+                    "a multi_turn dataset needs an output length".into(),
+                ));
+            };
+            let ds = MultiTurnDataset {
+                conversations: m.conversations,
+                turns,
+                user_tokens: user,
+                output_tokens: output,
+                think_time: m.think_time.get(),
+            };
+            builders.push(MultiTurnBuilder::new(
+                ds,
+                AnyCounter::from_spec(tokenizer)?,
+            )?);
+        }
+        Ok(PromptSource::MultiTurn { builders })
+    }
+
+    /// A JSONL or ShareGPT file, its images encoded now (never while sending).
+    fn file(
+        spec: &SpecFile,
+        _points: &[SweepPoint],
+        tokenizer: &TokenizerSpec,
+        spec_dir: &Path,
+    ) -> Result<Self, DatasetError> {
+        let d = &spec.spec.workload.dataset;
+        let path = spec_dir.join(d.path.clone().unwrap_or_default());
+        let mut entries = if d.kind == DatasetKind::Jsonl {
+            load_jsonl(&path)?
+        } else {
+            load_sharegpt(&path)?.0
+        };
+        // The lines' image files, read and encoded now: never while sending.
+        encode_images(&mut entries, &path)?;
+        let fixed = d.output_tokens.map(|t| t.max());
+        Ok(PromptSource::File(Box::new(FileDataset::new(
+            entries,
+            fixed,
+            AnyCounter::from_spec(tokenizer)?,
+        )?)))
     }
 
     /// The `requests` measured prompts (the trial's `LoadConfig::requests`) and the warm-up
