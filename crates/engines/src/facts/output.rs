@@ -141,6 +141,9 @@ pub struct ProfilerFacts {
     pub launch: Option<LaunchNeed>,
     /// The files it writes, for people (one per rank, gzip…).
     pub files: &'static str,
+    /// How its trace files' names end: kernel evidence reads only these, whatever else the
+    /// directory holds (vLLM writes a text table `profiler_out_<rank>.txt` beside its traces).
+    pub trace_suffixes: &'static [&'static str],
     /// Where the facts were read.
     pub source: &'static str,
 }

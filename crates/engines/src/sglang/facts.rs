@@ -158,6 +158,7 @@ pub(crate) static SGLANG: Profile = Profile {
         start_body: r#"{"activities": ["CPU", "GPU"]}"#,
         launch: None,
         files: "one `…-TP-<rank>….trace.json.gz` per rank, in the request's `output_dir`",
+        trace_suffixes: &[".trace.json.gz", ".trace.json"],
         source: "0.5.23: srt/entrypoints/http_server.py:1221-1240, srt/managers/io_struct.py:2374-2394, srt/environ.py:471, srt/utils/profile_utils.py:350-375",
     }),
 };

@@ -120,7 +120,12 @@ pub(crate) static VLLM: Profile = Profile {
             names_dir: true,
             hint: r#"add `--profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR"}'` with DIR the spec's `evidence.kernels.dir`"#,
         }),
-        files: "one `*.pt.trace.json.gz` per worker (rank) and one of the API process (CPU only, not a rank), in `torch_profiler_dir`",
+        files: "one `*.pt.trace.json.gz` per worker (rank) and one of the API process (CPU only, not a rank), in `torch_profiler_dir`, and beside them a text table `profiler_out_<rank>.txt` per worker (not a trace)",
+        // 0.26.0: profiler/wrapper.py:188-196 (torch's `tensorboard_trace_handler`, which
+        // names a file `<worker>.<ns>.pt.trace.json`, `.gz` added with
+        // `torch_profiler_use_gzip`), :251-259 and :266-275 (`profiler_out_<rank>.txt`
+        // written at every stop while `torch_profiler_dump_cuda_time_total`, default true).
+        trace_suffixes: &[".pt.trace.json.gz", ".pt.trace.json"],
         source: "0.33.0: entrypoints/serve/profile/api_router.py:20-67, config/profiler.py:70-77,125,239-240, profiler/wrapper.py:266",
     }),
 };

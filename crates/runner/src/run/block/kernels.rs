@@ -179,7 +179,7 @@ impl BlockContext<'_> {
     ) -> Result<(), String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot make the trace directory {}: {e}", dir.display()))?;
-        let before = listing(dir);
+        let before = listing(dir, facts.trace_suffixes);
         let client = crate::server::probe_client(target.ca_file.as_deref())?;
         let mut body: serde_json::Value =
             serde_json::from_str(facts.start_body).unwrap_or_else(|_| serde_json::json!({}));
@@ -205,7 +205,7 @@ impl BlockContext<'_> {
         ev.load_s = load.load_s;
         ev.tpot_ms = load.tpot_ms;
         let waiting = Instant::now();
-        let ranks = wait_and_read(dir, &before, spec.timeout.get()).await?;
+        let ranks = wait_and_read(dir, facts.trace_suffixes, &before, spec.timeout.get()).await?;
         ev.wait_s = waiting.elapsed().as_secs_f64();
         ev.trace_bytes = ranks.iter().map(|(b, _)| b).sum();
         ev.ranks = ranks.into_iter().map(|(_, r)| r).collect();
@@ -348,15 +348,17 @@ async fn post(
     }
 }
 
-/// The files of `dir` (not hidden, not `.tmp`) with their size and modification time.
-fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
+/// The engine's trace files in `dir` (named with one of its `suffixes`; not hidden, not
+/// `.tmp`) with their size and modification time. Anything else the directory holds — vLLM's
+/// text tables beside its traces, a user's notes — is not read.
+fn listing(dir: &Path, suffixes: &[&str]) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
     let mut out = BTreeMap::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return out;
     };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || name.ends_with(".tmp") {
+        if name.starts_with('.') || !suffixes.iter().any(|x| name.ends_with(x)) {
             continue;
         }
         if let Ok(m) = e.metadata()
@@ -373,6 +375,7 @@ fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
 /// until `timeout`. Each file's bytes and its aggregate.
 async fn wait_and_read(
     dir: &Path,
+    suffixes: &[&str],
     before: &BTreeMap<PathBuf, (u64, Option<SystemTime>)>,
     timeout: Duration,
 ) -> Result<Vec<(u64, RankKernels)>, String> {
@@ -380,7 +383,7 @@ async fn wait_and_read(
     let mut last: BTreeMap<PathBuf, (u64, Option<SystemTime>)> = BTreeMap::new();
     let mut still_since = Instant::now();
     loop {
-        let now: BTreeMap<_, _> = listing(dir)
+        let now: BTreeMap<_, _> = listing(dir, suffixes)
             .into_iter()
             .filter(|(p, m)| before.get(p) != Some(m))
             .collect();
@@ -452,3 +455,7 @@ fn summary_line(ev: &KernelEvidence) -> String {
         top
     )
 }
+
+#[cfg(test)]
+#[path = "kernels_tests.rs"]
+mod tests;
