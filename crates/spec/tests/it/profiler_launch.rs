@@ -60,13 +60,14 @@ fn a_vllm_profiler_recording_stacks_is_warned_of_where_it_is_launched() {
 
 #[test]
 fn a_vllm_profiler_without_stacks_is_not_warned_of() {
-    for off in [
-        r#"{"profiler": "torch", "torch_profiler_dir": "/tmp/servebench-traces", "torch_profiler_with_stack": false}"#,
-    ] {
-        let w = warnings(&spec(off));
+    let off = r#"{"profiler": "torch", "torch_profiler_dir": "/tmp/servebench-traces", "torch_profiler_with_stack": false}"#;
+    // `--profiler-config JSON` and `--profiler-config=JSON`.
+    let joined = spec(off).replace("--profiler-config, '", "'--profiler-config=");
+    for text in [spec(off), joined] {
+        let w = warnings(&text);
         assert!(
             !w.iter().any(|w| w.contains("torch_profiler_with_stack")),
-            "{off}: {w:#?}"
+            "{text}: {w:#?}"
         );
     }
     // The dotted form vLLM's command line takes too.

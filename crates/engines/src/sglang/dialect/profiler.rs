@@ -48,17 +48,20 @@ fn failed() -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response()
 }
 
-/// What a `ProfileReq` body asks for: `Err` for a body that is not one.
-fn asked(st: &Host, body: &[u8]) -> Result<Session, Response> {
+/// FastAPI's 422 of a body that is not JSON.
+fn not_json() -> Response {
+    json_response(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        r#"{"detail":[{"type":"json_invalid","loc":["body",0],"msg":"JSON decode error"}]}"#.into(),
+    )
+}
+
+/// What a `ProfileReq` body asks for; `None` for a body that is not JSON.
+fn asked(st: &Host, body: &[u8]) -> Option<Session> {
     let v: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
-        serde_json::from_slice(body).map_err(|_| {
-            json_response(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                r#"{"detail":[{"type":"json_invalid","loc":["body",0],"msg":"JSON decode error"}]}"#.into(),
-            )
-        })?
+        serde_json::from_slice(body).ok()?
     };
     let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     let not_false = |k: &str| v.get(k).and_then(Value::as_bool) != Some(false);
@@ -78,7 +81,7 @@ fn asked(st: &Host, body: &[u8]) -> Result<Session, Response> {
         _ => id,
     };
     let dir = text("output_dir").unwrap_or_else(|| st.config.wire.profiler.sglang_dir.clone());
-    Ok(Session {
+    Some(Session {
         dir: PathBuf::from(dir),
         id,
         cpu: activities.iter().any(|a| a == "CPU"),
@@ -90,9 +93,8 @@ fn asked(st: &Host, body: &[u8]) -> Result<Session, Response> {
 }
 
 async fn start(State(st): State<Arc<Host>>, body: Bytes) -> Response {
-    let session = match asked(&st, &body) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = asked(&st, &body) else {
+        return not_json();
     };
     if !st.profiler.begin(session) {
         return failed();
