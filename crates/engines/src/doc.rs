@@ -285,8 +285,13 @@ fn kernel_evidence(p: &Profile) -> String {
                     " through servebench's launcher `scripts/tserve_profiler.py`".to_owned()
                 }
             });
+            let written = if f.written_by_stop {
+                "; the stop answers once they are written"
+            } else {
+                ""
+            };
             format!(
-                "`POST {}` / `{}`{launch}: {} ({})",
+                "`POST {}` / `{}`{launch}: {}{written} ({})",
                 f.start, f.stop, f.files, f.source
             )
         }

@@ -20,7 +20,7 @@ pub(crate) use output::AnswerParams;
 pub use output::OutputParams;
 pub(crate) use servebench_engines::Engine;
 pub use servebench_engines::dialect::{FlashAttn, SglangLogForm, WireParams, engine_name};
-pub(crate) use servebench_engines::dialect::{Served, engine_named, engine_names};
+pub(crate) use servebench_engines::dialect::{ProfilerParams, Served, engine_named, engine_names};
 
 /// Largest accepted per-token or per-step cost, ms.
 const MAX_COST_MS: f64 = 60_000.0;

@@ -1,7 +1,7 @@
 //! Every engine profile end to end against the simulator's personality of that engine
 //! (`servebench sim --engine …`): `servebench probe` tells the engine and checks what a spec
 //! relies on, and the seed spec verifies against the SGLang personality in both start-up log
-//! forms.
+//! forms, its kernel rules included (the personality's profiler writes each arm's kernels).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -200,6 +200,7 @@ fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
     for form in ["dict", "dataclass"] {
         let dir = scratch("engines_e2e", &format!("seed-{form}"));
         let results = dir.join("results");
+        let traces = dir.join("traces");
         let command = format!(
             "server.command=[\"${{servebench}}\", sim, --engine, sglang, --sglang-log-form, {form}, --preset, fast]"
         );
@@ -223,11 +224,12 @@ fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
             ])
             .args(["--set", "workload.dataset.input_tokens=32"])
             .args(["--set", "workload.dataset.output_tokens=8"])
-            // The spec's kernel rules need a profiler the simulator does not serve (they are
-            // tested on traces: crates/result/tests/it/kernels.rs); this test is about the log.
-            .args(["--set", "variants.cutlass.server.verify=[]"])
-            .args(["--set", "variants.cutedsl.server.verify=[]"])
-            .args(["--set", "evidence=null"])
+            // The spec's kernel rules too: the personality's profiler writes the kernels of
+            // the backend each arm launches, into the test's own folder.
+            .args([
+                "--set",
+                &format!("evidence.kernels.dir={}", traces.display()),
+            ])
             .output()
             .expect("run");
         assert!(
@@ -239,8 +241,11 @@ fn the_seed_spec_verifies_against_sglang_in_both_log_forms() {
         let starts = r["servers"].as_array().expect("servers");
         assert_eq!(starts.len(), 2, "{form}");
         for s in starts {
-            let v = &s["verify"][0];
-            assert_eq!(v["passed"], true, "{form}: {s:#}");
+            let verify = s["verify"].as_array().expect("verify");
+            // The log rule, then the arm's two kernel rules, all held.
+            assert_eq!(verify.len(), 3, "{form}: {s:#}");
+            assert!(verify.iter().all(|v| v["passed"] == true), "{form}: {s:#}");
+            let v = &verify[0];
             let backend = match s["variant"].as_str() {
                 Some("cutlass") => "flashinfer_cutlass",
                 _ => "flashinfer_cutedsl",

@@ -29,6 +29,7 @@ mod image_e2e;
 mod import_e2e;
 mod import_trials;
 mod kernels_e2e;
+mod kernels_sim;
 mod llamacpp_e2e;
 mod llamacpp_equivalence;
 mod plan_estimate;

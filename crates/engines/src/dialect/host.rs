@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::dialect::Served;
+use crate::dialect::profiler::ProfilerState;
 
 /// What the server answers a dialect at the moment it asks.
 pub trait Live: Send + Sync {
@@ -31,6 +32,8 @@ pub struct Host {
     pub config: Served,
     /// When the server was made (Unix seconds): the `created` of model cards.
     pub created_unix: u64,
+    /// Its simulated profiler (where its engine has one).
+    pub profiler: ProfilerState,
     live: Arc<dyn Live>,
 }
 
@@ -49,6 +52,7 @@ impl Host {
         Host {
             config,
             created_unix,
+            profiler: ProfilerState::default(),
             live,
         }
     }

@@ -15,7 +15,9 @@
 //! * the shape of error bodies ([`Dialect::restyle`], [`Dialect::stream_error`]);
 //! * readiness during `--startup-delay-ms` ([`Dialect::readiness`]);
 //! * the start-up log lines ([`Dialect::start_lines`], [`Dialect::ready_lines`]);
-//! * SSE keep-alive comments ([`Dialect::ping`]).
+//! * SSE keep-alive comments ([`Dialect::ping`]);
+//! * its profiler's routes, where the engine has them, within [`Dialect::routes`]; what
+//!   they share is [`profiler`].
 //!
 //! What they share: the request parser ([`request`]), the error type ([`api_error`]), the
 //! stream's chunk writers ([`chunk`], [`logprobs`]), the simulated model's tokenizer and
@@ -32,6 +34,7 @@ pub mod host;
 pub mod json;
 pub mod logprobs;
 pub mod metrics;
+pub mod profiler;
 pub mod pyrepr;
 pub mod request;
 pub mod rng;
@@ -56,7 +59,8 @@ pub use api_error::{ApiError, ErrorNote};
 pub use chunk::{Answer, ChunkShape, Ctx, DONE_EVENT, Owned, Tok};
 pub use host::{Host, Live, Snapshot};
 pub use served::{
-    FlashAttn, Served, SglangLogForm, WireParams, engine_name, engine_named, engine_names,
+    FlashAttn, ProfilerParams, Served, SglangLogForm, WireParams, engine_name, engine_named,
+    engine_names,
 };
 
 use crate::Engine;
@@ -115,6 +119,12 @@ pub trait Dialect: Sync {
 
     /// Its endpoints besides generation, the metrics and the simulator's own `/v1/sim/*`.
     fn routes(&self) -> Router<Arc<Host>>;
+
+    /// Its refusal of settings its engine would refuse at start-up (vLLM's
+    /// `--profiler-config`).
+    fn check_wire(&self, _wire: &WireParams) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Its rules for the fields every engine shares, or its refusal of the request.
     fn check(&self, api: Api, obj: &Map<String, Value>, config: &Served)

@@ -181,6 +181,37 @@ pub struct WireParams {
     pub priority_scheduling: bool,
     /// SGLang's `--default-priority-value`: the priority of a request that gives none.
     pub default_priority: Option<i64>,
+    /// What the simulated profilers read.
+    pub profiler: ProfilerParams,
+}
+
+/// What the simulated profilers read (docs/simulator.md, "Profilers").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfilerParams {
+    /// The MoE backend whose kernels the traces hold (`--sim-kernels`); `None`: the one the
+    /// server runs (`--moe-backend`), else `auto`. Another than the server's: a fallback
+    /// the server does not own up to.
+    pub kernels: Option<String>,
+    /// vLLM's `--profiler-config` (its JSON form): the routes exist only where it names
+    /// `profiler: torch`, with its `torch_profiler_dir`.
+    pub vllm_config: Option<String>,
+    /// The routes servebench's launcher `scripts/tserve_profiler.py` adds to transformers
+    /// serve (`--tserve-profiler`).
+    pub tserve: bool,
+    /// SGLang's `SGLANG_TORCH_PROFILER_DIR`: where a start that names no `output_dir` writes.
+    pub sglang_dir: String,
+}
+
+impl Default for ProfilerParams {
+    fn default() -> Self {
+        ProfilerParams {
+            kernels: None,
+            vllm_config: None,
+            tserve: false,
+            // SGLang 0.5.23 srt/environ.py:471.
+            sglang_dir: "/tmp".into(),
+        }
+    }
 }
 
 impl Default for WireParams {
@@ -203,6 +234,7 @@ impl Default for WireParams {
             router_models: Vec::new(),
             priority_scheduling: false,
             default_priority: None,
+            profiler: ProfilerParams::default(),
         }
     }
 }
@@ -264,11 +296,35 @@ impl WireParams {
         if let Some(m) = self.router_models.iter().find(|m| m.is_empty()) {
             return Err(format!("--router-model needs a model name, got `{m}`"));
         }
-        if let Some(b) = &self.moe_backend
-            && (b.is_empty() || b.contains(char::is_whitespace))
+        for b in [&self.moe_backend, &self.profiler.kernels]
+            .into_iter()
+            .flatten()
         {
+            if b.is_empty() || b.contains(char::is_whitespace) {
+                return Err(format!(
+                    "the MoE backend is one word such as flashinfer_cutedsl, got `{b}`"
+                ));
+            }
+        }
+        self.validate_profiler()?;
+        crate::of(self.engine).check_wire(self)
+    }
+
+    /// The profiler flags belong to the engine spoken.
+    fn validate_profiler(&self) -> Result<(), String> {
+        let p = &self.profiler;
+        if p.vllm_config.is_some() && self.engine != Engine::Vllm {
             return Err(format!(
-                "the MoE backend is one word such as flashinfer_cutedsl, got `{b}`"
+                "--profiler-config is vLLM's: add --engine vllm, or leave it out (the {} \
+                 personality has no such flag)",
+                engine_name(self.engine)
+            ));
+        }
+        if p.tserve && self.engine != Engine::Transformers {
+            return Err(format!(
+                "--tserve-profiler is servebench's transformers serve launcher: add --engine \
+                 transformers, or leave it out (the {} personality is not launched through it)",
+                engine_name(self.engine)
             ));
         }
         Ok(())

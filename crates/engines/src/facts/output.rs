@@ -144,6 +144,9 @@ pub struct ProfilerFacts {
     /// How its trace files' names end: kernel evidence reads only these, whatever else the
     /// directory holds (vLLM writes a text table `profiler_out_<rank>.txt` beside its traces).
     pub trace_suffixes: &'static [&'static str],
+    /// `stop` answers only once its traces are written (the engine exports them before it
+    /// answers), so they need not be watched until their sizes hold still.
+    pub written_by_stop: bool,
     /// Where the facts were read.
     pub source: &'static str,
 }
@@ -158,4 +161,47 @@ pub struct LaunchNeed {
     pub names_dir: bool,
     /// What to write, for the message.
     pub hint: &'static str,
+    /// Settings of `arg` (keys of its JSON value, or `ARG.KEY=VALUE`) that are on unless
+    /// turned off and make the traces larger and the probe heavier than kernel evidence
+    /// needs (vLLM's `torch_profiler_with_stack`): `validate` warns unless each is `false`.
+    pub lean_off: &'static [&'static str],
+}
+
+impl LaunchNeed {
+    /// The [`LaunchNeed::lean_off`] settings that `argv` does not turn off: each must be
+    /// `false` in the JSON value after `arg` (`ARG JSON` or `ARG=JSON`), or be given as
+    /// `ARG.KEY=false` (or `ARG.KEY false`).
+    pub fn left_on(&self, argv: &[&str]) -> Vec<&'static str> {
+        self.lean_off
+            .iter()
+            .copied()
+            .filter(|key| !turned_off(self.arg, key, argv))
+            .collect()
+    }
+}
+
+/// `key` of `arg` is `false` somewhere in `argv`.
+fn turned_off(arg: &str, key: &str, argv: &[&str]) -> bool {
+    let dotted = format!("{arg}.{key}");
+    let is_false = |v: &str| v.trim().eq_ignore_ascii_case("false");
+    argv.iter().enumerate().any(|(i, a)| {
+        let next = argv.get(i + 1).copied().unwrap_or("");
+        let json = if *a == arg {
+            Some(next)
+        } else {
+            a.strip_prefix(arg).and_then(|r| r.strip_prefix('='))
+        };
+        let in_json = json
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+            .and_then(|v| v.get(key).and_then(serde_json::Value::as_bool))
+            == Some(false);
+        let flag = if *a == dotted {
+            is_false(next)
+        } else {
+            a.strip_prefix(dotted.as_str())
+                .and_then(|r| r.strip_prefix('='))
+                .is_some_and(is_false)
+        };
+        in_json || flag
+    })
 }

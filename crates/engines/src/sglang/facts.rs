@@ -144,21 +144,31 @@ pub(crate) static SGLANG: Profile = Profile {
             }),
         },
     },
-    // SGLang 0.5.23: srt/entrypoints/http_server.py:1221-1240 (`/start_profile` takes an
-    // optional `ProfileReq`, `/stop_profile` "will take some time": the traces are written
-    // after it answers); srt/managers/io_struct.py:2374-2394 (`output_dir`, `num_steps`,
-    // `activities` among `CPU`, `GPU`, `MEM`, `RPD`); srt/environ.py:471
-    // (`SGLANG_TORCH_PROFILER_DIR`, default `/tmp`, when no `output_dir`);
-    // srt/utils/profile_utils.py:350-375 (one `<id>-TP-<rank>[-DP-…][-PP-…][-EP-…].trace.json.gz`
-    // per rank).
+    // SGLang 0.5.23 (0.5.17's lines in brackets): srt/entrypoints/http_server.py:1221-1240
+    // [1137-1155] (`/start_profile` takes an optional `ProfileReq`; `/stop_profile` awaits
+    // the tokenizer manager's stop, whatever its "This will take some time" says);
+    // srt/managers/io_struct.py:2374-2399 [1973-1997] (`output_dir`, `num_steps`,
+    // `activities` among `CPU`, `GPU`, `MEM`, `RPD`, `with_stack`, `record_shapes`);
+    // srt/managers/tokenizer_control_mixin.py:408-428 [376-396] (`with_stack` and
+    // `record_shapes` are true unless the request says `false` or
+    // `SGLANG_PROFILE_WITH_STACK`/`SGLANG_PROFILE_RECORD_SHAPES` are off, both default true,
+    // srt/environ.py:456-457 [315-316]; the stop awaits the schedulers' answer);
+    // srt/managers/scheduler_components/profiler_manager.py:131-133 [122-125] (no
+    // `output_dir`: `SGLANG_TORCH_PROFILER_DIR`, default `/tmp`, srt/environ.py:471 [352]),
+    // :318-411 [298-385] (`_stop_profile`, on the default path: `SGLANG_PROFILE_V2` is off,
+    // srt/environ.py:458 [317], exports one `<id>-TP-<rank>[-DP-…][-PP-…][-EP-…].trace.json.gz`
+    // per rank with `export_chrome_trace`, :361 [340], before it answers).
     profiler: Profiler::Endpoints(ProfilerFacts {
         start: "/start_profile",
         stop: "/stop_profile",
         dir_key: Some("output_dir"),
-        start_body: r#"{"activities": ["CPU", "GPU"]}"#,
+        // No stacks, no shapes: kernel names and times are all the evidence reads, and both
+        // default to on (above), which makes the trace larger and the probe heavier.
+        start_body: r#"{"activities": ["CPU", "GPU"], "with_stack": false, "record_shapes": false}"#,
         launch: None,
         files: "one `…-TP-<rank>….trace.json.gz` per rank, in the request's `output_dir`",
         trace_suffixes: &[".trace.json.gz", ".trace.json"],
-        source: "0.5.23: srt/entrypoints/http_server.py:1221-1240, srt/managers/io_struct.py:2374-2394, srt/environ.py:471, srt/utils/profile_utils.py:350-375",
+        written_by_stop: true,
+        source: "0.5.23: srt/entrypoints/http_server.py:1221-1240, srt/managers/io_struct.py:2374-2399, srt/managers/tokenizer_control_mixin.py:408-428, srt/managers/scheduler_components/profiler_manager.py:131-133,318-411, srt/environ.py:456-458,471",
     }),
 };

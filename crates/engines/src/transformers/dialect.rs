@@ -332,6 +332,7 @@ pub(super) fn routes() -> Router<Arc<Host>> {
     Router::new()
         .route("/health", get(health))
         .route("/v1/models", get(models))
+        .merge(super::profiler::routes())
 }
 
 async fn health() -> Response {

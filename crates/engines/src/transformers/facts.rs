@@ -150,10 +150,14 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
             arg: "tserve",
             names_dir: false,
             hint: "launch it through servebench's `scripts/tserve_profiler.py` (or `scripts/gpu/tserve-moe.py`): transformers serve itself has no profiler route",
+            lean_off: &[],
         }),
         files: "one `tserve-<pid>-<n>.pt.trace.json` a start (servebench's launcher; none natively)",
         // scripts/tserve_profiler.py writes `.pt.trace.json`; `.gz` if gzipped by hand.
         trace_suffixes: &[".pt.trace.json", ".pt.trace.json.gz"],
+        // scripts/tserve_profiler.py's `/stop_profile` awaits `_export` (a temporary name,
+        // renamed when complete) before it answers.
+        written_by_stop: true,
         source: "5.24.0: cli/serving/server.py (no profiler route), cli/serving/utils.py:724-765 and generation/continuous_batching/continuous_api.py:1086-1155 (the generation threads the launcher profiles)",
     }),
 };

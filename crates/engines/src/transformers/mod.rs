@@ -7,6 +7,8 @@
 #[cfg(feature = "dialect")]
 pub(crate) mod dialect;
 mod facts;
+#[cfg(feature = "dialect")]
+mod profiler;
 
 #[cfg(feature = "dialect")]
 pub(crate) use dialect::Transformers;

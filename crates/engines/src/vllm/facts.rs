@@ -118,7 +118,12 @@ pub(crate) static VLLM: Profile = Profile {
         launch: Some(LaunchNeed {
             arg: "--profiler-config",
             names_dir: true,
-            hint: r#"add `--profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR"}'` with DIR the spec's `evidence.kernels.dir`"#,
+            hint: r#"add `--profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'` with DIR the spec's `evidence.kernels.dir`"#,
+            // 0.26.0: config/profiler.py:48-51 (`torch_profiler_with_stack`, default true:
+            // every operator's Python stack in the trace), used by the workers'
+            // profiler/wrapper.py:218-226 and the API process's v1/engine/async_llm.py:188-198.
+            // (`torch_profiler_record_shapes` is off by default, :62.)
+            lean_off: &["torch_profiler_with_stack"],
         }),
         files: "one `*.pt.trace.json.gz` per worker (rank) and one of the API process (CPU only, not a rank), in `torch_profiler_dir`, and beside them a text table `profiler_out_<rank>.txt` per worker (not a trace)",
         // 0.26.0: profiler/wrapper.py:188-196 (torch's `tensorboard_trace_handler`, which
@@ -126,6 +131,11 @@ pub(crate) static VLLM: Profile = Profile {
         // `torch_profiler_use_gzip`), :251-259 and :266-275 (`profiler_out_<rank>.txt`
         // written at every stop while `torch_profiler_dump_cuda_time_total`, default true).
         trace_suffixes: &[".pt.trace.json.gz", ".pt.trace.json"],
+        // Not read to the end: the API awaits the engine core's `profile` utility call
+        // (0.26.0 v1/engine/async_llm.py:911-915, v1/engine/core_client.py:1141-1144), whose
+        // workers stop torch's profiler (v1/worker/gpu_worker.py:1180-1240), but when torch's
+        // trace handler runs was not read in torch's source: watched until they hold still.
+        written_by_stop: false,
         source: "0.33.0: entrypoints/serve/profile/api_router.py:20-67, config/profiler.py:70-77,125,239-240, profiler/wrapper.py:266",
     }),
 };

@@ -267,3 +267,34 @@ fn engine_takes_the_dialect_names_of_the_one_engine_list() {
         assert!(m.contains("possible values: generic, sglang, vllm"), "{m}");
     }
 }
+
+#[test]
+fn profiler_flags_belong_to_their_engine_and_vllms_config_is_checked_as_vllm_does() {
+    let m = refusal(&["--engine", "sglang", "--profiler-config", "{}"]);
+    assert!(m.contains("--profiler-config is vLLM's"), "{m}");
+    let m = refusal(&["--tserve-profiler"]);
+    assert!(m.contains("--engine transformers"), "{m}");
+    let m = refusal(&[
+        "--engine",
+        "vllm",
+        "--profiler-config",
+        r#"{"profiler": "torch"}"#,
+    ]);
+    assert!(m.contains("torch_profiler_dir must be set"), "{m}");
+    let m = refusal(&["--engine", "vllm", "--profiler-config", "torch"]);
+    assert!(m.contains("JSON of ProfilerConfig"), "{m}");
+    let m = refusal(&["--sim-kernels", "two words"]);
+    assert!(m.contains("one word"), "{m}");
+    let c = parse(&[
+        "--engine",
+        "vllm",
+        "--moe-backend",
+        "flashinfer_cutedsl",
+        "--sim-kernels",
+        "triton",
+        "--profiler-config",
+        r#"{"profiler": "torch", "torch_profiler_dir": "/t"}"#,
+    ]);
+    assert_eq!(c.wire.profiler.kernels.as_deref(), Some("triton"));
+    assert_eq!(c.wire.moe_backend.as_deref(), Some("flashinfer_cutedsl"));
+}

@@ -2,7 +2,9 @@
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-use crate::config::{Engine, FlashAttn, SglangLogForm, WireParams, engine_named, engine_names};
+use crate::config::{
+    Engine, FlashAttn, ProfilerParams, SglangLogForm, WireParams, engine_named, engine_names,
+};
 
 /// Which engine's wire format to speak, and its own settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -83,6 +85,60 @@ pub struct WireArgs {
     /// (without it SGLang gives such a request the lowest priority, -2^63).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub default_priority_value: Option<i64>,
+    /// The simulated profilers (docs/simulator.md, "Profilers").
+    #[command(flatten)]
+    pub profiler: ProfilerArgs,
+}
+
+/// Flags of the simulated profilers.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Profiler (kernel evidence)")]
+pub struct ProfilerArgs {
+    /// The MoE backend whose kernels the profiler's traces hold (default: --moe-backend's,
+    /// else `auto`): set it to another than --moe-backend to play a server that claims one
+    /// backend and runs another.
+    #[arg(long, value_name = "BACKEND")]
+    pub sim_kernels: Option<String>,
+    /// vLLM's `--profiler-config` as JSON (`--engine vllm`): with `"profiler": "torch"` and
+    /// `"torch_profiler_dir"`, `/start_profile` and `/stop_profile` are served and the stop
+    /// writes a trace per worker (`--tp`), the API process's and a table per worker there.
+    #[arg(long, value_name = "JSON")]
+    pub profiler_config: Option<String>,
+    /// Serve the profiler routes of servebench's launcher `scripts/tserve_profiler.py`
+    /// (`--engine transformers`).
+    #[arg(long)]
+    pub tserve_profiler: bool,
+    /// SGLang's trace directory when a start names no `output_dir` (`--engine sglang`).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SGLANG_TORCH_PROFILER_DIR",
+        default_value = "/tmp"
+    )]
+    pub sglang_torch_profiler_dir: String,
+}
+
+impl Default for ProfilerArgs {
+    fn default() -> Self {
+        let d = ProfilerParams::default();
+        ProfilerArgs {
+            sim_kernels: d.kernels,
+            profiler_config: d.vllm_config,
+            tserve_profiler: d.tserve,
+            sglang_torch_profiler_dir: d.sglang_dir,
+        }
+    }
+}
+
+impl ProfilerArgs {
+    fn to_params(&self) -> ProfilerParams {
+        ProfilerParams {
+            kernels: self.sim_kernels.clone(),
+            vllm_config: self.profiler_config.clone(),
+            tserve: self.tserve_profiler,
+            sglang_dir: self.sglang_torch_profiler_dir.clone(),
+        }
+    }
 }
 
 /// `--engine`'s parser: the dialect names of [`engine_names`], each with its dialect's help
@@ -115,6 +171,7 @@ impl Default for WireArgs {
             router_models: d.router_models,
             enable_priority_scheduling: d.priority_scheduling,
             default_priority_value: d.default_priority,
+            profiler: ProfilerArgs::default(),
         }
     }
 }
@@ -139,6 +196,7 @@ impl WireArgs {
             router_models: self.router_models.clone(),
             priority_scheduling: self.enable_priority_scheduling,
             default_priority: self.default_priority_value,
+            profiler: self.profiler.to_params(),
         }
     }
 }

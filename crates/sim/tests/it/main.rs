@@ -8,6 +8,7 @@ mod engines_endpoints;
 mod engines_equivalence;
 mod engines_logprobs;
 mod engines_metrics;
+mod engines_profilers;
 mod engines_reasoning;
 mod engines_requests;
 mod engines_router;

@@ -3,7 +3,7 @@
 
 use super::at;
 use crate::diagnostics::Diagnostic;
-use crate::engine::{Profiler, profile};
+use crate::engine::{LaunchNeed, Profiler, profile};
 use crate::substitute::{Context, resolve};
 use crate::types::{ExperimentSpec, KernelCheck, SpecFile};
 
@@ -76,6 +76,7 @@ fn check_launch(s: &ExperimentSpec, dir: &str, out: &mut Vec<Diagnostic>) {
     let (Some(need), Some(sv)) = (facts.launch, &s.server) else {
         return;
     };
+    check_lean(s, p.name, &need, out);
     for v in &s.variants {
         let argv: Vec<&String> = sv
             .command
@@ -103,6 +104,60 @@ fn check_launch(s: &ExperimentSpec, dir: &str, out: &mut Vec<Diagnostic>) {
                 .with_hint(need.hint),
             );
         }
+    }
+}
+
+/// Warns where a variant's launch leaves on a profiler setting that only makes the traces
+/// larger and the probe heavier (vLLM's `torch_profiler_with_stack`), at the argument that
+/// launches the profiler (once per argument, however many variants share it).
+fn check_lean(s: &ExperimentSpec, engine: &str, need: &LaunchNeed, out: &mut Vec<Diagnostic>) {
+    let Some(sv) = &s.server else { return };
+    let mut warned = std::collections::BTreeSet::new();
+    for (j, v) in s.variants.iter().enumerate() {
+        let placed: Vec<(String, &str)> = sv
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("server.args[{i}]"), a.as_str()))
+            .chain(
+                v.server
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| (format!("variants[{j}].server.args[{i}]"), a.as_str())),
+            )
+            .collect();
+        let argv: Vec<&str> = placed.iter().map(|(_, a)| *a).collect();
+        let left = need.left_on(&argv);
+        let Some((path, _)) = placed.iter().find(|(_, a)| a.starts_with(need.arg)) else {
+            continue;
+        };
+        if left.is_empty() || !warned.insert(path.clone()) {
+            continue;
+        }
+        let keys = left
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let write = left
+            .iter()
+            .map(|k| format!("\"{k}\": false"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(
+            Diagnostic::warning(
+                at(path),
+                format!(
+                    "variant `{}`: {engine}'s profiler is launched with {keys} on (its default), which kernel evidence does not read: larger traces and a heavier probe (with_stack records every operator's Python stack)",
+                    v.name
+                ),
+            )
+            .with_hint(format!(
+                "add {write} to the JSON of `{}` (or `{}.{}=false`)",
+                need.arg, need.arg, left[0]
+            )),
+        );
     }
 }
 

@@ -8,6 +8,7 @@ mod metrics_doc;
 mod overrides;
 mod peer;
 mod plan;
+mod profiler_launch;
 mod schema_drift;
 mod specs_dir;
 mod waves;

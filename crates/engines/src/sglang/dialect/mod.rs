@@ -60,6 +60,7 @@ use crate::dialect::{json_response, ok_json};
 
 mod chunks;
 mod metrics;
+mod profiler;
 
 pub(crate) use chunks::Shape;
 
@@ -94,6 +95,7 @@ pub(super) fn routes() -> Router<Arc<Host>> {
         .route("/v1/tokenize", post(tokenize))
         .route("/detokenize", post(detokenize))
         .route("/v1/detokenize", post(detokenize))
+        .merge(profiler::routes())
 }
 
 /// 503 while starting; else 200 once the 1-token health generation answered, which SGLang

@@ -57,6 +57,7 @@ use crate::dialect::{Served, WireParams};
 
 mod chunks;
 mod metrics;
+mod profiler;
 
 pub(crate) use chunks::Shape;
 
@@ -117,6 +118,7 @@ pub(super) fn routes() -> Router<Arc<Host>> {
         .route("/load", get(load))
         .route("/tokenize", post(tokenize))
         .route("/detokenize", post(detokenize))
+        .merge(profiler::routes())
 }
 
 async fn health(State(st): State<Arc<Host>>) -> Response {
@@ -341,6 +343,10 @@ impl Dialect for Vllm {
 
     fn routes(&self) -> Router<Arc<Host>> {
         routes()
+    }
+
+    fn check_wire(&self, wire: &WireParams) -> Result<(), String> {
+        profiler::config(wire.profiler.vllm_config.as_deref()).map(|_| ())
     }
 
     fn check(

@@ -205,11 +205,23 @@ impl BlockContext<'_> {
         ev.load_s = load.load_s;
         ev.tpot_ms = load.tpot_ms;
         let waiting = Instant::now();
-        let ranks = wait_and_read(dir, facts.trace_suffixes, &before, spec.timeout.get()).await?;
+        let hold = hold_for(facts, self.shared_trace_storage());
+        let ranks =
+            wait_and_read(dir, facts.trace_suffixes, &before, spec.timeout.get(), hold).await?;
         ev.wait_s = waiting.elapsed().as_secs_f64();
         ev.trace_bytes = ranks.iter().map(|(b, _)| b).sum();
         ev.ranks = ranks.into_iter().map(|(_, r)| r).collect();
         Ok(())
+    }
+
+    /// The traces go to storage the nodes of a Slurm server share.
+    fn shared_trace_storage(&self) -> bool {
+        self.spec
+            .spec
+            .server
+            .as_ref()
+            .and_then(|s| s.launcher.as_ref())
+            .is_some_and(|l| l.slurm.is_some())
     }
 
     /// The probe's requests, drawn like a trial's at `point` (trial index 0), none recorded.
@@ -370,7 +382,19 @@ fn listing(dir: &Path, suffixes: &[&str]) -> BTreeMap<PathBuf, (u64, Option<Syst
     out
 }
 
-/// Waits until the files new (or changed) since `before` hold still for [`STABLE_FOR`], then
+/// How long the new traces' sizes must hold still before they are read: not at all where
+/// the engine answers its stop only once they are written (SGLang, servebench's transformers
+/// launcher), unless they go to storage shared between nodes, where another node's file may
+/// show late; else [`STABLE_FOR`].
+fn hold_for(facts: &ProfilerFacts, shared_storage: bool) -> Duration {
+    if facts.written_by_stop && !shared_storage {
+        Duration::ZERO
+    } else {
+        STABLE_FOR
+    }
+}
+
+/// Waits until the files new (or changed) since `before` hold still for `hold`, then
 /// reads them; a trace that does not parse yet (still being written) is waited for too,
 /// until `timeout`. Each file's bytes and its aggregate.
 async fn wait_and_read(
@@ -378,6 +402,7 @@ async fn wait_and_read(
     suffixes: &[&str],
     before: &BTreeMap<PathBuf, (u64, Option<SystemTime>)>,
     timeout: Duration,
+    hold: Duration,
 ) -> Result<Vec<(u64, RankKernels)>, String> {
     let deadline = Instant::now() + timeout;
     let mut last: BTreeMap<PathBuf, (u64, Option<SystemTime>)> = BTreeMap::new();
@@ -390,7 +415,8 @@ async fn wait_and_read(
         if now != last {
             last = now.clone();
             still_since = Instant::now();
-        } else if !now.is_empty() && still_since.elapsed() >= STABLE_FOR {
+        }
+        if !now.is_empty() && still_since.elapsed() >= hold {
             let files: Vec<(PathBuf, u64)> = now.iter().map(|(p, m)| (p.clone(), m.0)).collect();
             let read = tokio::task::spawn_blocking(move || {
                 files
