@@ -51,6 +51,8 @@ impl BlockContext<'_> {
         );
         // `request_body`: measured and warm-up requests carry the variant's merged body.
         cfg.extra_body = self.spec.request_body(&t.variant);
+        // The engine's profile reads the answers (its finish words, a stream it cuts).
+        cfg.engine = self.block_plan.as_ref().map(|p| p.profile);
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
