@@ -284,7 +284,10 @@ fn finish_words(p: &Profile) -> String {
 
 /// How a stream ends when generation fails after it began.
 fn stream_error(p: &Profile) -> String {
-    match (p.stream.error_cuts_stream.completions, p.stream.error_cuts_stream.chat) {
+    match (
+        p.stream.error_cuts_stream.completions,
+        p.stream.error_cuts_stream.chat,
+    ) {
         (false, false) => "an error event".into(),
         (c, h) => {
             let which = match (c, h) {

@@ -43,7 +43,10 @@ fn tgis_server_arguments_are_the_keys_of_its_info() {
         assert!(!names.contains(&flag), "{flag}");
     }
     assert!(tgi.reads_server_args());
-    assert_eq!(profile(Engine::Sglang).and_then(|p| p.server_arg_names()), None);
+    assert_eq!(
+        profile(Engine::Sglang).and_then(|p| p.server_arg_names()),
+        None
+    );
 }
 
 /// TGI's `ChatRequest` (router/src/lib.rs:827-938) drops `chat_template_kwargs`,
@@ -86,7 +89,10 @@ fn finish_words_are_read_into_one_vocabulary() {
     assert_eq!(GENERIC.ending("eos_token", false), None);
     for e in Engine::KNOWN {
         for w in profile(e).expect("profile").stream.finish_words {
-            assert!(!w.source.is_empty() && (w.on.chat || w.on.completions), "{e}");
+            assert!(
+                !w.source.is_empty() && (w.on.chat || w.on.completions),
+                "{e}"
+            );
         }
     }
 }

@@ -37,10 +37,14 @@ spec:
 const ONE: &str = "    - {name: a, baseline: true}";
 
 /// `servebench ARGS spec` in `dir`: the exit code and stdout + stderr.
-fn servebench(dir: &std::path::Path, args: &[&str], spec: &std::path::Path) -> (Option<i32>, String) {
+fn servebench(
+    dir: &std::path::Path,
+    args: &[&str],
+    spec: &std::path::Path,
+) -> (Option<i32>, String) {
     let out = sb(dir).args(args).arg(spec).output().expect("servebench");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code(), text)
 }
 
@@ -112,7 +116,10 @@ fn validate_warns_where_a_tgi_server_arg_rule_cannot_hold() {
             && out.contains("`max_concurrent_requests`"),
         "{out}"
     );
-    assert!(!out.contains("`max_concurrent_requests` is not one"), "{out}");
+    assert!(
+        !out.contains("`max_concurrent_requests` is not one"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -148,19 +155,33 @@ fn tgi_counts_chat_prompts_with_the_fields_it_drops_and_exports_one_finish_vocab
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("TGI drops `chat_template_kwargs`"), "{out}");
     for r in requests(dir.path()) {
-        assert_eq!(r["input_tokens_exact"], true, "/chat_tokenize counted it: {r}");
+        assert_eq!(
+            r["input_tokens_exact"], true,
+            "/chat_tokenize counted it: {r}"
+        );
     }
     // Completions: TGI sends `eos_token` at EOS (server.rs:858); exported as `stop`, the
     // engine's word beside it.
     let cdir = tempfile::tempdir().expect("tmp");
-    let text = spec("tgi", ", --eos-mean-tokens, \"2\"", "openai-completions", ONE);
+    let text = spec(
+        "tgi",
+        ", --eos-mean-tokens, \"2\"",
+        "openai-completions",
+        ONE,
+    );
     let path = write_spec(cdir.path(), &text);
     let (code, out) = servebench(cdir.path(), &["run", "--no-bars"], &path);
     assert_eq!(code, Some(0), "{out}");
     let reqs = requests(cdir.path());
-    let stops: Vec<&Value> = reqs.iter().filter(|r| r["finish_reason_sent"] == "eos_token").collect();
+    let stops: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| r["finish_reason_sent"] == "eos_token")
+        .collect();
     assert!(!stops.is_empty(), "some requests end at EOS: {reqs:?}");
-    assert!(stops.iter().all(|r| r["finish_reason"] == "stop"), "{stops:?}");
+    assert!(
+        stops.iter().all(|r| r["finish_reason"] == "stop"),
+        "{stops:?}"
+    );
     assert!(
         reqs.iter()
             .all(|r| ["stop", "length"].contains(&r["finish_reason"].as_str().unwrap_or(""))),

@@ -46,7 +46,12 @@ pub(crate) static LLAMACPP: Profile = Profile {
         path: "/tokenize",
         body: TokenizeBody::Content,
         chat_path: Some("/v1/chat/completions/input_tokens"),
-        chat_fields: &["chat_template_kwargs", "tools", "tool_choice", "reasoning_effort"],
+        chat_fields: &[
+            "chat_template_kwargs",
+            "tools",
+            "tool_choice",
+            "reasoning_effort",
+        ],
     }),
     context_limit: &[LimitSource::PropsSlotContext],
     context_flag: Some("--ctx-size (which --parallel divides among its slots)"),

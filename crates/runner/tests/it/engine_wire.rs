@@ -86,7 +86,14 @@ async fn llamacpp_input_tokens(Json(body): Json<Value>) -> Json<Value> {
         .as_array()
         .map(|m| {
             m.iter()
-                .map(|x| x["content"].as_str().unwrap_or("").split_whitespace().count() + 2)
+                .map(|x| {
+                    x["content"]
+                        .as_str()
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .count()
+                        + 2
+                })
                 .sum()
         })
         .unwrap_or(0);
@@ -98,7 +105,10 @@ async fn llamacpp_chat_messages_are_no_count_not_zero_tokens() {
     let base = serve(
         Router::new()
             .route("/tokenize", post(llamacpp_tokenize))
-            .route("/v1/chat/completions/input_tokens", post(llamacpp_input_tokens)),
+            .route(
+                "/v1/chat/completions/input_tokens",
+                post(llamacpp_input_tokens),
+            ),
     )
     .await;
     // Through the generic profile (engine unknown): `{"messages"}` is tried and its 200

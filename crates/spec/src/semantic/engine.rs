@@ -71,7 +71,7 @@ pub(crate) fn check_server_arg(
     }
     if let Some(names) = p.server_arg_names()
         && !name.trim().is_empty()
-        && !names.iter().any(|n| *n == name)
+        && !names.contains(&name)
     {
         let where_: Vec<String> = p
             .server_args

@@ -29,10 +29,16 @@ async fn tgi_counts_a_chat_at_chat_tokenize_without_its_template_kwargs() {
     assert_eq!(status, StatusCode::OK, "{got}");
     let want = read("tgi/transcripts/db931fcf/chat-tokenize.json");
     // The same keys, and each token of the same shape (the count is the prompt's own).
-    let (g, w) = (json_shape(&got, "/chat_tokenize"), json_shape(&want, "chat-tokenize.json"));
+    let (g, w) = (
+        json_shape(&got, "/chat_tokenize"),
+        json_shape(&want, "chat-tokenize.json"),
+    );
     let keys = |v: &serde_json::Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
     assert_eq!(keys(&g), keys(&w), "{got}");
-    assert_eq!(g["tokenize_response"][0], w["tokenize_response"][0], "{got}");
+    assert_eq!(
+        g["tokenize_response"][0], w["tokenize_response"][0],
+        "{got}"
+    );
     assert_eq!(g["templated_text"], w["templated_text"], "{got}");
     // TGI's ChatRequest has no `chat_template_kwargs`: dropped, the same count.
     let kwargs = chat(json!({"chat_template_kwargs": {"enable_thinking": true}}));
