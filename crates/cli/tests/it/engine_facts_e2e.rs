@@ -146,10 +146,10 @@ fn llamacpp_counts_chat_prompts_at_input_tokens() {
 #[test]
 fn tgi_counts_chat_prompts_with_the_fields_it_drops_and_exports_one_finish_vocabulary() {
     let dir = tempfile::tempdir().expect("tmp");
-    let text = spec("tgi", ", --eos-mean-tokens, \"2\"", "openai-chat", ONE).replace(
-        "    ignore_eos: false\n",
-        "    ignore_eos: false\n    request_body: {chat_template_kwargs: {enable_thinking: false}}\n",
-    );
+    // An A/B on `enable_thinking`: TGI drops it, so both arms' prompts are counted exactly
+    // (and measure one configuration twice, which validate and run say).
+    let variants = "    - name: think\n      baseline: true\n      request_body:\n        chat_template_kwargs: {enable_thinking: true}\n    - name: nothink\n      request_body:\n        chat_template_kwargs: {enable_thinking: false}";
+    let text = spec("tgi", ", --eos-mean-tokens, \"2\"", "openai-chat", variants);
     let path = write_spec(dir.path(), &text);
     let (code, out) = servebench(dir.path(), &["run", "--no-bars"], &path);
     assert_eq!(code, Some(0), "{out}");

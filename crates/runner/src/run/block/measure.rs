@@ -89,7 +89,17 @@ impl BlockContext<'_> {
         };
         // Prompts are fitted with the workload's render fields (the same for every variant,
         // so prompts stay paired); a variant rendering them otherwise has estimated lengths.
-        if self.spec.render_fields(&t.variant) != self.spec.workload_render_fields() {
+        // A field the engine drops at generation and tokenize alike renders nothing (TGI's
+        // `chat_template_kwargs`): it is no difference.
+        let renders = |mut m: servebench_spec::request_body::BodyMap| {
+            if let Some(p) = self.block_plan.as_ref().map(|p| p.profile) {
+                m.retain(|k, _| p.drops_field(k).is_none());
+            }
+            m
+        };
+        if renders(self.spec.render_fields(&t.variant))
+            != renders(self.spec.workload_render_fields())
+        {
             for p in prompts.measured.iter_mut().chain(prompts.warmup.iter_mut()) {
                 p.input_tokens_exact = false;
             }
