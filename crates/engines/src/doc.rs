@@ -123,6 +123,14 @@ fn args(p: &Profile) -> String {
         .iter()
         .map(|s| match s {
             ArgSource::Json { path } => format!("`{path}`"),
+            ArgSource::JsonKeys { path, keys } => format!(
+                "`{path}`, which holds only {}: a rule naming another cannot hold, `validate` \
+                 warns",
+                keys.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             ArgSource::LogDict { marker } => format!("log `{marker} {{…}}`"),
             ArgSource::LogRepr { marker } => format!("log `{marker}…)`"),
         })
@@ -236,6 +244,65 @@ fn stream_end(p: &Profile) -> String {
     s
 }
 
+/// Fields it takes and drops without effect, which `validate` warns about.
+fn dropped(p: &Profile) -> String {
+    if p.request.dropped.is_empty() {
+        return "none known".into();
+    }
+    let names: Vec<String> = p
+        .request
+        .dropped
+        .iter()
+        .map(|d| format!("`{}`", d.name))
+        .collect();
+    format!(
+        "{}, at generation and chat tokenize: `validate` warns",
+        names.join(", ")
+    )
+}
+
+/// Its own finish-reason words, and the word exports give each.
+fn finish_words(p: &Profile) -> String {
+    if p.stream.finish_words.is_empty() {
+        return "the OpenAI API's".into();
+    }
+    let words: Vec<String> = p
+        .stream
+        .finish_words
+        .iter()
+        .map(|w| {
+            let on = match (w.on.completions, w.on.chat) {
+                (true, false) => " (completions)",
+                (false, true) => " (chat)",
+                _ => "",
+            };
+            format!("`{}`{on} → `{}`", w.word, w.means.as_str())
+        })
+        .collect();
+    words.join(", ")
+}
+
+/// How a stream ends when generation fails after it began.
+fn stream_error(p: &Profile) -> String {
+    match (
+        p.stream.error_cuts_stream.completions,
+        p.stream.error_cuts_stream.chat,
+    ) {
+        (false, false) => "an error event".into(),
+        (c, h) => {
+            let which = match (c, h) {
+                (true, true) => "both APIs",
+                (false, _) => "chat (completions: an error event, then `[DONE]`)",
+                _ => "completions (chat: an error event)",
+            };
+            format!(
+                "{which}: the connection closes mid-body, nothing said; recorded as \
+                 `stream_cut_by_server`"
+            )
+        }
+    }
+}
+
 fn unknown(p: &Profile) -> String {
     match p.request.unknown_fields {
         UnknownFields::Dropped => "dropped".into(),
@@ -307,6 +374,7 @@ pub fn engines_table() -> String {
         ("output length fixed", fixed_length),
         ("`min_tokens`", |p| field(p.request.min_tokens)),
         ("unknown request fields", unknown),
+        ("fields dropped without effect", dropped),
         ("request fields accepted", accepted),
         ("images (`image_url` parts)", images),
         ("`model` checked", |p| {
@@ -318,6 +386,8 @@ pub fn engines_table() -> String {
         }),
         ("stream ends", stream_end),
         ("usage in the stream", usage),
+        ("generation error mid-stream", stream_error),
+        ("finish reasons (exported as)", finish_words),
         ("tokenize (completions)", tokenize),
         ("tokenize (chat)", chat_tokenize),
         (

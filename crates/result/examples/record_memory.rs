@@ -60,6 +60,7 @@ fn record(i: u64, tokens: u32) -> RequestRecord {
         }),
         chunk_tokens_from_usage: false,
         finish_reason: Some("length".into()),
+        finish_reason_sent: None,
         content_held_back: false,
         reasoning: None,
         error: None,

@@ -41,6 +41,10 @@ pub enum ErrorKind {
     Transport,
     /// The body ended or broke before `[DONE]` or a `finish_reason`.
     StreamDisconnected,
+    /// The body broke off where the engine's profile says a generation error ends a stream
+    /// with nothing said (TensorRT-LLM's chat: no error event, no `[DONE]`): the server
+    /// failed the request; the network is not suspected (docs/engines.md).
+    StreamCutByServer,
     /// An event's data is not the JSON expected, or the body is not SSE.
     MalformedEvent,
     /// The stream carried an error (`data: {"error": …}` or `event: error`), or a 2xx
@@ -62,6 +66,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Http { status } => return write!(f, "http_{status}"),
             ErrorKind::Transport => "transport",
             ErrorKind::StreamDisconnected => "stream_disconnected",
+            ErrorKind::StreamCutByServer => "stream_cut_by_server",
             ErrorKind::MalformedEvent => "malformed_event",
             ErrorKind::ServerErrorEvent => "server_error_event",
             ErrorKind::NoContent => "no_content",
@@ -87,6 +92,7 @@ impl FromStr for ErrorKind {
             "not_sent" => ErrorKind::NotSent,
             "transport" => ErrorKind::Transport,
             "stream_disconnected" => ErrorKind::StreamDisconnected,
+            "stream_cut_by_server" => ErrorKind::StreamCutByServer,
             "malformed_event" => ErrorKind::MalformedEvent,
             "server_error_event" => ErrorKind::ServerErrorEvent,
             "no_content" => ErrorKind::NoContent,
@@ -307,8 +313,15 @@ pub struct RequestRecord {
     /// True when `usage` arrived with token-bearing chunks (continuous usage stats), so the
     /// per-event token counts are the server's deltas rather than 1 per event.
     pub chunk_tokens_from_usage: bool,
-    /// The finish reason of the last choice (`stop`, `length`, …).
+    /// The finish reason of the last choice in servebench's one vocabulary (`stop`,
+    /// `length`, `tool_calls`, `content_filter`, `abort`), read through the engine's profile
+    /// (servebench_spec::engine `Ending`); a word neither the profile nor the OpenAI API
+    /// knows is kept as sent.
     pub finish_reason: Option<String>,
+    /// The engine's own word where it is not `finish_reason`'s (TGI's `eos_token`, read as
+    /// `stop`); absent where they agree, and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason_sent: Option<String>,
     /// The stream finished with no content chunk although its `usage` counted output
     /// tokens: `events` then holds one event, the final chunk, carrying all of them
     /// ([`RequestFlag::ContentHeldBack`]).
@@ -424,7 +437,7 @@ impl schemars::JsonSchema for ErrorKind {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "description": "A failure kind: connect, timeout, trial_deadline, not_sent, http_<status>, transport, stream_disconnected, malformed_event, server_error_event, no_content, internal.",
+            "description": "A failure kind: connect, timeout, trial_deadline, not_sent, http_<status>, transport, stream_disconnected, stream_cut_by_server, malformed_event, server_error_event, no_content, internal.",
             "pattern": "^([a-z_]+|http_[0-9]{3})$"
         })
     }

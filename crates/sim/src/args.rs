@@ -193,6 +193,10 @@ pub struct FaultArgs {
     /// Share of streaming requests that get one broken-JSON SSE event.
     #[arg(long, default_value_t = 0.0)]
     pub malformed_rate: f64,
+    /// Share of streaming requests whose generation fails mid-stream, ended as the
+    /// engine ends it (an error event, or TensorRT-LLM's chat: the connection cut).
+    #[arg(long, default_value_t = 0.0)]
+    pub stream_error_rate: f64,
     /// Exit the whole server right after this many generation requests were answered.
     #[arg(long)]
     pub exit_after_requests: Option<u64>,
@@ -216,6 +220,7 @@ impl Default for FaultArgs {
             stall_rate: d.stall_rate,
             stall_ms: d.stall_ms,
             malformed_rate: d.malformed_rate,
+            stream_error_rate: d.stream_error_rate,
             exit_after_requests: d.exit_after_requests,
             flap_period_ms: d.flap_period_ms,
             flap_down_ms: d.flap_down_ms,
@@ -289,6 +294,7 @@ impl SimArgs {
                 stall_rate: f.stall_rate,
                 stall_ms: f.stall_ms,
                 malformed_rate: f.malformed_rate,
+                stream_error_rate: f.stream_error_rate,
                 exit_after_requests: f.exit_after_requests,
                 flap_period_ms: f.flap_period_ms,
                 flap_down_ms: f.flap_down_ms,

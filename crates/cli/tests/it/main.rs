@@ -8,6 +8,7 @@ mod ci_workflow;
 mod compare_across;
 mod compare_e2e;
 mod compare_faults;
+mod engine_facts_e2e;
 mod engines_e2e;
 mod equivalence_e2e;
 mod error_chains;

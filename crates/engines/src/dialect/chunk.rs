@@ -132,6 +132,14 @@ pub trait ChunkShape: Send + Debug {
     /// The non-streamed body.
     fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String;
 
+    /// The events a generation error after the stream began sends (the
+    /// `--stream-error-rate` fault), the last of them ending the stream; `None` where the
+    /// engine then closes the connection with nothing said (TensorRT-LLM's chat). By default
+    /// the OpenAI-style `{"error": {"message", "type": "server_error"}}` and `[DONE]`.
+    fn failure(&mut self, message: &str) -> Option<Vec<Bytes>> {
+        Some(error_events(message))
+    }
+
     /// An event whose JSON is cut short (the `--malformed-rate` fault): the first half of a
     /// token event, and a blank line.
     fn malformed(&mut self, t: &Tok<'_>) -> Bytes {
@@ -151,6 +159,19 @@ pub fn sse(json: &str) -> Bytes {
     b.extend_from_slice(json.as_bytes());
     b.extend_from_slice(b"\n\n");
     Bytes::from(b)
+}
+
+/// `{"error": {"message": …, "type": "server_error"}}` and `[DONE]`: a generation error
+/// after the stream began, as OpenAI-style servers send it.
+pub fn error_events(message: &str) -> Vec<Bytes> {
+    let err = crate::dialect::json::Obj::new()
+        .f("message", message)
+        .f("type", "server_error")
+        .done();
+    vec![
+        sse(&crate::dialect::json::Obj::new().r("error", err).done()),
+        done(),
+    ]
 }
 
 /// The final SSE event of an OpenAI-style stream.

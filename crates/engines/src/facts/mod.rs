@@ -71,6 +71,39 @@ impl Profile {
         !self.server_args.is_empty()
     }
 
+    /// Every argument name a `server_arg` rule can read, where the sources hold a closed list
+    /// (TGI's `/info`); `None` where any name may be found.
+    pub fn server_arg_names(&self) -> Option<Vec<&'static str>> {
+        let mut names = Vec::new();
+        for s in self.server_args {
+            match s {
+                ArgSource::JsonKeys { keys, .. } => names.extend_from_slice(keys),
+                _ => return None,
+            }
+        }
+        (!names.is_empty()).then_some(names)
+    }
+
+    /// The field `key` if the engine drops it without effect.
+    pub fn drops_field(&self, key: &str) -> Option<&'static DroppedField> {
+        self.request.dropped.iter().find(|d| d.name == key)
+    }
+
+    /// `finish_reason` as the engine sent it on `chat` or completions, in servebench's one
+    /// vocabulary ([`Ending`]): the engine's own words by its profile, the OpenAI API's as
+    /// they are; `None` for a word neither knows.
+    pub fn ending(&self, word: &str, chat: bool) -> Option<Ending> {
+        if let Some(w) = self
+            .stream
+            .finish_words
+            .iter()
+            .find(|w| w.word == word && w.on.api(chat))
+        {
+            return Some(w.means);
+        }
+        Ending::ALL.into_iter().find(|e| e.as_str() == word)
+    }
+
     /// The HTTP status it answers a request carrying field `key` with, where the list of
     /// fields it accepts is known and `key` is not in it.
     pub fn refuses_field(&self, key: &str, chat: bool) -> Option<u16> {
@@ -89,11 +122,15 @@ impl Profile {
         }
     }
 
-    /// Whether the chat tokenize endpoint takes every field of `fields` (render fields).
+    /// Whether the chat tokenize endpoint counts the prompts generation renders with every
+    /// field of `fields` (render fields): it takes each, or the engine drops it at both.
     pub fn tokenizes_with(&self, fields: &[&str]) -> bool {
         fields.is_empty()
             || self.tokenize.is_some_and(|t| {
-                t.chat_path.is_some() && fields.iter().all(|f| t.chat_fields.contains(f))
+                t.chat_path.is_some()
+                    && fields
+                        .iter()
+                        .all(|f| t.chat_fields.contains(f) || self.drops_field(f).is_some())
             })
     }
 

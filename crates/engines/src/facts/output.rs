@@ -34,6 +34,89 @@ pub struct StreamFacts {
     pub reasoning_usage: ReasoningUsage,
     /// When `usage` is sent.
     pub usage: StreamUsage,
+    /// Where a generation error after the response began closes the connection mid-body,
+    /// with no error event and no `[DONE]` (TensorRT-LLM's chat stream): a stream cut there
+    /// is the server's failure, not the network's (`stream_cut_by_server`).
+    pub error_cuts_stream: PerApi<bool>,
+    /// The engine's `finish_reason` words that are not the OpenAI API's, with what each
+    /// means; a word not listed is read as the OpenAI API's word of that name.
+    pub finish_words: &'static [FinishWord],
+}
+
+/// One fact per API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerApi<T> {
+    /// `/v1/completions`.
+    pub completions: T,
+    /// `/v1/chat/completions`.
+    pub chat: T,
+}
+
+impl<T: Copy> PerApi<T> {
+    /// The same for both APIs.
+    pub const fn both(v: T) -> Self {
+        PerApi {
+            completions: v,
+            chat: v,
+        }
+    }
+
+    /// The fact of `chat` or completions.
+    pub fn api(&self, chat: bool) -> T {
+        if chat { self.chat } else { self.completions }
+    }
+}
+
+/// Why a generation ended, in one vocabulary across engines: the OpenAI API's words, and
+/// `abort` for a request the server ended before either (TensorRT-LLM's `timeout` and
+/// `cancelled`). Exports and reports carry this word, the engine's own beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The model ended it: an end-of-sequence token or a stop string.
+    Stop,
+    /// It reached `max_tokens` (or the context).
+    Length,
+    /// The model called a tool.
+    ToolCalls,
+    /// A content filter ended it.
+    ContentFilter,
+    /// The server ended it before either (cancelled, timed out).
+    Abort,
+}
+
+impl Ending {
+    /// Every word of the vocabulary, in order.
+    pub const ALL: [Ending; 5] = [
+        Ending::Stop,
+        Ending::Length,
+        Ending::ToolCalls,
+        Ending::ContentFilter,
+        Ending::Abort,
+    ];
+
+    /// The word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Stop => "stop",
+            Ending::Length => "length",
+            Ending::ToolCalls => "tool_calls",
+            Ending::ContentFilter => "content_filter",
+            Ending::Abort => "abort",
+        }
+    }
+}
+
+/// An engine's own `finish_reason` word and what it means, on one API or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinishWord {
+    /// The word as the engine sends it.
+    pub word: &'static str,
+    /// Sent on the chat API, completions, or both.
+    pub on: PerApi<bool>,
+    /// What it means.
+    pub means: Ending,
+    /// Where it was read.
+    pub source: &'static str,
 }
 
 /// Whether an engine's `usage` counts reasoning tokens in

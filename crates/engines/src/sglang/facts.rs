@@ -28,6 +28,7 @@ pub(crate) static SGLANG: Profile = Profile {
         // protocol.py:640-642 ChatCompletionMessageContentImagePart (`image_url`), for a
         // multimodal model.
         images: true,
+        dropped: &[],
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
@@ -119,6 +120,8 @@ pub(crate) static SGLANG: Profile = Profile {
             note: "counted by the scheduler up to and including the think-end token (managers/schedule_batch.py `update_reasoning_tokens`); also a top-level `usage.reasoning_tokens`; entrypoints/openai/usage_processor.py `calculate_token_usage`",
         },
         usage: StreamUsage::WhenAsked,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[],
     },
     // SGLang 0.5.23 entrypoints/openai/protocol.py: completions `logprobs: int` (:377),
     // `return_token_ids` (:394) → `choices[].token_ids` (serving_completions.py:622); chat

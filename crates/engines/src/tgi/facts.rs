@@ -14,10 +14,28 @@ use crate::facts::*;
 /// drops unknown fields; chat `stream_options`); a streamed request's validation or overload
 /// error is an HTTP 200 event `data: {"error":{"message","http_status_code":422}}` then
 /// `data: [DONE]` (infer/mod.rs:445-452, server.rs:890,981,1241-1244).
+///
+/// Read again at db931fcf (the newest commit; the repository is in maintenance mode since
+/// 34988476, 2025-12-11): `/info` is `Info` (router/src/lib.rs:261-299), limits and ids only,
+/// none of the launcher's other flags (`quantize`, `num_shard`, `dtype`,
+/// `max_batch_prefill_tokens` …; the launcher prints them only as its multi-line `{:#?}` of
+/// `Args`, launcher/src/main.rs:2079); `ChatRequest` (lib.rs:827-938) has no
+/// `chat_template_kwargs`, `reasoning_effort` or `chat_template` and no
+/// `deny_unknown_fields`, so serde drops them, at generation and at `/chat_tokenize`
+/// (server.rs:199-217, the same `ChatRequest` through `try_into_generate`); finish reasons
+/// are `FinishReason` (lib.rs:1412-1439: `length`, `eos_token`, `stop_sequence`), sent as
+/// they are in completions streams (server.rs:858 `to_string()`) and with `eos_token` as
+/// `stop` in chat streams (chat.rs:97-100 `format(true)`).
+/// What to do instead of a chat render field TGI drops.
+const TGI_TEMPLATE: &str = "TGI renders every chat with the model's own chat template and \
+     takes no per-request template setting: to compare templates, start each variant with its \
+     own `--tokenizer-config-path` (a tokenizer_config.json whose `chat_template` has the \
+     setting), or measure this A/B on an engine that takes the field (SGLang, vLLM, llama.cpp)";
+
 pub(crate) static TGI: Profile = Profile {
     engine: Engine::Tgi,
     name: "TGI",
-    checked: "git db931fcf (huggingface/text-generation-inference): router/src/server.rs, router/src/validation.rs, router/src/lib.rs",
+    checked: "git db931fcf (huggingface/text-generation-inference, the newest commit): router/src/server.rs, router/src/validation.rs, router/src/lib.rs, router/src/chat.rs, launcher/src/main.rs",
     request: RequestFacts {
         ignore_eos: Field::Ignored,
         min_tokens: Field::Ignored,
@@ -28,6 +46,22 @@ pub(crate) static TGI: Profile = Profile {
         accepts: None,
         // Not read at db931fcf: no image part is sent to TGI, and its simulator refuses them.
         images: false,
+        // router/src/lib.rs:827-938: `ChatRequest` has none of these fields and no
+        // `deny_unknown_fields`; `/chat_tokenize` (server.rs:199-217) parses the same type.
+        dropped: &[
+            DroppedField {
+                name: "chat_template_kwargs",
+                instead: TGI_TEMPLATE,
+            },
+            DroppedField {
+                name: "reasoning_effort",
+                instead: TGI_TEMPLATE,
+            },
+            DroppedField {
+                name: "chat_template",
+                instead: TGI_TEMPLATE,
+            },
+        ],
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
@@ -43,7 +77,26 @@ pub(crate) static TGI: Profile = Profile {
         path: "/info",
         pointer: "/version",
     }],
-    server_args: &[ArgSource::Json { path: "/info" }],
+    // router/src/lib.rs:261-299: `Info`, every key it holds; no other launcher flag.
+    server_args: &[ArgSource::JsonKeys {
+        path: "/info",
+        keys: &[
+            "model_id",
+            "model_sha",
+            "model_pipeline_tag",
+            "max_concurrent_requests",
+            "max_best_of",
+            "max_stop_sequences",
+            "max_input_tokens",
+            "max_total_tokens",
+            "validation_workers",
+            "max_client_batch_size",
+            "router",
+            "version",
+            "sha",
+            "docker_label",
+        ],
+    }],
     metrics: Some(MetricsFacts {
         path: "/metrics",
         enable: None,
@@ -75,6 +128,24 @@ pub(crate) static TGI: Profile = Profile {
         reasoning_fields: &[],
         reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[
+            FinishWord {
+                word: "eos_token",
+                on: PerApi {
+                    completions: true,
+                    chat: false,
+                },
+                means: Ending::Stop,
+                source: "router/src/lib.rs:1412-1430, server.rs:858 (completions streams send `to_string()`)",
+            },
+            FinishWord {
+                word: "stop_sequence",
+                on: PerApi::both(true),
+                means: Ending::Stop,
+                source: "router/src/lib.rs:1418-1439, chat.rs:97-100 (`format(true)` turns only `eos_token` into `stop`)",
+            },
+        ],
     },
     // TGI db931fcf router/src/lib.rs: chat `logprobs`, `top_logprobs` (:857-863) answered
     // `{content: [{token, logprob, top_logprobs}]}` (:607-677), at most `--max-top-n-tokens`

@@ -97,6 +97,7 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
         // cli/serving/utils.py:1318-1324 `get_processor_inputs_from_messages`: `image_url`
         // parts for a vision-language model (dropped for a text-only one).
         images: true,
+        dropped: &[],
     },
     tokenize: None,
     context_limit: &[],
@@ -117,6 +118,8 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
         reasoning_fields: &["reasoning_content"],
         reasoning_usage: ReasoningUsage::NotSent,
         usage: StreamUsage::Always,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[],
     },
     // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,
     // accepted and ignored (chat_completion.py:70-90, completion.py:53-61): outputs are

@@ -15,10 +15,21 @@ use crate::facts::*;
 /// search index holds them newest (2026 headers: `log_iteration_stats` sets the running,
 /// waiting and KV gauges; the lifespan starts `_iteration_stats_collector_loop` only with
 /// `enable_iter_perf_stats`, and the loop wakes when a request completes).
+///
+/// Read again in the newest copies the search index holds of openai_server.py (2026, with
+/// `TokenizeRequest`, `allow_request_chat_template`) and postprocess_handlers.py (2026 header,
+/// `_ensure_stream_metadata`); PyPI's 1.2.1 wheel lives on pypi.nvidia.com, out of reach here.
+/// `openai_completion`'s `completion_generator` catches a generation error and sends
+/// `data: {"error":{"message","type":"server_error","code":null,"param":null}}` then
+/// `data: [DONE]` (its comment: the status is already 200); `openai_chat`'s
+/// `chat_stream_generator` and `chat_harmony`'s `create_streaming_generator` log it and
+/// re-raise, so uvicorn closes the connection mid-body: no error event, no `[DONE]`. Finish
+/// reasons are `CompletionOutput.finish_reason` (executor/result.py: `stop`, `length`,
+/// `timeout`, `cancelled`).
 pub(crate) static TRTLLM: Profile = Profile {
     engine: Engine::Trtllm,
     name: "TensorRT-LLM",
-    checked: "git (NVIDIA/TensorRT-LLM): tensorrt_llm/serve/openai_protocol.py @0076e939, openai_server.py @00057725, metrics/collector.py @050f80de",
+    checked: "git (NVIDIA/TensorRT-LLM): tensorrt_llm/serve/openai_protocol.py @0076e939, openai_server.py @00057725 and the newest the search index holds (2026), postprocess_handlers.py (2026), metrics/collector.py @050f80de, executor/result.py",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,
@@ -30,6 +41,7 @@ pub(crate) static TRTLLM: Profile = Profile {
         // tensorrt_llm/serve/chat_utils.py @0c351902 `parse_chat_message_content_part`:
         // `image_url` parts loaded as image media, for a multimodal model.
         images: true,
+        dropped: &[],
     },
     tokenize: Some(TokenizeFacts {
         path: "/_internal/tokenize",
@@ -77,6 +89,26 @@ pub(crate) static TRTLLM: Profile = Profile {
         reasoning_fields: &["reasoning_content", "reasoning"],
         reasoning_usage: ReasoningUsage::NotChecked,
         usage: StreamUsage::WhenAsked,
+        // openai_server.py (newest): `completion_generator` sends an error event and
+        // `[DONE]`; `chat_stream_generator` re-raises, which ends the body unfinished.
+        error_cuts_stream: PerApi {
+            completions: false,
+            chat: true,
+        },
+        finish_words: &[
+            FinishWord {
+                word: "timeout",
+                on: PerApi::both(true),
+                means: Ending::Abort,
+                source: "executor/result.py `CompletionOutput.finish_reason`",
+            },
+            FinishWord {
+                word: "cancelled",
+                on: PerApi::both(true),
+                means: Ending::Abort,
+                source: "executor/result.py `CompletionOutput.finish_reason`",
+            },
+        ],
     },
     // TensorRT-LLM openai_protocol.py @54cf7be: completions refuse `logprobs` ("logprobs is
     // not supported", CompletionRequest.check_logprobs); chat takes `logprobs: true`, and

@@ -27,6 +27,7 @@ pub(crate) static VLLM: Profile = Profile {
         // renderers/chat_utils/content_parser.py:182-183: an `image_url` part is fetched
         // (a data URL decoded), for a multimodal model.
         images: true,
+        dropped: &[],
     },
     tokenize: Some(TokenizeFacts {
         path: "/tokenize",
@@ -78,6 +79,8 @@ pub(crate) static VLLM: Profile = Profile {
             note: "the parser's `count_reasoning_tokens`, 0 for parsers that do not implement it (reasoning/abs_reasoning_parsers.py:133-150); chat_completion/serving.py:854-873",
         },
         usage: StreamUsage::WhenAsked,
+        error_cuts_stream: PerApi::both(false),
+        finish_words: &[],
     },
     // vLLM 0.33.0: completions `logprobs: int` (completion/protocol.py:63), chat `logprobs`,
     // `top_logprobs` (chat_completion/protocol.py:242-243), at most `--max-logprobs` (20 by

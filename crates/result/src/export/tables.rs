@@ -207,6 +207,13 @@ pub fn requests(result: &RunResult, lines: &[RequestLine]) -> Table {
         .int("max_tokens", |r| r.l.record.max_tokens)
         .opt_int("output_target", |r| r.l.record.output_target)
         .opt_str("finish_reason", |r| r.l.record.finish_reason.clone())
+        // The engine's own word, beside the one vocabulary (the same where they agree).
+        .opt_str("finish_reason_sent", |r| {
+            let rec = &r.l.record;
+            rec.finish_reason_sent
+                .clone()
+                .or_else(|| rec.finish_reason.clone())
+        })
         .opt_float("server_ttft_ms", |r| r.m.server_ttft_ms)
         .opt_float("ttfr_ms", |r| r.m.ttfr_ms)
         .opt_float("ttfa_ms", |r| r.m.ttfa_ms)

@@ -10,6 +10,7 @@ fn error_kinds_round_trip_as_strings() {
         ErrorKind::Http { status: 503 },
         ErrorKind::NotSent,
         ErrorKind::StreamDisconnected,
+        ErrorKind::StreamCutByServer,
     ];
     for k in kinds {
         let s = serde_json::to_string(&k).expect("serialises");
@@ -17,6 +18,10 @@ fn error_kinds_round_trip_as_strings() {
         assert_eq!(back, k, "{s}");
     }
     assert_eq!(ErrorKind::Http { status: 429 }.to_string(), "http_429");
+    assert_eq!(
+        ErrorKind::StreamCutByServer.to_string(),
+        "stream_cut_by_server"
+    );
     assert!("http_x".parse::<ErrorKind>().is_err());
     let map: std::collections::BTreeMap<ErrorKind, usize> = [
         (ErrorKind::Http { status: 500 }, 2),

@@ -25,18 +25,27 @@ pub struct BlockPlan {
     /// Where the engine serves its Prometheus metrics and their names (telemetry scrapes
     /// them), where its profile knows, with the path to scrape for the spec's model.
     pub metrics: Option<(servebench_spec::engine::MetricsFacts, String)>,
+    /// The engine's profile, by which the trials' streams are read (its finish words, a
+    /// stream it cuts on a generation error).
+    pub profile: &'static Profile,
 }
 
 impl BlockPlan {
     /// What requests to `target` carry and where their prompts are counted, by the engine's
     /// `profile`, for what the spec asks (`workload.ignore_eos`, `send_min_tokens`,
     /// `target.tokenizer`; a local `tokenizer_path` is read from `spec_dir`).
-    pub fn new(spec: &SpecFile, target: &Target, spec_dir: &Path, profile: &Profile) -> Self {
+    pub fn new(
+        spec: &SpecFile,
+        target: &Target,
+        spec_dir: &Path,
+        profile: &'static Profile,
+    ) -> Self {
         let w = &spec.spec.workload;
         BlockPlan {
             body: profile.body_plan(w.ignore_eos, w.send_min_tokens),
             tokenizer: tokenizer(spec, target, spec_dir, profile),
             metrics: profile.metrics.zip(profile.metrics_path(&target.model)),
+            profile,
         }
     }
 }

@@ -199,6 +199,10 @@ pub struct LoadConfig {
     /// the clock is read instead). The reqwest transport always reads the clock.
     #[serde(default = "on")]
     pub kernel_receive_stamps: bool,
+    /// The engine whose answers these are: its profile reads the finished records
+    /// ([`crate::loadgen::reading`]); `None`: read as the OpenAI API's words.
+    #[serde(skip)]
+    pub engine: Option<&'static servebench_spec::engine::Profile>,
 }
 
 fn on() -> bool {
@@ -226,6 +230,7 @@ impl LoadConfig {
             slo: None,
             transport: Transport::Lean,
             kernel_receive_stamps: true,
+            engine: None,
         }
     }
 

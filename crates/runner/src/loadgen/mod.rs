@@ -19,6 +19,7 @@ pub mod config;
 pub mod h1;
 pub mod limits;
 pub mod progress;
+pub mod reading;
 pub mod schedule;
 pub mod sse;
 pub mod stream;

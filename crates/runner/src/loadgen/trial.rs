@@ -147,13 +147,14 @@ pub async fn run_trial_with<E: Executor>(
         request_timeout: cfg.request_timeout,
     };
 
-    let warmup_records = phase
+    let mut warmup_records = phase
         .run(&exec, warmup, &vec![0; cfg.warmup_requests])
         .await;
     let stamps_before = exec.receive_stamps();
     let started_at = OffsetDateTime::now_utc();
-    let records = phase.run(&exec, measured, &offsets).await;
+    let mut records = phase.run(&exec, measured, &offsets).await;
     let ended_at = OffsetDateTime::now_utc();
+    super::reading::read_trial(cfg, target, &mut records, &mut warmup_records);
     let receive_stamps = exec.receive_stamps().map(|after| {
         let before = stamps_before.unwrap_or_default();
         ReceiveStamps {

@@ -79,9 +79,38 @@ async fn llamacpp_tokenize(Json(body): Json<Value>) -> Json<Value> {
     Json(json!({ "tokens": tokens }))
 }
 
+/// llama.cpp b11434 `POST /v1/chat/completions/input_tokens` (server-context.cpp:5950-5998):
+/// the rendered chat counted, `{"input_tokens": N, "object": "response.input_tokens"}`.
+async fn llamacpp_input_tokens(Json(body): Json<Value>) -> Json<Value> {
+    let words: usize = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|x| {
+                    x["content"]
+                        .as_str()
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .count()
+                        + 2
+                })
+                .sum()
+        })
+        .unwrap_or(0);
+    Json(json!({"input_tokens": words, "object": "response.input_tokens"}))
+}
+
 #[tokio::test]
 async fn llamacpp_chat_messages_are_no_count_not_zero_tokens() {
-    let base = serve(Router::new().route("/tokenize", post(llamacpp_tokenize))).await;
+    let base = serve(
+        Router::new()
+            .route("/tokenize", post(llamacpp_tokenize))
+            .route(
+                "/v1/chat/completions/input_tokens",
+                post(llamacpp_input_tokens),
+            ),
+    )
+    .await;
     // Through the generic profile (engine unknown): `{"messages"}` is tried and its 200
     // `{"tokens": []}` is "no chat tokenization", not 0 tokens (it was `Some(0)`).
     let mut c = AnyCounter::from_spec(&tokenizer_for(Engine::Openai, &base)).expect("counter");
@@ -90,14 +119,14 @@ async fn llamacpp_chat_messages_are_no_count_not_zero_tokens() {
         None
     );
     assert_eq!(c.count("hello there friend").await.expect("count"), 4);
-    // Through llama.cpp's profile: no chat tokenization is asked for at all.
+    // Through llama.cpp's profile (b11434): chats are counted at input_tokens, in one request.
     let mut c = AnyCounter::from_spec(&tokenizer_for(Engine::Llamacpp, &base)).expect("counter");
     let before = c.round_trips();
     assert_eq!(
         c.count_chat(&user("hello there friend")).await.expect("ok"),
-        None
+        Some(5)
     );
-    assert_eq!(c.round_trips(), before, "no request");
+    assert_eq!(c.round_trips(), before + 1, "one request");
     assert_eq!(c.count("one two").await.expect("count"), 3, "content + BOS");
 }
 

@@ -96,6 +96,9 @@ pub struct FaultParams {
     pub stall_ms: u64,
     /// Share of streaming requests that get one broken-JSON event mid-stream.
     pub malformed_rate: f64,
+    /// Share of streaming requests whose generation fails mid-stream: the dialect ends the
+    /// stream as its engine does (an error event then `[DONE]`, or the connection cut).
+    pub stream_error_rate: f64,
     /// Stop the whole server right after this many generation requests have been answered.
     pub exit_after_requests: Option<u64>,
     /// Readiness flaps: after the start-up delay, every period of this many ms ends with
@@ -115,6 +118,7 @@ impl Default for FaultParams {
             stall_rate: 0.0,
             stall_ms: 1000,
             malformed_rate: 0.0,
+            stream_error_rate: 0.0,
             exit_after_requests: None,
             flap_period_ms: 0,
             flap_down_ms: 0,
@@ -131,6 +135,7 @@ impl FaultParams {
             ("disconnect_rate", self.disconnect_rate),
             ("stall_rate", self.stall_rate),
             ("malformed_rate", self.malformed_rate),
+            ("stream_error_rate", self.stream_error_rate),
         ];
         for (name, v) in rates {
             if !(0.0..=1.0).contains(&v) {

@@ -20,6 +20,8 @@ pub(crate) struct FaultPlan {
     pub(crate) stall_at: Option<u32>,
     /// Send one broken event before this token.
     pub(crate) malformed_at: Option<u32>,
+    /// Fail the generation before this token, as the dialect's engine fails a stream.
+    pub(crate) error_at: Option<u32>,
     /// Length of the pause.
     pub(crate) stall: Duration,
 }
@@ -45,6 +47,7 @@ impl FaultPlan {
             disconnect_at: (u(1) < p.disconnect_rate).then(|| pos(2)),
             stall_at: (u(3) < p.stall_rate).then(|| pos(4)),
             malformed_at: (u(5) < p.malformed_rate).then(|| pos(6)),
+            error_at: (u(7) < p.stream_error_rate).then(|| pos(8)),
             stall: Duration::from_millis(p.stall_ms),
         }
     }
@@ -67,6 +70,7 @@ mod tests {
             disconnect_rate: 0.3,
             stall_rate: 0.5,
             malformed_rate: 1.0,
+            stream_error_rate: 0.4,
             ..FaultParams::default()
         };
         let plans: Vec<FaultPlan> = (0..10_000).map(|n| FaultPlan::draw(&p, 4, n, 10)).collect();
@@ -82,6 +86,7 @@ mod tests {
         assert!((share(&|p| p.disconnect_at.is_some()) - 0.3).abs() < 0.015);
         assert!((share(&|p| p.stall_at.is_some()) - 0.5).abs() < 0.015);
         assert_eq!(share(&|p| p.malformed_at.is_some()), 1.0);
+        assert!((share(&|p| p.error_at.is_some()) - 0.4).abs() < 0.015);
         assert!(
             plans
                 .iter()

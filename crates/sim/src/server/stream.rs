@@ -192,6 +192,24 @@ impl TokenStream {
         }
     }
 
+    /// Fails the generation as the engine does: its error events, the stream then ending,
+    /// or (`None` from the dialect: TensorRT-LLM's chat) the connection cut.
+    fn generation_error(&mut self) -> Option<Poll<Option<io::Result<Bytes>>>> {
+        const WHY: &str = "injected fault: generation failed";
+        let events = match &mut self.wire {
+            Wire::Generic(_) => Some(super::dialect::chunk::error_events(WHY)),
+            Wire::Dialect { shape, .. } => shape.failure(WHY),
+        };
+        let Some(events) = events else {
+            return Some(self.fail("injected generation error, the connection cut"));
+        };
+        self.queue(events, false);
+        self.finished = true;
+        self.counted = true;
+        bump(&self.state.stats.failed);
+        None
+    }
+
     /// The events of a token that is not the last.
     fn token_events(&mut self, index: u32, out: &mut Vec<Bytes>) {
         if self.opts.held_back {
@@ -338,6 +356,12 @@ impl Stream for TokenStream {
                 this.stall = Some(Box::pin(tokio::time::sleep(this.plan.stall)));
                 this.held = Some(e);
                 continue;
+            }
+            if fires(this.plan.error_at, e.index, last) {
+                match this.generation_error() {
+                    Some(cut) => return cut,
+                    None => continue,
+                }
             }
             if fires(this.plan.malformed_at, e.index, last) {
                 this.plan.malformed_at = None;

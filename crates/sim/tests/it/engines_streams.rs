@@ -300,9 +300,13 @@ async fn tgi_chat_role_in_every_delta_and_usage_chunk() {
     );
 }
 
-// TensorRT-LLM: postprocess_handlers.py completion_stream_post_processor.
+// TensorRT-LLM: postprocess_handlers.py completion_stream_post_processor, as the search index
+// holds it newest (2026): `_ensure_stream_metadata` gives the stream one id, `cmpl-<request
+// id>`, and the usage chunk is a `CompletionStreamResponse` (`text_completion`). Older
+// versions drew a new id per chunk and sent a `chat.completion.chunk`, which this test
+// asserted before issue 49.
 #[tokio::test]
-async fn trtllm_completions_new_id_per_chunk_and_a_chat_typed_usage_chunk() {
+async fn trtllm_completions_one_id_per_stream_and_a_text_completion_usage_chunk() {
     let (got, s) = events(Engine::Trtllm, "/v1/completions", completion(true)).await;
     let chunk = |finish: Value| {
         json!({"id": "<id>", "object": "text_completion", "created": 0, "model": "sim-model",
@@ -316,7 +320,7 @@ async fn trtllm_completions_new_id_per_chunk_and_a_chat_typed_usage_chunk() {
         vec![
             chunk(Value::Null),
             chunk(json!("length")),
-            json!({"id": "<id>", "object": "chat.completion.chunk", "created": 0,
+            json!({"id": "<id>", "object": "text_completion", "created": 0,
                    "model": "sim-model", "choices": [],
                    "usage": {"prompt_tokens": 3, "total_tokens": 5, "completion_tokens": 2,
                              "prompt_tokens_details": {"cached_tokens": 0}}}),
@@ -327,9 +331,8 @@ async fn trtllm_completions_new_id_per_chunk_and_a_chat_typed_usage_chunk() {
         .iter()
         .filter_map(|e| e.json().map(|v| v["id"].clone()))
         .collect();
-    assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
+    assert!(ids[0] == ids[1] && ids[1] == ids[2], "{ids:?}");
     assert!(ids[0].as_str().is_some_and(|i| i.starts_with("cmpl-")));
-    assert!(ids[2].as_str().is_some_and(|i| i.starts_with("chatcmpl-")));
 }
 
 // TensorRT-LLM: chat_stream_post_processor — `data: {…} \n\n`, exclude_none deltas.

@@ -41,10 +41,12 @@ pub(crate) fn check(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A `server_arg` rule at `rule` needs an engine that reports its arguments.
+/// A `server_arg` rule at `rule` needs an engine that reports its arguments, and, where the
+/// engine's sources hold a closed list of names (TGI's `/info`), one of them.
 pub(crate) fn check_server_arg(
     s: &crate::types::ExperimentSpec,
     rule: &KeyPath,
+    name: &str,
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(p) = profile(s.target.engine) else {
@@ -64,6 +66,42 @@ pub(crate) fn check_server_arg(
                 "prove the variant another way: `log_contains: TEXT` (a line the server \
                  prints) or `json: {path, pointer, equals}`",
             ),
+        );
+        return;
+    }
+    if let Some(names) = p.server_arg_names()
+        && !name.trim().is_empty()
+        && !names.contains(&name)
+    {
+        let where_: Vec<String> = p
+            .server_args
+            .iter()
+            .filter_map(|a| match a {
+                crate::engine::ArgSource::JsonKeys { path, .. } => Some(format!("`{path}`")),
+                _ => None,
+            })
+            .collect();
+        out.push(
+            Diagnostic::warning(
+                rule.key("server_arg").key("name"),
+                format!(
+                    "{} reports only {} of its arguments at {}, and `{name}` is not one: the \
+                     rule would fail at every start (`server argument not found`)",
+                    p.name,
+                    names.len(),
+                    where_.join(", ")
+                ),
+            )
+            .with_hint(format!(
+                "prove the variant with `log_contains: TEXT` (a line the server prints with \
+                 the setting) or `json: {{path, pointer, equals}}` on an endpoint that shows \
+                 it; `server_arg` can read {}",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         );
     }
 }

@@ -74,6 +74,21 @@ fn check_key(spec: &SpecFile, key_path: &str, key: &str, out: &mut Vec<Diagnosti
     let Some(p) = profile(s.target.engine) else {
         return;
     };
+    if let Some(d) = p.drops_field(key) {
+        out.push(
+            Diagnostic::warning(
+                at(&format!("{key_path}.{key}")),
+                format!(
+                    "{} drops `{key}` without a word (not a field of its request type, and it \
+                     refuses none): requests with it are the requests without it, so variants \
+                     that differ only there measure one configuration twice",
+                    p.name
+                ),
+            )
+            .with_hint(d.instead),
+        );
+        return;
+    }
     if let Some(status) = p.refuses_field(key, chat) {
         out.push(
             Diagnostic::warning(

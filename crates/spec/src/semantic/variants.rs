@@ -362,7 +362,7 @@ fn check_rule(
                 ),
             );
         }
-        super::engine::check_server_arg(s, &p, out);
+        super::engine::check_server_arg(s, &p, &a.name, out);
     }
     match (&rule.log_contains, &rule.json) {
         _ if checks > 1 => {

@@ -105,6 +105,8 @@ pub(super) fn routes() -> Router<Arc<Host>> {
         .route("/v1/models", get(models))
         .route("/tokenize", post(tokenize))
         .route("/detokenize", post(detokenize))
+        .route("/chat/completions/input_tokens", post(input_tokens))
+        .route("/v1/chat/completions/input_tokens", post(input_tokens))
 }
 
 async fn health() -> Response {
@@ -205,6 +207,36 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
             .r("data", arr([info]))
             .done(),
     )
+}
+
+/// `POST /v1/chat/completions/input_tokens` (b11434 server.cpp:294-295; a router proxies it,
+/// :245): the chat request rendered the way generation renders it and counted
+/// (`handle_count_tokens`, server-context.cpp:5950-5998), `{"input_tokens": N, "object":
+/// "response.input_tokens"}`.
+async fn input_tokens(
+    State(st): State<Arc<Host>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let run = || -> Result<Response, ApiError> {
+        let raw = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+        if st.config.wire.router()
+            && let Some(e) = router::body_refusal(&st.config, &raw)
+        {
+            return Err(e);
+        }
+        let b = tokenize::tokenize_body(&st, Ok(raw))?;
+        let Some(messages) = b.messages else {
+            return Err(ApiError::bad_request("'messages' is required"));
+        };
+        let n = tokenize::message_ids(&messages).len();
+        Ok(ok_json(
+            Obj::new()
+                .f("input_tokens", &n)
+                .f("object", "response.input_tokens")
+                .done(),
+        ))
+    };
+    run().unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {

@@ -20,10 +20,13 @@
 //! * `/health` 200 empty (503 `{"error":"unhealthy","error_type":"healthcheck"}`), `/info`
 //!   (lib.rs:261-299), `/v1/models` (`owned_by` = the model id, `created: 0`,
 //!   server.rs:176-186), `/tokenize` `{"inputs"}` → a JSON array of `{id, text, start,
-//!   stop}` with byte offsets (server.rs:71-95,1304-1324);
+//!   stop}` with byte offsets (server.rs:71-95,1304-1324); `/chat_tokenize` a chat request
+//!   → `{tokenize_response, templated_text}` (server.rs:188-217), rendered as generation
+//!   renders it, its `chat_template_kwargs` dropped as generation drops them;
 //! * errors `{"error", "error_type"}` (lib.rs:1516-1519).
 
 mod metrics;
+mod tokenize;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +34,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -47,7 +49,6 @@ use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
 use crate::dialect::ok_json;
 use crate::dialect::request::{Api, Rules};
-use crate::dialect::tokenize;
 use crate::dialect::{Dialect, Snapshot, json_response};
 use crate::dialect::{Served, WireParams};
 
@@ -248,7 +249,8 @@ pub(super) fn routes() -> Router<Arc<Host>> {
         .route("/ping", get(health))
         .route("/info", get(info))
         .route("/v1/models", get(models))
-        .route("/tokenize", post(tokenize))
+        .route("/tokenize", post(tokenize::tokenize))
+        .route("/chat_tokenize", post(tokenize::chat_tokenize))
 }
 
 async fn health(State(st): State<Arc<Host>>) -> Response {
@@ -289,36 +291,6 @@ async fn models(State(st): State<Arc<Host>>) -> Response {
         .f("owned_by", &st.config.model)
         .done();
     ok_json(Obj::new().f("object", "list").r("data", arr([card])).done())
-}
-
-async fn tokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesRejection>) -> Response {
-    let run = || -> Result<Response, ApiError> {
-        let b = tokenize::tokenize_body(&st, body)?;
-        let Some(input) = b.inputs else {
-            return Err(ApiError::invalid("missing field `inputs`"));
-        };
-        let tokens = arr(words(&input).map(|(start, word)| {
-            let id = crate::dialect::tokenizer::encode(word)
-                .first()
-                .copied()
-                .unwrap_or(0);
-            Obj::new()
-                .f("id", &id)
-                .f("text", word)
-                .f("start", &start)
-                .f("stop", &(start + word.len()))
-                .done()
-        }));
-        Ok(ok_json(tokens))
-    };
-    run().unwrap_or_else(IntoResponse::into_response)
-}
-
-/// The whitespace-separated words of `s` with their byte offsets.
-fn words(s: &str) -> impl Iterator<Item = (usize, &str)> {
-    let base = s.as_ptr() as usize;
-    s.split_whitespace()
-        .map(move |w| (w.as_ptr() as usize - base, w))
 }
 
 /// `{"error", "error_type"}`; a body axum could not read gets axum's plain-text rejection

@@ -52,6 +52,18 @@ pub(super) async fn get(config: Served, path: &str) -> (StatusCode, String) {
     body(app.oneshot(req).await.expect("infallible")).await
 }
 
+/// `POST path` with the JSON `json` on the dialect's routes.
+pub(super) async fn post(config: Served, path: &str, json: &Value) -> (StatusCode, String) {
+    let d = crate::of(config.wire.engine);
+    let host = Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))));
+    let app = dialect::routes(d).with_state(host);
+    let req = Request::post(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(json.to_string()))
+        .expect("request");
+    body(app.oneshot(req).await.expect("infallible")).await
+}
+
 async fn body(r: Response) -> (StatusCode, String) {
     let status = r.status();
     let b = axum::body::to_bytes(r.into_body(), usize::MAX)

@@ -6,7 +6,8 @@
 //! Replayed through the client only (`servebench-runner`), the dialect not speaking them:
 //! * `llamacpp/transcripts/b11434-router/*`: llama.cpp's router mode (several models,
 //!   `/props` and `/metrics` per `?model=`) is not simulated: the dialect is one model's
-//!   server. Its `metrics-model.txt` (a child server's own text) is replayed below.
+//!   server. Its `metrics-model.txt` and `chat-input-tokens.json` (a child server's own
+//!   answers) are replayed below.
 //! * `sglang/transcripts/0.5.23/metrics-priority.txt`: priority scheduling (`priority`
 //!   label) is not simulated.
 //! * `transformers/transcripts/5.24.0/responses-stream.http`: the Responses API is not
@@ -21,6 +22,7 @@
 mod http;
 mod metrics;
 mod router;
+mod tokenize;
 
 use crate::Engine;
 use crate::dialect::{Served, Snapshot};

@@ -11,7 +11,6 @@ use crate::dialect::logprobs::{self, ChatStyle, Scored};
 #[derive(Debug)]
 pub(crate) struct Shape {
     ctx: Ctx,
-    chunks: u64,
     role_sent: bool,
 }
 
@@ -19,16 +18,20 @@ impl Shape {
     pub(crate) fn new(ctx: Ctx) -> Self {
         Shape {
             ctx,
-            chunks: 0,
             role_sent: false,
         }
     }
 
-    /// A fresh uuid4 hex per chunk, as each `CompletionStreamResponse` gets its own.
-    fn next_id(&mut self, prefix: &str) -> String {
-        self.chunks += 1;
-        let h = splitmix64(self.ctx.created ^ splitmix64(self.chunks ^ hash(&self.ctx.id)));
-        format!("{prefix}-{h:016x}{:016x}", splitmix64(h))
+    /// The stream's one id, `{prefix}-{request id}`, that every chunk of it carries
+    /// (postprocess_handlers.py `_ensure_stream_metadata`: "cmpl" for completions,
+    /// "chatcmpl" for chat; the executor's request id is an integer).
+    fn stream_id(&self) -> String {
+        let prefix = match self.ctx.api {
+            Api::Completions => "cmpl",
+            Api::Chat => "chatcmpl",
+        };
+        let n = splitmix64(self.ctx.created ^ hash(&self.ctx.id)) % 1_000_000_000;
+        format!("{prefix}-{n}")
     }
 
     fn usage(f: &Finish) -> String {
@@ -56,7 +59,7 @@ impl Shape {
             .null("stop_reason")
             .null("avg_decoded_tokens_per_iter")
             .done();
-        let id = self.next_id("cmpl");
+        let id = self.stream_id();
         sse(&Obj::new()
             .f("id", &id)
             .f("object", "text_completion")
@@ -80,7 +83,7 @@ impl Shape {
             .opt_r("logprobs", lp)
             .opt("finish_reason", finish.map(reason))
             .done();
-        let id = self.next_id("chatcmpl");
+        let id = self.stream_id();
         Obj::new()
             .f("id", &id)
             .f("object", "chat.completion.chunk")
@@ -113,11 +116,19 @@ impl Shape {
             .done()
     }
 
+    /// The final usage chunk: a `CompletionStreamResponse` for completions, a
+    /// `ChatCompletionStreamResponse` for chat, with the stream's id and no choice
+    /// (postprocess_handlers.py `completion_stream_post_processor`,
+    /// `chat_stream_post_processor`).
     fn usage_chunk(&mut self, f: &Finish) -> Bytes {
-        let id = self.next_id("chatcmpl");
+        let id = self.stream_id();
+        let object = match self.ctx.api {
+            Api::Completions => "text_completion",
+            Api::Chat => "chat.completion.chunk",
+        };
         sse(&Obj::new()
             .f("id", &id)
-            .f("object", "chat.completion.chunk")
+            .f("object", object)
             .f("created", &self.ctx.created)
             .f("model", &self.ctx.model)
             .r("choices", "[]")
@@ -162,6 +173,24 @@ impl ChunkShape for Shape {
             out.push(self.usage_chunk(f));
         }
         out.push(done());
+    }
+
+    /// openai_server.py (newest): `completion_generator` answers a generation error with
+    /// `{"error": {"message", "type": "server_error", "code": null, "param": null}}` and
+    /// `[DONE]`; `chat_stream_generator` re-raises, and the connection closes mid-body.
+    fn failure(&mut self, message: &str) -> Option<Vec<Bytes>> {
+        match self.ctx.api {
+            Api::Chat => None,
+            Api::Completions => {
+                let err = Obj::new()
+                    .f("message", message)
+                    .f("type", "server_error")
+                    .null("code")
+                    .null("param")
+                    .done();
+                Some(vec![sse(&Obj::new().r("error", err).done()), done()])
+            }
+        }
     }
 
     fn whole(&self, answer: &Answer<'_>, f: &Finish) -> String {

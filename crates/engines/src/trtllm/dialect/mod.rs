@@ -8,14 +8,21 @@
 //!   `min_tokens`, `stream_options` are fields; `StreamOptions.include_usage` defaults to
 //!   true; `stream_options` without `stream` is refused (`validate_stream_options`);
 //! * completion chunks: `model_dump_json(exclude_unset=False)` with every field, `usage:
-//!   null`, and a **new id per chunk** (the id's `default_factory` is not given one); the
-//!   usage chunk is a `ChatCompletionStreamResponse` (`object: "chat.completion.chunk"`)
-//!   even for completions (postprocess_handlers.py `completion_stream_post_processor`);
+//!   null`, and **one id per stream**, `cmpl-<request id>` (the newest
+//!   postprocess_handlers.py `_ensure_stream_metadata`; older versions drew a new id per
+//!   chunk); with `include_usage` the usage chunk is a `CompletionStreamResponse`
+//!   (`object: "text_completion"`, `choices: []`, the stream's id;
+//!   `completion_stream_post_processor`; older versions sent a `chat.completion.chunk`);
 //! * chat chunks: `model_dump_json(exclude_none=True)`; the first is written
 //!   `data: {…} \n\n` (a space before the blank line), delta `{"role":"assistant"}`; token
 //!   deltas carry `content` and `reasoning_content: ""`; the finish rides on the last
 //!   token; with `include_usage` a full usage chunk follows (`chat_stream_post_processor`);
-//!   both end with `data: [DONE]`, and a generator exception just ends the stream;
+//!   both end with `data: [DONE]`; chat chunks carry `chatcmpl-<request id>`, one per stream;
+//! * a generation error after the stream began (openai_server.py, newest): completions send
+//!   `data: {"error":{"message","type":"server_error","code":null,"param":null}}` then
+//!   `data: [DONE]` (`completion_generator`); chat re-raises (`chat_stream_generator`, and
+//!   `chat_harmony`'s generator), so the connection closes mid-body with no error event and
+//!   no `[DONE]` (the `--stream-error-rate` fault does both);
 //! * `/health` 200 empty, `/health_generate`, `/version` `{"version"}`, `/v1/models`
 //!   (`owned_by: "tensorrt_llm"`), `/_internal/tokenize` `{prompt}` → `{count, tokens}`
 //!   (no `/tokenize`; `messages` was left out on purpose), `/server_info`

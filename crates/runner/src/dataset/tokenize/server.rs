@@ -76,7 +76,8 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, Dat
 
 /// A tokenize answer in any of the shapes engines send: `{count, tokens}` (SGLang, vLLM,
 /// TensorRT-LLM), `{tokens}` (llama.cpp), a bare array of tokens (TGI's `/tokenize`),
-/// `{tokenize_response: [...]}` (TGI's `/chat_tokenize`).
+/// `{tokenize_response: [...]}` (TGI's `/chat_tokenize`), `{input_tokens: N}` (llama.cpp
+/// b11434's `/v1/chat/completions/input_tokens`, server-context.cpp:5993-5996).
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum TokenizeAnswer {
@@ -88,6 +89,8 @@ enum TokenizeAnswer {
 struct TokenizeObject {
     #[serde(default)]
     count: Option<u32>,
+    #[serde(default)]
+    input_tokens: Option<u32>,
     #[serde(default)]
     tokens: Option<Vec<IgnoredAny>>,
     #[serde(default)]
@@ -131,8 +134,8 @@ impl ServerTokenizer {
     }
 
     /// Where chat messages are counted (`base_url` + `path`), or `None` for a server without
-    /// chat tokenization (llama.cpp, TensorRT-LLM: chat prompts' lengths are then not
-    /// known). By default the completions path takes them too.
+    /// chat tokenization (TensorRT-LLM: chat prompts' lengths are then not known). By
+    /// default the completions path takes them too.
     pub fn set_chat_path(
         &mut self,
         base_url: &str,
@@ -241,7 +244,11 @@ impl ServerTokenizer {
         })?;
         match answer {
             TokenizeAnswer::Array(t) => Ok(Answer::Count(len_u32(&t))),
-            TokenizeAnswer::Object(TokenizeObject { count: Some(c), .. }) => Ok(Answer::Count(c)),
+            TokenizeAnswer::Object(TokenizeObject { count: Some(c), .. })
+            | TokenizeAnswer::Object(TokenizeObject {
+                input_tokens: Some(c),
+                ..
+            }) => Ok(Answer::Count(c)),
             TokenizeAnswer::Object(TokenizeObject {
                 tokens: Some(t), ..
             })
@@ -301,8 +308,8 @@ impl TokenCounter for ServerTokenizer {
         )))
     }
 
-    /// `{"messages": [...]}` at the chat path (SGLang, vLLM, TGI's `/chat_tokenize`, the
-    /// simulator). `None` where there is none, on a 4xx, and on an empty count for messages
+    /// `{"messages": [...]}` at the chat path (SGLang, vLLM, TGI's `/chat_tokenize`,
+    /// llama.cpp's `/v1/chat/completions/input_tokens`, the simulator). `None` where there is none, on a 4xx, and on an empty count for messages
     /// that have text: llama.cpp (llama-cpp-python 0.3.36's server-context.cpp:5065-5103)
     /// answers a body without `content` with 200 `{"tokens": []}`, which is no count.
     async fn count_chat(&mut self, messages: &[ChatMessage]) -> Result<Option<u32>, DatasetError> {

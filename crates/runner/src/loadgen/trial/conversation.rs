@@ -59,12 +59,13 @@ pub(super) async fn run_conversations<E: Executor>(
         limits,
         think: convs.think_time,
     };
-    let warmup_records = phase.run(&convs.warmup, &vec![0; convs.warmup.len()]).await;
+    let mut warmup_records = phase.run(&convs.warmup, &vec![0; convs.warmup.len()]).await;
     let offsets = arrival_offsets(&cfg.arrival, convs.measured.len(), cfg.seed)?;
     let stamps_before = phase.exec.receive_stamps();
     let started_at = OffsetDateTime::now_utc();
-    let records = phase.run(&convs.measured, &offsets).await;
+    let mut records = phase.run(&convs.measured, &offsets).await;
     let ended_at = OffsetDateTime::now_utc();
+    crate::loadgen::reading::read_trial(cfg, target, &mut records, &mut warmup_records);
     let receive_stamps = phase.exec.receive_stamps().map(|after| {
         let before = stamps_before.unwrap_or_default();
         ReceiveStamps {

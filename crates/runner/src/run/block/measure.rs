@@ -51,6 +51,8 @@ impl BlockContext<'_> {
         );
         // `request_body`: measured and warm-up requests carry the variant's merged body.
         cfg.extra_body = self.spec.request_body(&t.variant);
+        // The engine's profile reads the answers (its finish words, a stream it cuts).
+        cfg.engine = self.block_plan.as_ref().map(|p| p.profile);
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| match (&live, self.opts.progress) {
             (_, super::super::ProgressMode::Quiet) => {}
@@ -87,7 +89,17 @@ impl BlockContext<'_> {
         };
         // Prompts are fitted with the workload's render fields (the same for every variant,
         // so prompts stay paired); a variant rendering them otherwise has estimated lengths.
-        if self.spec.render_fields(&t.variant) != self.spec.workload_render_fields() {
+        // A field the engine drops at generation and tokenize alike renders nothing (TGI's
+        // `chat_template_kwargs`): it is no difference.
+        let renders = |mut m: servebench_spec::request_body::BodyMap| {
+            if let Some(p) = self.block_plan.as_ref().map(|p| p.profile) {
+                m.retain(|k, _| p.drops_field(k).is_none());
+            }
+            m
+        };
+        if renders(self.spec.render_fields(&t.variant))
+            != renders(self.spec.workload_render_fields())
+        {
             for p in prompts.measured.iter_mut().chain(prompts.warmup.iter_mut()) {
                 p.input_tokens_exact = false;
             }

@@ -36,7 +36,7 @@ pub(super) async fn check_server_arg(
     };
     let mut tried = Vec::new();
     for src in at.profile.server_args {
-        let ArgSource::Json { path } = src else {
+        let (ArgSource::Json { path } | ArgSource::JsonKeys { path, .. }) = src else {
             continue;
         };
         let url = http::url(at.base, path);
@@ -64,7 +64,7 @@ pub(super) async fn check_server_arg(
         .filter_map(|s| match s {
             ArgSource::LogDict { marker } => Some((*marker, true)),
             ArgSource::LogRepr { marker } => Some((*marker, false)),
-            ArgSource::Json { .. } => None,
+            ArgSource::Json { .. } | ArgSource::JsonKeys { .. } => None,
         })
         .collect();
     if !log_sources.is_empty() {
