@@ -20,8 +20,17 @@ pub struct Figure {
     pub unit: &'static str,
     /// The smallest relative change that is a difference.
     pub tolerance: f64,
+    /// The largest relative change two runs on one loaded shared host showed between them
+    /// (docs/statistics-measured.md, "Host probe on a loaded shared VM"): where either run's
+    /// host was contended, a change within it is a note, not a difference.
+    pub loaded: f64,
     read: fn(&HostProbe) -> f64,
 }
+
+/// The loaded band of the compute figures (module docs of [`Figure::loaded`]).
+const LOADED_COMPUTE: f64 = 0.25;
+/// The loaded band of the memory figure.
+const LOADED_MEMORY: f64 = 0.60;
 
 /// The figures compared.
 pub const FIGURES: [Figure; 3] = [
@@ -29,18 +38,21 @@ pub const FIGURES: [Figure; 3] = [
         field: "single_thread",
         unit: "M rounds/s",
         tolerance: 0.08,
+        loaded: LOADED_COMPUTE,
         read: |p| p.single_thread,
     },
     Figure {
         field: "all_core",
         unit: "M rounds/s",
         tolerance: 0.05,
+        loaded: LOADED_COMPUTE,
         read: |p| p.all_core,
     },
     Figure {
         field: "memory_gbps",
         unit: "GB/s",
         tolerance: 0.40,
+        loaded: LOADED_MEMORY,
         read: |p| p.memory_gbps,
     },
 ];
@@ -62,6 +74,17 @@ pub struct RunProbe {
     pub log_se: [Option<f64>; 3],
     /// Median CPU frequency where readable, MHz.
     pub cpu_mhz: Option<f64>,
+    /// Whether a trial of the run had a contended host (`trials[].host_load` above the
+    /// host-contended thresholds): its probes read the load as much as the machine.
+    pub contended: bool,
+}
+
+/// Whether any trial of `r` ran on a contended host.
+fn contended(r: &RunResult) -> bool {
+    let th = servebench_stats::flags::host::HostThresholds::default();
+    r.trials.iter().filter_map(|t| t.host_load.as_ref()).any(|l| {
+        l.steal_share >= th.steal_share || l.other_cpus >= th.other_cpus
+    })
 }
 
 /// The probes of `r` summarised; `None` without any.
@@ -95,6 +118,7 @@ pub fn run_probe(r: &RunResult) -> Option<RunProbe> {
         values: FIGURES.map(|f| med(same.iter().map(|p| (f.read)(p)).collect())),
         log_se: FIGURES.map(|f| log_se(same.iter().map(|p| (f.read)(p)).collect())),
         cpu_mhz: (!mhz.is_empty()).then(|| med(mhz)),
+        contended: contended(r),
     })
 }
 
@@ -110,6 +134,9 @@ pub struct FigureChange {
     /// The relative change beyond which they differ: the figure's floor, or three standard
     /// errors of the difference of the two runs' log medians where larger.
     pub tolerance: f64,
+    /// Where either run's host was contended: the figure's loaded band (or the tolerance
+    /// where larger), within which a change is a note.
+    pub loaded: Option<f64>,
 }
 
 impl FigureChange {
@@ -118,9 +145,19 @@ impl FigureChange {
         self.after / self.before - 1.0
     }
 
-    /// Beyond the tolerance (on the log scale, so 10% slower and 10% faster are alike).
+    /// Beyond the tolerance (on the log scale, so 10% slower and 10% faster are alike),
+    /// and beyond the loaded band where a host was contended.
     pub fn differs(&self) -> bool {
-        (self.after / self.before).ln().abs() > self.tolerance.ln_1p()
+        self.beyond(self.tolerance.max(self.loaded.unwrap_or(0.0)))
+    }
+
+    /// Beyond the tolerance but within the loaded band: a note of its size.
+    pub fn within_load(&self) -> bool {
+        self.beyond(self.tolerance) && !self.differs()
+    }
+
+    fn beyond(&self, band: f64) -> bool {
+        (self.after / self.before).ln().abs() > band.ln_1p()
     }
 }
 
@@ -146,6 +183,7 @@ pub fn changes(base: &RunResult, cand: &RunResult) -> Result<Vec<FigureChange>, 
                 before: a.values[i],
                 after: b.values[i],
                 tolerance: tolerance(f, a.log_se[i], b.log_se[i]),
+                loaded: (a.contended || b.contended).then_some(f.loaded),
             })
             .collect()),
         (Some(a), Some(b)) => Err(format!(
@@ -174,4 +212,64 @@ pub fn describe(changes: &[FigureChange]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use servebench_result::{HostLoad, HostProbe, RunResult};
+
+    fn run(all_core: f64, other_cpus: f64) -> RunResult {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/gpu-llamacpp-aa/20261130T153438Z-3469.json"
+        );
+        let mut r: RunResult =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("result");
+        r.host_probe = Some(HostProbe {
+            version: 1,
+            scope: "server-host".into(),
+            single_thread: 40.0,
+            all_core,
+            threads: 2,
+            memory_gbps: 1.0,
+            cpu_mhz: None,
+            steal_share: None,
+            took_s: 1.0,
+        });
+        for s in &mut r.servers {
+            s.host_probe = None;
+        }
+        for t in &mut r.trials {
+            t.host_load = Some(HostLoad {
+                wall_s: 2.0,
+                cpus: 2,
+                steal_share: 0.0,
+                other_cpus,
+                server_cpus: None,
+                servebench_cpus: 0.3,
+            });
+        }
+        r
+    }
+
+    /// Issue 51: two runs 20 s apart on one loaded 2-core VM read all-core −7.7% and were
+    /// NOT COMPARABLE. Where a trial's host was contended, a change within the loaded band
+    /// is a note with its size; beyond it (a CPU hog on every core) it is a difference; on
+    /// a quiet host the quiet floor still decides.
+    #[test]
+    fn a_loaded_hosts_probe_change_within_the_loaded_band_is_a_note() {
+        let (d, notes) = crate::fingerprint::compare(&run(45.0, 1.4), &run(41.5, 1.4));
+        assert!(d.is_empty(), "{d:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("host_probe.all_core -7.8%") && n.contains("loaded")),
+            "{notes:?}"
+        );
+        let (d, _) = crate::fingerprint::compare(&run(45.0, 1.4), &run(22.0, 1.9));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].field, "host_probe.all_core");
+        let (d, _) = crate::fingerprint::compare(&run(45.0, 0.1), &run(41.5, 0.1));
+        assert_eq!(d.len(), 1, "a quiet host's floor decides: {d:?}");
+    }
 }

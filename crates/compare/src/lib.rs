@@ -53,6 +53,7 @@ pub mod render;
 pub mod report;
 pub mod rerun;
 mod sequential;
+pub mod served;
 pub mod series;
 mod telemetry;
 pub mod text;
@@ -141,8 +142,7 @@ fn baseline_of<'a>(lr: &'a LoadedResult, asked: Option<&str>) -> Result<&'a Vari
 }
 
 fn source(lr: &LoadedResult, v: &Variant) -> ArmSource {
-    let mut patch = v.server.args.clone();
-    patch.extend(v.server.env.iter().map(|(k, val)| format!("{k}={val}")));
+    let patch = v.patch_words();
     ArmSource {
         file: lr.file.clone(),
         run_id: lr.result.run_id.clone(),
