@@ -28,6 +28,7 @@ mod https_e2e;
 mod image_e2e;
 mod import_e2e;
 mod import_trials;
+mod kernels_cli;
 mod kernels_e2e;
 mod llamacpp_e2e;
 mod llamacpp_equivalence;
