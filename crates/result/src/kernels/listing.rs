@@ -51,10 +51,16 @@ pub fn listing(r: &RankKernels, top: usize) -> String {
     out
 }
 
-/// The identifier-like words of a kernel name (4 characters or more), in order.
+/// The words of a kernel name a rule may match: first the text its category's pattern
+/// matched (`GroupProblemShape` in a mangled CUTLASS name), then its runs of letters (4 or
+/// more; a mangled name's lengths and a template's numbers split them), in order.
 fn words(name: &str) -> Vec<&str> {
-    name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| w.len() >= 4 && !w.chars().all(|c| c.is_ascii_digit()))
+    let runs = name
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 4);
+    super::category::category_match(name)
+        .into_iter()
+        .chain(runs)
         .collect()
 }
 
@@ -75,6 +81,8 @@ fn distinguishing(a: &RankKernels, b: &RankKernels) -> Option<(String, f64, Stri
         .iter()
         .filter(|k| k.share >= 0.01)
         .find_map(|k| {
+            // Letters, or a category pattern's match (letters, digits, `_`, `:`): no
+            // character a regex reads specially, so the word is its own pattern.
             let w = words(&k.name).into_iter().find(|w| !in_b(w))?;
             // The share of every kernel of `a` the word matches, which the rule will read.
             let share: f64 = a
