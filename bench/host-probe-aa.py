@@ -14,12 +14,12 @@ niceness) runs for the whole of the second run. One JSON line per pair: each run
 run's own and one per server start), its trials' host loads, the load average before, and the
 fingerprint fields compare named (so the rule of the binary given is measured as it ran).
 
-analyse: applies the rule of crates/compare/src/host_probe.rs to every pair: the quiet floors
-(FLOORS) and three standard errors of the difference; a pair where either run's host was
-contended (a trial's other processes >= 0.5 CPU or steal >= 5%) is judged against the loaded
-band (LOADED), a difference within it being a note. Prints, for the A/A pairs (adjacent, and
-every two A/A runs of the hour) and the hog pairs, how many are called different by each
-figure and by any. Keep FLOORS and LOADED in step with `FIGURES` there.
+analyse: applies the rules of crates/compare/src/host_probe.rs to every pair: the quiet floors
+(FLOORS) and three standard errors of the difference ("before": issue 51's rule); "after": a
+pair where either run's host was contended (a trial's other processes >= 0.5 CPU or steal >=
+5%) gets a note instead of a difference. Prints, for the A/A pairs (adjacent, and every two
+A/A runs of the file) and the hog pairs, how many are called different by each figure and by
+any, and the spread of the run medians. Keep FLOORS in step with `FIGURES` there.
 """
 import argparse
 import itertools
@@ -34,7 +34,6 @@ import time
 SPEC = os.path.join(os.path.dirname(__file__), "specs", "host-probe-aa.yaml")
 FIELDS = ("single_thread", "all_core", "memory_gbps")
 FLOORS = {"single_thread": 0.08, "all_core": 0.05, "memory_gbps": 0.40}
-LOADED = {"single_thread": 0.25, "all_core": 0.25, "memory_gbps": 0.60}
 OTHER_CPUS, STEAL = 0.5, 0.05
 
 
@@ -120,8 +119,9 @@ def contended(run):
         s >= STEAL for s in run["steal"])
 
 
-def judge(a, b, field):
-    """'difference', 'note' or None for one figure of two runs."""
+def judge(a, b, field, after=True):
+    """'difference', 'note' or None for one figure of two runs, by the rule before issue 51
+    (after=False) or after it."""
     xa = [p[field] for p in a["probes"] if p[field] > 0]
     xb = [p[field] for p in b["probes"] if p[field] > 0]
     if not xa or not xb:
@@ -133,12 +133,12 @@ def judge(a, b, field):
         limit = max(limit, 3 * math.hypot(sa, sb))
     if d <= limit:
         return None
-    if (contended(a) or contended(b)) and d <= math.log1p(LOADED[field]):
+    if after and (contended(a) or contended(b)):
         return "note"
     return "difference"
 
 
-def tally(name, pairs):
+def tally(name, pairs, after):
     if not pairs:
         return
     n = len(pairs)
@@ -146,7 +146,7 @@ def tally(name, pairs):
     note = {f: 0 for f in FIELDS}
     anyd = 0
     for a, b in pairs:
-        js = {f: judge(a, b, f) for f in FIELDS}
+        js = {f: judge(a, b, f, after) for f in FIELDS}
         for f, j in js.items():
             diff[f] += j == "difference"
             note[f] += j == "note"
@@ -179,10 +179,12 @@ def analyse(args):
                 for l in hog)
     print(f"as run (the binary's rule): hog pairs NOT COMPARABLE on host_probe: "
           f"{old_h}/{len(hog)}")
-    tally("A/A, back to back", [(l["a"], l["b"]) for l in aa])
     runs = [l["a"] for l in ok] + [l["b"] for l in aa]
-    tally("A/A, any two in the hour", list(itertools.combinations(runs, 2)))
-    tally("hog in the second run", [(l["a"], l["b"]) for l in hog])
+    for after in (False, True):
+        print("rule after issue 51:" if after else "rule before issue 51:")
+        tally("  A/A, back to back", [(l["a"], l["b"]) for l in aa], after)
+        tally("  A/A, any two runs", list(itertools.combinations(runs, 2)), after)
+        tally("  hog in the second run", [(l["a"], l["b"]) for l in hog], after)
     spread("no hog:", runs)
     spread("hog:   ", [l["b"] for l in hog])
     share = sum(contended(r) for r in runs) / max(1, len(runs))

@@ -233,16 +233,16 @@ fn probe_differences(
                 .map(|c| {
                     format!(
                         "host_probe.{} {:+.1}% ({} → {} {}): beyond the quiet-host \
-                         repeatability (±{:.1}%) but within the ±{:.0}% two runs on one loaded \
-                         shared host show, and a trial's host was contended; not a \
-                         fingerprint difference",
+                         repeatability (±{:.1}%), but a trial's host was contended, where the \
+                         probe reads the load as much as the machine \
+                         (docs/statistics-measured.md, \"Host probe on a loaded shared VM\"); \
+                         not a fingerprint difference",
                         c.figure.field,
                         c.change() * 100.0,
                         crate::text::num(c.before),
                         crate::text::num(c.after),
                         c.figure.unit,
                         c.tolerance * 100.0,
-                        c.loaded.unwrap_or(0.0) * 100.0,
                     )
                 })
                 .collect();
