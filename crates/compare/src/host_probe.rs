@@ -70,9 +70,10 @@ pub struct RunProbe {
 /// Whether any trial of `r` ran on a contended host.
 fn contended(r: &RunResult) -> bool {
     let th = servebench_stats::flags::host::HostThresholds::default();
-    r.trials.iter().filter_map(|t| t.host_load.as_ref()).any(|l| {
-        l.steal_share >= th.steal_share || l.other_cpus >= th.other_cpus
-    })
+    r.trials
+        .iter()
+        .filter_map(|t| t.host_load.as_ref())
+        .any(|l| l.steal_share >= th.steal_share || l.other_cpus >= th.other_cpus)
 }
 
 /// The probes of `r` summarised; `None` without any.
@@ -259,7 +260,9 @@ mod tests {
         let (d, notes) = crate::fingerprint::compare(&run(45.0, 1.4), &run(2.2, 1.9));
         assert!(d.is_empty(), "{d:?}");
         assert!(
-            notes.iter().any(|n| n.contains("host_probe.all_core -95.1%")),
+            notes
+                .iter()
+                .any(|n| n.contains("host_probe.all_core -95.1%")),
             "{notes:?}"
         );
         // One contended run is enough: its probes say little of the machine.

@@ -57,7 +57,11 @@ pub fn model(r: &RunResult) -> String {
 /// Add the served model (over the spec's `target.model`) and the engine leaves to `out`.
 pub(crate) fn add_leaves(r: &RunResult, out: &mut BTreeMap<String, String>) {
     out.insert("target.model".into(), model(r));
-    let engines: Vec<_> = r.preflight.iter().filter_map(|b| b.engine.as_ref()).collect();
+    let engines: Vec<_> = r
+        .preflight
+        .iter()
+        .filter_map(|b| b.engine.as_ref())
+        .collect();
     if let Some(e) = joined(engines.iter().map(|e| e.engine.to_string()).collect()) {
         out.insert(format!("{PREFIX}engine"), e);
     }

@@ -168,7 +168,11 @@ fn reasoning_blocks(report: &Report, out: &mut Vec<Block>) {
                 "{} at {}:",
                 arm.label, p.label
             ))]));
-            out.push(stat_table("", &p.columns, REASONING.iter().zip(&p.reasoning)));
+            out.push(stat_table(
+                "",
+                &p.columns,
+                REASONING.iter().zip(&p.reasoning),
+            ));
         }
     }
 }

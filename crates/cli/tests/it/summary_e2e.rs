@@ -72,8 +72,8 @@ fn a_one_variant_run_prints_and_reports_the_summary_with_per_turn_ttft() {
 #[test]
 fn a_one_variant_run_prints_duration_goodput_and_the_percentiles_asked_for() {
     let dir = tempfile::tempdir().expect("tmp");
-    let spec = std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml"))
-        .expect("spec");
+    let spec =
+        std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml")).expect("spec");
     let one = spec
         .replace(
             "    - name: cand\n      server: {args: [--label, cand, --decode-base-ms, \"1.5\", --decode-per-seq-ms, \"0.3\"]}\n      vars: {label: cand}\n",

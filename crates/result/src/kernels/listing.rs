@@ -77,22 +77,19 @@ fn distinguishing(a: &RankKernels, b: &RankKernels) -> Option<(String, f64, Stri
     // A word no name of `b` holds even inside a longer word (the rule's regex would match
     // there too).
     let in_b = |w: &str| b.kernels.iter().any(|k| k.name.contains(w));
-    a.kernels
-        .iter()
-        .filter(|k| k.share >= 0.01)
-        .find_map(|k| {
-            // Letters, or a category pattern's match (letters, digits, `_`, `:`): no
-            // character a regex reads specially, so the word is its own pattern.
-            let w = words(&k.name).into_iter().find(|w| !in_b(w))?;
-            // The share of every kernel of `a` the word matches, which the rule will read.
-            let share: f64 = a
-                .kernels
-                .iter()
-                .filter(|x| x.name.contains(w))
-                .map(|x| x.share)
-                .sum();
-            Some((w.to_owned(), share, k.name.clone()))
-        })
+    a.kernels.iter().filter(|k| k.share >= 0.01).find_map(|k| {
+        // Letters, or a category pattern's match (letters, digits, `_`, `:`): no
+        // character a regex reads specially, so the word is its own pattern.
+        let w = words(&k.name).into_iter().find(|w| !in_b(w))?;
+        // The share of every kernel of `a` the word matches, which the rule will read.
+        let share: f64 = a
+            .kernels
+            .iter()
+            .filter(|x| x.name.contains(w))
+            .map(|x| x.share)
+            .sum();
+        Some((w.to_owned(), share, k.name.clone()))
+    })
 }
 
 /// For two traces: the `kernel` rules that tell them apart, in spec YAML, or why none is
@@ -175,7 +172,10 @@ mod tests {
         );
         let eager = rank(
             "b.json",
-            &[("void cutlass::Kernel<Gemm<int>>", 0.5), ("elementwise_kernel", 0.3)],
+            &[
+                ("void cutlass::Kernel<Gemm<int>>", 0.5),
+                ("elementwise_kernel", 0.3),
+            ],
         );
         let s = suggest(&grouped, &eager);
         assert!(

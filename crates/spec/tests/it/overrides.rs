@@ -203,8 +203,8 @@ fn a_second_apply_keeps_the_first_overrides() {
         "o.yaml",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let second = apply(&first, &sets(&["trials.count=7"]), "o.yaml")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let second =
+        apply(&first, &sets(&["trials.count=7"]), "o.yaml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(second.file.spec.sweep.max_concurrency, Some(vec![1]));
     assert_eq!(second.file.spec.workload.requests, Some(12));
     assert_eq!(second.file.spec.trials.count, 7);

@@ -336,7 +336,13 @@ fn vllm_metric_percentiles_reach_the_spec() {
     .expect("translated");
     let s = spec_of(&t).spec;
     let m = &s.compare.metrics;
-    for want in ["ttft_p90", "tpot_p95", "itl_p95", "ttft_p95", "output_throughput"] {
+    for want in [
+        "ttft_p90",
+        "tpot_p95",
+        "itl_p95",
+        "ttft_p95",
+        "output_throughput",
+    ] {
         assert!(m.iter().any(|x| x == want), "{want} missing from {m:?}");
     }
     assert!(!m.iter().any(|x| x.ends_with("_p99")), "{m:?}");
