@@ -65,8 +65,8 @@ pub fn rate_rows(result: &RunResult, variant: &str, point: usize) -> Vec<RateRow
         .iter()
         .filter(|(words, _, _)| slo || *words != "goodput")
         .map(|(words, unit, source)| RateRow {
-            words: *words,
-            unit: *unit,
+            words,
+            unit,
             cell: match source {
                 Source::Metric(m) => cell(result, variant, point, m),
                 Source::Window(f) => {
