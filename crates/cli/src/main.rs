@@ -57,6 +57,9 @@ enum Command {
     From(cmd::from::Args),
     /// Write a result's trials or request records as a table for dataframes (CSV).
     Export(cmd::export::Args),
+    /// List a profiler trace's kernels by name, category, calls and share; with two traces,
+    /// suggest a `kernel` verify rule that tells them apart.
+    Kernels(cmd::kernels::Args),
     /// Serve the embedded simulator: an OpenAI-compatible continuous-batching engine model.
     Sim(Box<servebench_sim::SimArgs>),
 }
@@ -158,6 +161,7 @@ fn main() {
         Command::Import(a) => cmd::import::run(a),
         Command::From(a) => cmd::from::run(a),
         Command::Export(a) => cmd::export::run(a),
+        Command::Kernels(a) => cmd::kernels::run(a),
         Command::Sim(a) => cmd::sim::run(*a),
     };
     let code = match result {

@@ -4,7 +4,9 @@
 //! host, the accelerators, the node count and each node's machine and GPUs (`nodes[1].host.cpu`;
 //! a one-host run counts one node), the servebench version and the recorded provenance. Each differing leaf becomes one
 //! [`FingerprintDifference`] named by its dotted path (`workload.seed`, `host.cpu`,
-//! `accelerators[0].driver_version`).
+//! `accelerators[0].driver_version`). What was served is compared, not only what the spec
+//! said ([`crate::served`]): `target.model` is the model the blocks measured (`auto`
+//! resolved), and `served.engine` / `served.engine_version` the engines the preflight found.
 //!
 //! Host fields that cannot change a result are no difference: physical memory within 1%
 //! (`MemTotal` moves by a few MiB between boots of the same machine), and the kernel's build
@@ -92,6 +94,7 @@ fn leaves(r: &RunResult) -> BTreeMap<String, String> {
         &section(&spec.target, &["api_key_env", "base_url", "tls"]),
         &mut out,
     );
+    crate::served::add_leaves(r, &mut out);
     if let Some(tls) = &spec.target.tls {
         flatten("target.tls", &section(tls, &["ca_file"]), &mut out);
     }
@@ -224,7 +227,26 @@ fn probe_differences(
                     ),
                 })
                 .collect();
-            (diffs, None)
+            let loaded: Vec<String> = changes
+                .iter()
+                .filter(|c| c.within_load())
+                .map(|c| {
+                    format!(
+                        "host_probe.{} {:+.1}% ({} → {} {}): beyond the quiet-host \
+                         repeatability (±{:.1}%), but a trial's host was contended, where the \
+                         probe reads the load as much as the machine \
+                         (docs/statistics-measured.md, \"Host probe on a loaded shared VM\"); \
+                         not a fingerprint difference",
+                        c.figure.field,
+                        c.change() * 100.0,
+                        crate::text::num(c.before),
+                        crate::text::num(c.after),
+                        c.figure.unit,
+                        c.tolerance * 100.0,
+                    )
+                })
+                .collect();
+            (diffs, (!loaded.is_empty()).then(|| loaded.join("; ")))
         }
         // Both without the probe (results from before it): nothing to say.
         Err(_)
@@ -278,7 +300,10 @@ pub fn compare(base: &RunResult, cand: &RunResult) -> (Vec<FingerprintDifference
                 } else {
                     cand.origin == Origin::Imported
                 };
-                if k.starts_with("provenance") || (lacking_imported && may_lack(k)) {
+                if k.starts_with("provenance")
+                    || k.starts_with(crate::served::PREFIX)
+                    || (lacking_imported && may_lack(k))
+                {
                     unchecked.push(k.clone());
                 } else {
                     diffs.push(FingerprintDifference {

@@ -62,6 +62,18 @@ pub struct RunProbe {
     pub log_se: [Option<f64>; 3],
     /// Median CPU frequency where readable, MHz.
     pub cpu_mhz: Option<f64>,
+    /// Whether a trial of the run had a contended host (`trials[].host_load` above the
+    /// host-contended thresholds): its probes read the load as much as the machine.
+    pub contended: bool,
+}
+
+/// Whether any trial of `r` ran on a contended host.
+fn contended(r: &RunResult) -> bool {
+    let th = servebench_stats::flags::host::HostThresholds::default();
+    r.trials
+        .iter()
+        .filter_map(|t| t.host_load.as_ref())
+        .any(|l| l.steal_share >= th.steal_share || l.other_cpus >= th.other_cpus)
 }
 
 /// The probes of `r` summarised; `None` without any.
@@ -95,6 +107,7 @@ pub fn run_probe(r: &RunResult) -> Option<RunProbe> {
         values: FIGURES.map(|f| med(same.iter().map(|p| (f.read)(p)).collect())),
         log_se: FIGURES.map(|f| log_se(same.iter().map(|p| (f.read)(p)).collect())),
         cpu_mhz: (!mhz.is_empty()).then(|| med(mhz)),
+        contended: contended(r),
     })
 }
 
@@ -110,6 +123,11 @@ pub struct FigureChange {
     /// The relative change beyond which they differ: the figure's floor, or three standard
     /// errors of the difference of the two runs' log medians where larger.
     pub tolerance: f64,
+    /// Whether a trial of either run ran on a contended host: its probes then read the
+    /// share of the CPU the probe got as much as the machine, and two back-to-back runs on
+    /// one loaded shared VM moved by up to 20× (docs/statistics-measured.md, "Host probe on
+    /// a loaded shared VM"), so a change is a note of its size, not a difference.
+    pub contended: bool,
 }
 
 impl FigureChange {
@@ -118,8 +136,18 @@ impl FigureChange {
         self.after / self.before - 1.0
     }
 
-    /// Beyond the tolerance (on the log scale, so 10% slower and 10% faster are alike).
+    /// Beyond the tolerance (on the log scale, so 10% slower and 10% faster are alike),
+    /// on hosts neither of which was contended.
     pub fn differs(&self) -> bool {
+        self.beyond() && !self.contended
+    }
+
+    /// Beyond the tolerance on a contended host: a note of its size.
+    pub fn within_load(&self) -> bool {
+        self.beyond() && self.contended
+    }
+
+    fn beyond(&self) -> bool {
         (self.after / self.before).ln().abs() > self.tolerance.ln_1p()
     }
 }
@@ -146,6 +174,7 @@ pub fn changes(base: &RunResult, cand: &RunResult) -> Result<Vec<FigureChange>, 
                 before: a.values[i],
                 after: b.values[i],
                 tolerance: tolerance(f, a.log_se[i], b.log_se[i]),
+                contended: a.contended || b.contended,
             })
             .collect()),
         (Some(a), Some(b)) => Err(format!(

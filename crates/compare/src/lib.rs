@@ -54,6 +54,7 @@ pub mod report;
 pub mod rerun;
 mod sequential;
 pub mod series;
+pub mod served;
 mod telemetry;
 pub mod text;
 mod verify;
@@ -141,8 +142,7 @@ fn baseline_of<'a>(lr: &'a LoadedResult, asked: Option<&str>) -> Result<&'a Vari
 }
 
 fn source(lr: &LoadedResult, v: &Variant) -> ArmSource {
-    let mut patch = v.server.args.clone();
-    patch.extend(v.server.env.iter().map(|(k, val)| format!("{k}={val}")));
+    let patch = v.patch_words();
     ArmSource {
         file: lr.file.clone(),
         run_id: lr.result.run_id.clone(),

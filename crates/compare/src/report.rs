@@ -61,7 +61,8 @@ pub struct ArmSource {
     pub status: String,
     /// The variant.
     pub variant: String,
-    /// The variant's own server change (`variants[].server.args`, then `KEY=value` of its env).
+    /// The variant's own patch (`servebench_spec::Variant::patch_words`): its server args,
+    /// `KEY=value` of its env, and `request_body {json}` where it sets one.
     pub patch: Vec<String>,
     /// servebench version that measured.
     pub tool_version: String,

@@ -195,8 +195,7 @@ fn patch(r: &RunResult, variant: &str) -> Line {
     let Some(v) = r.spec.spec.variants.iter().find(|v| v.name == variant) else {
         return vec![t("not in the spec")];
     };
-    let mut parts: Vec<String> = v.server.args.clone();
-    parts.extend(v.server.env.iter().map(|(k, val)| format!("{k}={val}")));
+    let mut parts: Vec<String> = v.patch_words();
     if let Some(url) = &v.base_url {
         parts.push(format!("base_url {url}"));
     }
@@ -304,7 +303,7 @@ fn variant_table(report: &Report) -> Block {
         header: [
             "variant",
             "role",
-            "its own server args / env",
+            "its own patch (server args, env, request_body)",
             "verified",
             "server reports",
             "ready after",
@@ -334,8 +333,9 @@ pub fn blocks(report: &Report) -> Vec<Block> {
     let mut out = vec![Block::Heading(2, "What was run".into()), run_table(report)];
     out.push(Block::Heading(3, "Variants".into()));
     out.push(Block::Para(vec![t(
-        "Each variant runs the common server command with its own args and env appended; \
-         that patch is all that differs between them.",
+        "Each variant runs the common server command with its own args and env appended, \
+         and sends its own request_body fields over the workload's; that patch is all that \
+         differs between them.",
     )]));
     out.push(variant_table(report));
     for (i, s) in report.sources.iter().enumerate() {

@@ -6,7 +6,7 @@
 //! figures as the end-of-run table (`servebench_result::table::overview`).
 
 use servebench_result::table::overview::{
-    self, LATENCIES, REASONING, STATS, THROUGHPUTS, TurnRow, fmt_cell, fmt_num, summarize,
+    self, LATENCIES, REASONING, TurnRow, fmt_cell, fmt_num, summarize,
 };
 
 use servebench_result::table::CellStat;
@@ -63,12 +63,14 @@ pub fn blocks(report: &Report) -> Vec<Block> {
                 } else {
                     String::new()
                 },
-                THROUGHPUTS
+                p.rates
                     .iter()
-                    .zip(&p.throughput)
-                    .map(|((_, words, unit), c)| {
-                        format!("{}: {} {unit}", capital(words), fmt_cell(c.as_ref()))
-                    })
+                    .map(|r| format!(
+                        "{}: {} {}",
+                        capital(r.words),
+                        fmt_cell(r.cell.as_ref()),
+                        r.unit
+                    ))
                     .collect::<Vec<_>>()
                     .join("; ")
             ))]));
@@ -81,7 +83,10 @@ pub fn blocks(report: &Report) -> Vec<Block> {
                 .iter()
                 .zip(&p.latency)
                 .chain(REASONING.iter().zip(&p.reasoning));
-            out.push(stat_table(unit, rows));
+            out.push(stat_table(unit, &p.columns, rows));
+            for n in &p.notes {
+                out.push(Block::Para(vec![t(format!("Note: {n}."))]));
+            }
             if !p.turns.is_empty() {
                 out.push(Block::Para(vec![t(
                     "Per turn (mean over trials; later turns carry the conversation's history):",
@@ -114,15 +119,22 @@ pub fn blocks(report: &Report) -> Vec<Block> {
     out
 }
 
-type StatRow<'a> = (&'a (&'a str, &'a str), &'a [Option<CellStat>; 3]);
+type StatRow<'a> = (&'a (&'a str, &'a str), &'a Vec<Option<CellStat>>);
 
-/// A table of mean, p50 and p99 rows, the first column headed `unit`.
-fn stat_table<'a>(unit: &str, rows: impl Iterator<Item = StatRow<'a>>) -> Block {
+/// A table of one row per family and one column per statistic (`columns`), the first
+/// column headed `unit`.
+fn stat_table<'a>(
+    unit: &str,
+    columns: &[String],
+    rows: impl Iterator<Item = StatRow<'a>>,
+) -> Block {
     let mut header = vec![unit.to_owned()];
-    header.extend(STATS.iter().map(|s| (*s).to_owned()));
+    header.extend(columns.iter().cloned());
+    let mut right = vec![true; header.len()];
+    right[0] = false;
     Block::Table {
         header,
-        right: vec![false, true, true, true],
+        right,
         rows: rows
             .map(|((_, words), cells)| {
                 let mut row = vec![vec![t(*words)]];
@@ -156,7 +168,11 @@ fn reasoning_blocks(report: &Report, out: &mut Vec<Block>) {
                 "{} at {}:",
                 arm.label, p.label
             ))]));
-            out.push(stat_table("", REASONING.iter().zip(&p.reasoning)));
+            out.push(stat_table(
+                "",
+                &p.columns,
+                REASONING.iter().zip(&p.reasoning),
+            ));
         }
     }
 }

@@ -173,6 +173,10 @@ pub struct BlockChecks {
     /// The engine, where it was known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<EngineRecord>,
+    /// The model the block measured: the spec's `target.model`, or for `target.model: auto`
+    /// the one model the server listed. Absent in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The guarantees checked.
     #[serde(default)]
     pub checks: Vec<CheckRecord>,

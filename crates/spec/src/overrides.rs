@@ -124,10 +124,17 @@ pub fn apply(spec: &Spec, overrides: &[Override], file: &str) -> Result<Spec, Ov
         return Ok(spec.clone());
     }
     // The document as written, so checks that depend on what a spec spells out (a key
-    // that has no effect, a key that conflicts) read the file plus the overrides.
+    // that has no effect, a key that conflicts) read the file plus the overrides: those
+    // applied before (`spec.overrides`: a design that sets `trials.count` after the command
+    // line's `-c 1` keeps the `-c 1`), then these.
+    let earlier = spec
+        .overrides
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut doc: Value = serde_yaml::from_str(&spec.source)
         .unwrap_or_else(|_| serde_json::to_value(&spec.file).unwrap_or(Value::Null));
-    for o in overrides {
+    for o in earlier.iter().chain(overrides) {
         set(&mut doc, o)?;
     }
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();

@@ -86,6 +86,21 @@ pub fn apply(target: &mut BodyMap, patch: &BodyMap) {
     }
 }
 
+impl crate::types::Variant {
+    /// The variant's whole patch in words, as every place that shows variants shows it
+    /// (compare's source lines, the report's variant table): its server args, its env as
+    /// `KEY=value`, and its `request_body` as `request_body {json}` (issue 51: a
+    /// request-field A/B showed nothing of the field it tested).
+    pub fn patch_words(&self) -> Vec<String> {
+        let mut out = self.server.args.clone();
+        out.extend(self.server.env.iter().map(|(k, v)| format!("{k}={v}")));
+        if let Some(b) = &self.request_body {
+            out.push(format!("request_body {}", Value::Object(b.clone())));
+        }
+        out
+    }
+}
+
 impl SpecFile {
     /// The patches of variant `variant`'s generation requests, in the order they apply: the
     /// workload's, then the variant's (each absent when not given).

@@ -6,6 +6,7 @@ pub(crate) mod export;
 pub(crate) mod from;
 pub(crate) mod history;
 pub(crate) mod import;
+pub(crate) mod kernels;
 pub(crate) mod plan;
 pub(crate) mod probe;
 pub(crate) mod report;

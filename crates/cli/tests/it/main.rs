@@ -29,6 +29,7 @@ mod https_e2e;
 mod image_e2e;
 mod import_e2e;
 mod import_trials;
+mod kernels_cli;
 mod kernels_e2e;
 mod kernels_sim;
 mod llamacpp_e2e;

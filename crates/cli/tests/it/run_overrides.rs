@@ -171,3 +171,32 @@ fn a_plain_load_run_says_so_once_and_quiet_is_quiet() {
         "{stdout}"
     );
 }
+
+/// Issue 51: with `trials.design: optimize` the command line's overrides reach the plan
+/// and its hash (they were dropped when the design set `trials.count`): `-c 1
+/// --requests 3` plans one point of 3 requests, and the hash differs from the file's.
+#[test]
+fn overrides_reach_an_optimized_design() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let text = tiny_spec().replace(
+        "trials: {count: 2}",
+        "trials:\n    design: optimize\n    optimize: {sd_between: 0.02, sd_within: 0.02, \
+         start_seconds: 5, trial_seconds: 1}",
+    );
+    let spec = write_spec(dir.path(), &text);
+    let plan = |extra: &[&str]| -> Value {
+        let out = sb(dir.path())
+            .args(["plan", "--json"])
+            .args(extra)
+            .arg(&spec)
+            .assert()
+            .code(0);
+        serde_json::from_slice(&out.get_output().stdout).expect("plan json")
+    };
+    let file = plan(&[]);
+    let set = plan(&["-c", "1", "--requests", "3"]);
+    assert_eq!(file["points"].as_array().map(Vec::len), Some(2), "{file}");
+    assert_eq!(set["points"].as_array().map(Vec::len), Some(1), "{set}");
+    assert_ne!(file["spec_hash"], set["spec_hash"]);
+    assert!(set.to_string().contains("\"requests\":3"), "{set}");
+}

@@ -64,3 +64,50 @@ fn a_one_variant_run_prints_and_reports_the_summary_with_per_turn_ttft() {
     assert!(md.contains("| TTFT |"), "{md}");
     assert!(md.contains("| turn | requests | TTFT mean (ms)"), "{md}");
 }
+
+/// Issue 51: the summary a bench_serving user reads — the duration, the request, input,
+/// output and total throughputs, the goodput when the spec sets an SLO, and the percentiles
+/// the spec asked for (`compare.metrics` naming `ttft_p95`), each with its interval over
+/// trials, and a note where a trial had too few requests for a tail.
+#[test]
+fn a_one_variant_run_prints_duration_goodput_and_the_percentiles_asked_for() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec =
+        std::fs::read_to_string(repo().join("crates/cli/tests/specs/tiny-ab.yaml")).expect("spec");
+    let one = spec
+        .replace(
+            "    - name: cand\n      server: {args: [--label, cand, --decode-base-ms, \"1.5\", --decode-per-seq-ms, \"0.3\"]}\n      vars: {label: cand}\n",
+            "",
+        )
+        .replace(
+            "  trials: {count: 2}",
+            "  slo: {ttft: 500ms}\n  compare: {metrics: [output_throughput, ttft_p95]}\n  trials: {count: 3}",
+        )
+        .replace("sweep: {max_concurrency: [1, 4]}", "sweep: {max_concurrency: [2]}");
+    assert!(!one.contains("name: cand"), "{one}");
+    let path = write_spec(dir.path(), &one);
+    let out = sb(dir.path())
+        .args(["run", "--quiet"])
+        .arg(&path)
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for want in [
+        "duration (s)",
+        "request throughput (req/s)",
+        "input token throughput (tok/s)",
+        "output token throughput (tok/s)",
+        "total token throughput (tok/s)",
+        "goodput (req/s)",
+        "p95",
+        "note: p95 from 8 requests in a trial, fewer than the 90 it needs",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+    let header = text
+        .lines()
+        .find(|l| l.contains("mean") && l.contains("p50"))
+        .expect("the latency header");
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["mean", "p50", "p95", "p99"], "{header}");
+}

@@ -258,7 +258,12 @@ fn change_words(m: &MetricReport, row: &PointReport) -> String {
 
 /// Trials per arm that would likely show non-inferiority at this cell, from its estimate
 /// and the spread its interval implies.
-fn trials_words(m: &MetricReport, row: &PointReport, margin: f64, alpha: f64) -> Option<String> {
+fn trials_words(
+    m: &MetricReport,
+    row: &PointReport,
+    (margin, worse): (f64, &Edges),
+    alpha: f64,
+) -> Option<String> {
     let e = row.effect.as_ref()?;
     let d = match m.scale {
         Scale::Log => e.point.ln(),
@@ -269,11 +274,11 @@ fn trials_words(m: &MetricReport, row: &PointReport, margin: f64, alpha: f64) ->
         Direction::LowerIsBetter => -d,
     };
     if better + margin <= 0.0 {
-        return Some(
-            "its estimate itself is below the margin: more trials would more likely show it \
-             worse"
-                .to_owned(),
-        );
+        // Turned for the direction: a latency's estimate lies *above* +θ.
+        return Some(format!(
+            "its estimate itself is {} {}: more trials would more likely show it worse",
+            worse.side, worse.edge
+        ));
     }
     let (na, nb) = (row.n_baseline.max(1) as f64, row.n_candidate.max(1) as f64);
     let sd = e.std_err / (1.0 / na + 1.0 / nb).sqrt();
@@ -331,7 +336,7 @@ pub fn evaluate(report: &CompareReport, gate: &GateSpec) -> GateOutcome {
                         ),
                         Some(_) => {
                             let more = margin_on_scale(m, row, theta)
-                                .and_then(|l| trials_words(m, row, l, report.alpha))
+                                .and_then(|l| trials_words(m, row, (l, &worse), report.alpha))
                                 .map(|t| format!("; {t}"))
                                 .unwrap_or_default();
                             format!(

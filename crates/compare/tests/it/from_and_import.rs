@@ -60,3 +60,61 @@ fn an_import_and_a_run_of_the_from_spec_of_one_command_are_comparable_in_workloa
         "the measured workload is the same: {diffs:?}"
     );
 }
+
+/// Issue 51: the same without `--model` — `from` writes `target.model: auto`, the run
+/// records the model the server listed, the import names it — and with the tokenizer the
+/// tool records as a hub id: neither `target.model` (`auto` against the name) nor
+/// `target.tokenizer` (`server` against `local`) differs any more.
+#[test]
+fn from_with_model_auto_and_import_naming_the_model_are_comparable_in_target() {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sglang-seed-command.jsonl");
+    let opts = ImportOptions {
+        model: Some("glm-5".into()),
+        variant: Some("sglang".into()),
+        ..ImportOptions::default()
+    };
+    let mut imported = import_file(ImportTool::Sglang, &fixture, &opts)
+        .expect("imports")
+        .remove(0);
+    let (tok, path) = servebench_spec::TokenizerSource::of_peer(Some("zai-org/GLM-5"));
+    assert_eq!(imported.spec.spec.target.tokenizer, tok);
+    assert_eq!(imported.spec.spec.target.tokenizer_path, path);
+    imported.spec.spec.target.tokenizer_path = None;
+
+    let command = COMMAND.replace(" --model glm-5", " --tokenizer zai-org/GLM-5");
+    let argv: Vec<String> = command.split_whitespace().map(String::from).collect();
+    let t = servebench_spec::peer::sglang::translate(&argv).expect("translates");
+    let spec = servebench_spec::load::parse_str(&t.draft.to_yaml(), "from.yaml")
+        .expect("the from spec parses");
+    assert_eq!(spec.file.spec.target.model, "auto");
+    let mut run = imported.clone();
+    run.origin = Origin::Measured;
+    run.run_id = "20261201T000000Z-0001".into();
+    run.spec = spec.file;
+    run.spec.spec.variants[0].name = "sglang".into();
+    run.import = None;
+    run.preflight = vec![servebench_result::checks::BlockChecks {
+        block: 0,
+        variant: "sglang".into(),
+        engine: None,
+        model: Some("glm-5".into()),
+        checks: Vec::new(),
+        warnings: Vec::new(),
+    }];
+
+    let (diffs, _) = fingerprint::compare(&imported, &run);
+    assert!(
+        diffs.iter().all(|d| !d.field.starts_with("target.")),
+        "what the converters write is not a difference: {diffs:?}"
+    );
+    // A run that served another model is.
+    run.preflight[0].model = Some("glm-4".into());
+    let (diffs, _) = fingerprint::compare(&imported, &run);
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.field == "target.model" && d.candidate == "glm-4"),
+        "{diffs:?}"
+    );
+}

@@ -135,7 +135,7 @@ fn the_issue_s_minus_5_percent_at_3_trials_fails_non_inferiority_and_passed_the_
     assert_eq!(ni.reasons.len(), 1, "{:?}", ni.reasons);
     assert!(
         ni.reasons[0].starts_with(
-            "not-shown-non-inferior: cutedsl vs cutlass, output_throughput at c=32 -5.2% [-11.2%, +1.1%]: reaches below −2% — not shown no worse; its estimate itself is below the margin"
+            "not-shown-non-inferior: cutedsl vs cutlass, output_throughput at c=32 -5.2% [-11.2%, +1.1%]: reaches below −2% — not shown no worse; its estimate itself is below −2%"
         ),
         "{}",
         ni.reasons[0]
@@ -373,6 +373,21 @@ fn a_latency_s_reasons_are_turned_for_its_direction() {
             && ni.reasons[0].ends_with(": wholly above +2% — shown worse"),
         "{}",
         ni.reasons[0]
+    );
+    // Issue 51: at θ = 29% the estimate +29.3% [+27.6%, +31.0%] lies beyond the margin; the
+    // reason said "its estimate itself is below the margin" of a rise.
+    let at = |theta: f64| GateSpec {
+        margin: Some(theta),
+        ..latency_gate(&[FailOn::NotShownNonInferior], "tpot_p50")
+    };
+    let near = evaluate_gates(&r, &at(0.29));
+    assert!(
+        near.reasons[0].ends_with(
+            "reaches above +29% — not shown no worse; its estimate itself is above +29%: more \
+             trials would more likely show it worse"
+        ),
+        "{}",
+        near.reasons[0]
     );
     let ttft = evaluate_gates(
         &r,

@@ -5,3 +5,4 @@ mod from_and_import;
 mod gate;
 mod nested;
 mod renderers;
+mod served_and_probe;

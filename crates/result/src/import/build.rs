@@ -69,6 +69,9 @@ fn fit(raw: &str, max: usize, empty: &str) -> String {
 }
 
 fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
+    // As `from` writes it (one rule): a hub id the tool counted with is the served
+    // model's own counting, `server`; only a tokenizer.json file is `local`.
+    let (tokenizer, tokenizer_path) = TokenizerSource::of_peer(im.tokenizer.as_deref());
     let model = im.model.clone().unwrap_or_else(|| "unknown".into());
     let short_model = model.rsplit('/').next().unwrap_or(&model).to_owned();
     let name = opts
@@ -116,8 +119,8 @@ fn spec_of(im: &Imported, opts: &ImportOptions) -> SpecFile {
                 api: im.api,
                 model,
                 engine: Default::default(),
-                tokenizer: TokenizerSource::Local,
-                tokenizer_path: im.tokenizer.clone(),
+                tokenizer,
+                tokenizer_path,
                 api_key_env: None,
                 headers: BTreeMap::new(),
                 tls: None,

@@ -96,7 +96,10 @@ pub fn read(
     let model = opts.model.clone().or_else(|| f.text("model_id"));
     f.map("model_id", "target.model");
     let tokenizer = f.text("tokenizer_id");
-    f.map("tokenizer_id", "target.tokenizer_path");
+    f.map(
+        "tokenizer_id",
+        "target.tokenizer (a tokenizer.json: local with its path; else server)",
+    );
     let date = f.text("date");
     f.map(
         "date",

@@ -100,6 +100,15 @@ fn compiled() -> &'static Vec<(Category, Regex)> {
     })
 }
 
+/// The text of `name` its category's pattern matched (`GroupProblemShape` of a CUTLASS
+/// grouped GEMM's mangled name), for `servebench kernels`' suggested rules.
+pub(crate) fn category_match(name: &str) -> Option<&str> {
+    compiled()
+        .iter()
+        .find_map(|(_, re)| re.find(name))
+        .map(|m| m.as_str())
+}
+
 /// The category of a kernel or operator name.
 pub fn categorize(name: &str) -> Category {
     compiled()

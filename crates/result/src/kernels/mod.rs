@@ -5,6 +5,7 @@
 
 mod aggregate;
 mod category;
+pub mod listing;
 mod rule;
 mod trace;
 

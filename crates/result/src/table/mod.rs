@@ -5,6 +5,7 @@
 //! TTFT either way.
 
 pub mod overview;
+pub mod rates;
 
 use std::fmt::Write;
 
@@ -43,15 +44,21 @@ pub fn trial_values(result: &RunResult, variant: &str, point: usize, metric: &st
 /// The statistic of one cell.
 pub fn cell(result: &RunResult, variant: &str, point: usize, metric: &str) -> Option<CellStat> {
     let values = trial_values(result, variant, point, metric);
+    let can_be_zero = metrics::metric(metric).is_none_or(|m| m.can_be_zero);
+    cell_of(&values, can_be_zero)
+}
+
+/// The statistic of per-trial `values`: their geometric mean and its interval, or the
+/// arithmetic ones where a value `can_be_zero` (or is).
+pub fn cell_of(values: &[f64], can_be_zero: bool) -> Option<CellStat> {
     if values.is_empty() {
         return None;
     }
-    let can_be_zero =
-        metrics::metric(metric).is_none_or(|m| m.can_be_zero) || values.iter().any(|v| *v <= 0.0);
+    let can_be_zero = can_be_zero || values.iter().any(|v| *v <= 0.0);
     let est = if can_be_zero {
-        mean_ci(&values, 0.95)
+        mean_ci(values, 0.95)
     } else {
-        geometric_mean_ci(&values, 0.95)
+        geometric_mean_ci(values, 0.95)
     };
     Some(match est {
         Ok(e) => CellStat {

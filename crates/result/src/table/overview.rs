@@ -1,11 +1,13 @@
-//! A bench_serving-style summary of a variant: per sweep point the throughputs and the
-//! mean, p50 and p99 of TTFT, TPOT, ITL and E2E (each the mean over trials, with its 95%
-//! interval), when a request reasoned the times to first reasoning and answer token and the
+//! A bench_serving-style summary of a variant: per sweep point the duration, the throughputs
+//! (and goodput with an SLO, `super::rates`) and the mean, p50, any percentile the spec's
+//! `compare.metrics` names, and p99 of TTFT, TPOT, ITL and E2E (each the mean over trials,
+//! with its 95% interval; a note where a trial had too few requests for a tail), when a request reasoned the times to first reasoning and answer token and the
 //! reasoning and answer tokens, and per turn of a multi-turn point its TTFT. The end-of-run table of a
 //! one-variant run is this (`table::render`), and so is the report's summary of one.
 
 use std::fmt::Write;
 
+use super::rates::{RateRow, columns, rate_rows, tail_notes};
 use super::{CellStat, cell};
 use crate::{RunResult, TrialStatus};
 
@@ -48,12 +50,17 @@ pub struct PointSummary {
     pub requests: usize,
     /// Of them, failed.
     pub failed: usize,
-    /// Per [`THROUGHPUTS`] row.
-    pub throughput: Vec<Option<CellStat>>,
-    /// Per [`LATENCIES`] row, per [`STATS`] column.
-    pub latency: Vec<[Option<CellStat>; 3]>,
-    /// Per [`REASONING`] row, per [`STATS`] column; empty where no request reasoned.
-    pub reasoning: Vec<[Option<CellStat>; 3]>,
+    /// The duration and the rates (`super::rates`): request, input, output and total
+    /// throughput, and goodput where the spec sets an SLO.
+    pub rates: Vec<RateRow>,
+    /// The latency columns: mean, p50, any percentile `compare.metrics` names, p99.
+    pub columns: Vec<String>,
+    /// Per [`LATENCIES`] row, per column.
+    pub latency: Vec<Vec<Option<CellStat>>>,
+    /// Per [`REASONING`] row, per column; empty where no request reasoned.
+    pub reasoning: Vec<Vec<Option<CellStat>>>,
+    /// A note per percentile column whose tail rests on too few requests.
+    pub notes: Vec<String>,
     /// Per turn of a multi-turn point (empty otherwise).
     pub turns: Vec<TurnRow>,
 }
@@ -110,6 +117,7 @@ pub fn turn_rows(result: &RunResult, variant: &str, point: usize) -> Vec<TurnRow
 
 /// Every point of `variant`, in sweep order.
 pub fn summarize(result: &RunResult, variant: &str) -> Vec<PointSummary> {
+    let cols = columns(result);
     result
         .points
         .iter()
@@ -131,16 +139,15 @@ pub fn summarize(result: &RunResult, variant: &str) -> Vec<PointSummary> {
                 trials: ok.len(),
                 requests,
                 failed,
-                throughput: THROUGHPUTS
-                    .iter()
-                    .map(|(m, _, _)| cell(result, variant, p.index, m))
-                    .collect(),
-                latency: rows(result, variant, p.index, &LATENCIES),
+                rates: rate_rows(result, variant, p.index),
+                latency: rows(result, variant, p.index, &LATENCIES, &cols),
                 reasoning: if reasoned(result, variant, p.index) {
-                    rows(result, variant, p.index, &REASONING)
+                    rows(result, variant, p.index, &REASONING, &cols)
                 } else {
                     Vec::new()
                 },
+                notes: tail_notes(result, variant, p.index, &cols),
+                columns: cols.clone(),
                 turns: turn_rows(result, variant, p.index),
             }
         })
@@ -152,10 +159,15 @@ fn rows(
     variant: &str,
     point: usize,
     families: &[(&str, &str)],
-) -> Vec<[Option<CellStat>; 3]> {
+    cols: &[String],
+) -> Vec<Vec<Option<CellStat>>> {
     families
         .iter()
-        .map(|(fam, _)| STATS.map(|s| cell(result, variant, point, &format!("{fam}_{s}"))))
+        .map(|(fam, _)| {
+            cols.iter()
+                .map(|s| cell(result, variant, point, &format!("{fam}_{s}")))
+                .collect()
+        })
         .collect()
 }
 
@@ -264,19 +276,19 @@ pub fn render(result: &RunResult) -> String {
                 String::new()
             }
         );
-        for ((_, words, unit), c) in THROUGHPUTS.iter().zip(&p.throughput) {
+        for r in &p.rates {
             let _ = writeln!(
                 out,
                 "    {:<32} {}",
-                format!("{words} ({unit})"),
-                fmt_cell(c.as_ref())
+                format!("{} ({})", r.words, r.unit),
+                fmt_cell(r.cell.as_ref())
             );
         }
-        let _ = writeln!(
-            out,
-            "    {:<12} {:>24} {:>24} {:>24}",
-            "", "mean", "p50", "p99"
-        );
+        let _ = write!(out, "    {:<12}", "");
+        for c in &p.columns {
+            let _ = write!(out, " {c:>24}");
+        }
+        let _ = writeln!(out);
         let latency = LATENCIES
             .iter()
             .zip(&p.latency)
@@ -286,14 +298,14 @@ pub fn render(result: &RunResult) -> String {
             .zip(&p.reasoning)
             .map(|((_, w), c)| ((*w).to_owned(), c));
         for (words, cells) in latency.chain(reasoning) {
-            let _ = writeln!(
-                out,
-                "    {:<12} {:>24} {:>24} {:>24}",
-                words,
-                fmt_cell(cells[0].as_ref()),
-                fmt_cell(cells[1].as_ref()),
-                fmt_cell(cells[2].as_ref())
-            );
+            let _ = write!(out, "    {words:<12}");
+            for c in cells {
+                let _ = write!(out, " {:>24}", fmt_cell(c.as_ref()));
+            }
+            let _ = writeln!(out);
+        }
+        for n in &p.notes {
+            let _ = writeln!(out, "    note: {n}");
         }
         render_turns(&mut out, &p.turns, "    ");
     }

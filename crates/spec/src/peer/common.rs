@@ -109,17 +109,19 @@ pub(crate) fn model_and_tokenizer(
     }
     // Without a model the draft says `target.model: auto`: servebench reads /v1/models as
     // the tool does, and refuses a server that lists several, naming them.
-    let tokenizer = match v.str("--tokenizer") {
-        Some(t) if t.ends_with(".json") => {
+    let given = v.str("--tokenizer");
+    let (_, path) = crate::types::TokenizerSource::of_peer(given);
+    let tokenizer = match (given, path) {
+        (Some(_), Some(t)) => {
             lines.mapped(
                 "--tokenizer",
                 v,
                 "target.tokenizer: local with this tokenizer_path (prompt lengths counted with \
                  this file)",
             );
-            Some(t.to_owned())
+            Some(t)
         }
-        Some(_) => {
+        (Some(_), None) => {
             lines.mapped(
                 "--tokenizer",
                 v,
@@ -129,7 +131,7 @@ pub(crate) fn model_and_tokenizer(
             );
             None
         }
-        None => None,
+        (None, _) => None,
     };
     (model, tokenizer)
 }

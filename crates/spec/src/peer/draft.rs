@@ -84,6 +84,9 @@ pub struct Draft {
     pub seed: u64,
     /// `slo` in ms: ttft, tpot, e2e.
     pub slo: [Option<f64>; 3],
+    /// Percentiles the tool was asked to print beyond p50 and p99 (`ttft_p95`): written
+    /// into `compare.metrics` after the defaults, so the run's summary shows them.
+    pub percentiles: Vec<String>,
     /// `trials.count`.
     pub trials: u32,
     /// `workload.request_body` (the tool's extra request fields).
@@ -257,6 +260,15 @@ impl Draft {
                     let _ = writeln!(s, "    {key}: {}", ms(v));
                 }
             }
+        }
+        if !self.percentiles.is_empty() {
+            let metrics: Vec<String> = crate::types::CompareSettings::default()
+                .metrics
+                .into_iter()
+                .chain(self.percentiles.iter().cloned())
+                .collect();
+            let _ = writeln!(s, "  compare:");
+            let _ = writeln!(s, "    metrics: [{}]", metrics.join(", "));
         }
         let _ = writeln!(s, "  trials:");
         let _ = writeln!(s, "    count: {}", self.trials);

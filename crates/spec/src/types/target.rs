@@ -93,3 +93,17 @@ pub enum TokenizerSource {
     /// No tokenizer: prompt lengths are approximate and results say so.
     None,
 }
+
+impl TokenizerSource {
+    /// What a peer tool's tokenizer (bench_serving's or `vllm bench serve`'s `--tokenizer`,
+    /// the `tokenizer_id` a result records) is in a spec: a `tokenizer.json` file is `local`
+    /// with that path; a hub id, a model folder or none is `server` (the served model's own
+    /// counting, which a hub id of that model counts alike). One rule for `from` and
+    /// `import`, so that the two of one experiment have one fingerprint.
+    pub fn of_peer(tokenizer: Option<&str>) -> (TokenizerSource, Option<String>) {
+        match tokenizer {
+            Some(t) if t.ends_with(".json") => (TokenizerSource::Local, Some(t.to_owned())),
+            _ => (TokenizerSource::Server, None),
+        }
+    }
+}

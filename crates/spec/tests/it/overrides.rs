@@ -190,3 +190,41 @@ fn overrides_add_no_warning_about_keys_the_file_does_not_write() {
         assert!(before.contains(&w), "the override added `{w}`");
     }
 }
+
+/// Issue 51: overrides applied in two steps keep the first step's. `trials.design:
+/// optimize` sets `trials.count` and `trials.per_start` through `apply` after the command
+/// line's overrides; the second `apply` read the file again and dropped the first (`-c 1`
+/// planned every point of the file, and the spec hash was the file's).
+#[test]
+fn a_second_apply_keeps_the_first_overrides() {
+    let first = apply(
+        &base(),
+        &sets(&["sweep.max_concurrency=[1]", "workload.requests=12"]),
+        "o.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let second =
+        apply(&first, &sets(&["trials.count=7"]), "o.yaml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(second.file.spec.sweep.max_concurrency, Some(vec![1]));
+    assert_eq!(second.file.spec.workload.requests, Some(12));
+    assert_eq!(second.file.spec.trials.count, 7);
+    assert_eq!(
+        second.overrides,
+        [
+            "sweep.max_concurrency=[1]",
+            "workload.requests=12",
+            "trials.count=7"
+        ]
+    );
+    let at_once = apply(
+        &base(),
+        &sets(&[
+            "sweep.max_concurrency=[1]",
+            "workload.requests=12",
+            "trials.count=7",
+        ]),
+        "o.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec_hash(&second.file), spec_hash(&at_once.file));
+}

@@ -324,3 +324,42 @@ fn peer_switch(tool: &str, flag: &str) -> bool {
         Err(e) => !e.to_string().contains("needs a value"),
     }
 }
+
+/// Issue 51: `--metric-percentiles 90,95,99` was ignored ("servebench's percentiles are
+/// p50, p90 and p99"); now the levels beyond p50 and p99 of `--percentile-metrics` (default
+/// ttft,tpot,itl) are written into `compare.metrics`, which the run's summary shows.
+#[test]
+fn vllm_metric_percentiles_reach_the_spec() {
+    let t = peer::vllm::translate(&words(
+        "vllm bench serve --model m --metric-percentiles 90,95,99 --goodput ttft:500",
+    ))
+    .expect("translated");
+    let s = spec_of(&t).spec;
+    let m = &s.compare.metrics;
+    for want in [
+        "ttft_p90",
+        "tpot_p95",
+        "itl_p95",
+        "ttft_p95",
+        "output_throughput",
+    ] {
+        assert!(m.iter().any(|x| x == want), "{want} missing from {m:?}");
+    }
+    assert!(!m.iter().any(|x| x.ends_with("_p99")), "{m:?}");
+    let t = peer::vllm::translate(&words(
+        "vllm bench serve --percentile-metrics e2el --metric-percentiles 95",
+    ))
+    .expect("translated");
+    assert!(
+        spec_of(&t)
+            .spec
+            .compare
+            .metrics
+            .contains(&"e2e_p95".to_owned())
+    );
+    let t = peer::vllm::translate(&words("vllm bench serve --model m")).expect("ok");
+    assert_eq!(
+        spec_of(&t).spec.compare.metrics,
+        servebench_spec::types::CompareSettings::default().metrics
+    );
+}

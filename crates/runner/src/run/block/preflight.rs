@@ -89,6 +89,7 @@ impl BlockContext<'_> {
             block: block.index,
             variant: variant.name.clone(),
             engine: Some(resolved.record.clone()),
+            model: Some(target.model.clone()),
             checks,
             warnings,
         });

@@ -286,6 +286,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         temperature,
         seed: seed.unsigned_abs(),
         slo,
+        percentiles: Vec::new(),
         trials: 5,
         request_body,
         takes_over,

@@ -214,16 +214,8 @@ pub(crate) const ROWS: &[Row] = &[
     row("--ignore-eos", Switch, Read),
     row("--self-timed", Switch, Dataset(&["timed_trace"])),
     row("--no-self-timed", Switch, Dataset(&["timed_trace"])),
-    row(
-        "--percentile-metrics",
-        One,
-        Ignored("servebench reports every metric of its catalogue (mean, p50, p90, p99, min, max)"),
-    ),
-    row(
-        "--metric-percentiles",
-        One,
-        Ignored("servebench's percentiles are p50, p90 and p99 (docs/metrics.md)"),
-    ),
+    row("--percentile-metrics", One, Read),
+    row("--metric-percentiles", One, Read),
     row("--goodput", Many, Read),
     row(
         "--request-id-prefix",

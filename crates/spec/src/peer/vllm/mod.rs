@@ -21,6 +21,7 @@
 mod datasets;
 mod flags;
 mod images;
+mod percentiles;
 
 /// `vllm bench serve`'s `--seed` default (vLLM 0.33.0 `benchmarks/serve.py`): written by
 /// `servebench from` and assumed by `servebench import` (its result file does not record it).
@@ -316,6 +317,7 @@ pub fn translate(argv: &[String]) -> Result<Translation, PeerError> {
         temperature,
         seed: seed.unsigned_abs(),
         slo,
+        percentiles: percentiles::percentiles(&v, &mut lines),
         trials: 5,
         request_body,
         takes_over,
