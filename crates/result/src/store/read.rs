@@ -116,9 +116,44 @@ pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
             message: servebench_spec::text::BOM_WORDS.to_owned(),
         });
     }
-    serde_json::from_str(&text).map_err(|e| StoreError::Parse {
+    let parse = |message: String| StoreError::Parse {
         path: path.to_owned(),
-        message: e.to_string(),
-    })
+        message,
+    };
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let result: RunResult = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let at = e.path().to_string();
+        let inner = e.into_inner();
+        parse(if at == "." {
+            inner.to_string()
+        } else {
+            format!("at `{at}`: {inner}")
+        })
+    })?;
+    host_probes_measured(&result).map_err(parse)?;
+    Ok(result)
 }
 
+/// Every figure of the host probes a result holds (the run's and each server start's) is a
+/// rate above 0: a 0, a negative or a non-finite figure is no measurement (a file edited or
+/// damaged), refused with its key rather than compared as one.
+fn host_probes_measured(r: &RunResult) -> Result<(), String> {
+    let starts = r.servers.iter().enumerate().map(|(i, s)| (format!("servers[{i}].host_probe"), &s.host_probe));
+    for (key, probe) in std::iter::once(("host_probe".to_owned(), &r.host_probe)).chain(starts) {
+        let Some(p) = probe else { continue };
+        for (field, v) in [
+            ("single_thread", p.single_thread),
+            ("all_core", p.all_core),
+            ("memory_gbps", p.memory_gbps),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!(
+                    "`{key}.{field}` is {v}: a figure of the host probe is a rate above 0, so \
+                     the file was edited or damaged; restore it as servebench wrote it, or \
+                     delete `{key}` to compare without the probe"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
