@@ -523,6 +523,21 @@ mod tests {
             err.contains("p.jsonl:3: image `gone.png` cannot be read"),
             "{err}"
         );
+        // Issue 50: a PNG cut short was sent, and refused by the server request by request.
+        let whole = crate::dataset::image::png(2, 2, &[9; 12]);
+        std::fs::write(dir.path().join("cut.png"), &whole[..whole.len() - 20]).expect("cut");
+        std::fs::write(dir.path().join("whole.png"), &whole).expect("whole");
+        for (name, refused) in [("cut.png", true), ("whole.png", false)] {
+            std::fs::write(&path, format!("{{\"prompt\": \"x\", \"images\": [\"{name}\"]}}\n"))
+                .expect("write");
+            let mut e = load_jsonl(&path).expect("parses");
+            let r = encode_images(&mut e, &path);
+            assert_eq!(r.is_err(), refused, "{name}: {r:?}");
+            if let Err(err) = r {
+                assert!(err.to_string().contains("p.jsonl:1: image `cut.png`"), "{err}");
+                assert!(err.to_string().contains("is cut short"), "{err}");
+            }
+        }
     }
 
     #[tokio::test]
