@@ -18,10 +18,8 @@ use super::types::{RequestLine, RunResult};
 mod read;
 mod reserve;
 
-pub use read::{
-    load_result, read_requests, read_telemetry, sidecar_path, telemetry_path,
-};
 use read::zstd_frames;
+pub use read::{load_result, read_requests, read_telemetry, sidecar_path, telemetry_path};
 
 /// A result that could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -289,10 +287,7 @@ impl ResultStore {
             });
         }
         let result_len = fs::metadata(&self.result_path).map_or(0, |m| m.len());
-        reserve::keep(
-            &self.reserve_path(),
-            reserve::wanted(result_len, frame_len),
-        );
+        reserve::keep(&self.reserve_path(), reserve::wanted(result_len, frame_len));
         Ok(())
     }
 

@@ -63,7 +63,11 @@ pub(crate) fn answer_words(status: u16, content_type: Option<&str>, body: &[u8])
     let bytes = if body.is_empty() {
         "an empty body".to_owned()
     } else {
-        format!("{} bytes starting `{}`", body.len(), body_excerpt(&body[..body.len().min(120)]))
+        format!(
+            "{} bytes starting `{}`",
+            body.len(),
+            body_excerpt(&body[..body.len().min(120)])
+        )
     };
     format!("HTTP {status}, {kind}, {bytes}")
 }
@@ -97,10 +101,17 @@ mod tests {
     #[test]
     fn an_answer_is_said_by_status_type_and_first_bytes() {
         assert_eq!(
-            answer_words(404, Some("text/html"), b"<html>\n<body>Not Found</body></html>"),
+            answer_words(
+                404,
+                Some("text/html"),
+                b"<html>\n<body>Not Found</body></html>"
+            ),
             "HTTP 404, text/html, 36 bytes starting `<html> <body>Not Found</body></html>`"
         );
-        assert_eq!(answer_words(500, None, b""), "HTTP 500, no content type, an empty body");
+        assert_eq!(
+            answer_words(500, None, b""),
+            "HTTP 500, no content type, an empty body"
+        );
         assert_eq!(
             v1_suffix_hint("http://h:8000/v1/").as_deref(),
             Some("the URL ends in `/v1`, and servebench adds `/v1/…` itself: give `http://h:8000`")

@@ -270,7 +270,12 @@ fn control_byte(source: &str) -> Option<Diagnostic> {
 /// for a byte that no YAML text holds; `before` is the text up to it.
 fn not_text(before: &[u8], byte: u8, what: &str) -> Diagnostic {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let col = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+    let col = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
     Diagnostic::error(
         KeyPath::root(),
         format!(

@@ -103,7 +103,12 @@ fn a_disk_that_fills_mid_run_keeps_every_trial_and_leaves_a_resumable_result() {
         .arg(&result)
         .output()
         .expect("resume");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = read_json(&result);
     assert_eq!(r["status"], "complete");
     assert_eq!(r["trials"].as_array().map(Vec::len), Some(8));

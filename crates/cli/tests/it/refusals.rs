@@ -105,14 +105,20 @@ fn probe_says_what_v1_models_answered_instead_of_a_model_list() {
         // Before: "the server lists no model in /v1/models: give --model NAME", for each.
         assert_eq!(code, 1, "{err}");
         assert!(
-            err.contains(&format!("GET http://127.0.0.1:{port}/v1/models answered {words}")),
+            err.contains(&format!(
+                "GET http://127.0.0.1:{port}/v1/models answered {words}"
+            )),
             "{status}: {err}"
         );
         assert!(err.contains("give --model NAME"), "{err}");
         assert!(!err.contains("lists no model"), "{err}");
     }
     // The URL already ends in /v1: servebench asked for /v1/v1/models.
-    let port = answering("404 Not Found", "application/json", b"{\"detail\":\"Not Found\"}");
+    let port = answering(
+        "404 Not Found",
+        "application/json",
+        b"{\"detail\":\"Not Found\"}",
+    );
     let (code, err) = probe(&format!("http://127.0.0.1:{port}/v1"));
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -129,7 +135,12 @@ fn a_negative_margin_reaches_the_margins_own_check() {
     let o = sb(Path::new("."))
         .arg("plan")
         .arg(&spec)
-        .args(["--fail-on", "not-shown-non-inferior", "--gate-margin", "-0.05"])
+        .args([
+            "--fail-on",
+            "not-shown-non-inferior",
+            "--gate-margin",
+            "-0.05",
+        ])
         .output()
         .expect("plan");
     let err = String::from_utf8_lossy(&o.stderr);
@@ -163,17 +174,28 @@ fn fail_on_none_beside_a_condition_is_refused() {
         .args(["--fail-on", "none"])
         .output()
         .expect("plan");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
 fn a_binary_spec_a_window_with_no_request_and_max_tokens_0_are_said_for_what_they_are() {
     let dir = scratch("refusals", "validate");
     std::fs::write(dir.join("logo.yaml"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0").expect("png");
-    let o = sb(&dir).args(["validate", "logo.yaml"]).output().expect("validate");
+    let o = sb(&dir)
+        .args(["validate", "logo.yaml"])
+        .output()
+        .expect("validate");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("the file is not text: byte 0 (line 1, column 1) is 0x89"), "{err}");
+    assert!(
+        err.contains("the file is not text: byte 0 (line 1, column 1) is 0x89"),
+        "{err}"
+    );
     let spec = |dataset: &str| {
         format!(
             "apiVersion: servebench/v1alpha1\nkind: Experiment\nmetadata: {{name: r}}\nspec:\n  \
@@ -192,7 +214,10 @@ fn a_binary_spec_a_window_with_no_request_and_max_tokens_0_are_said_for_what_the
         spec("{kind: trace, path: t.jsonl, trace: {start: 60s}}"),
     )
     .expect("spec");
-    let o = sb(&dir).args(["validate", "late.yaml"]).output().expect("validate");
+    let o = sb(&dir)
+        .args(["validate", "late.yaml"])
+        .output()
+        .expect("validate");
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{out}");
     // Before: "invalid length distribution the trace window (start 60s, …) holds no request".
@@ -201,40 +226,62 @@ fn a_binary_spec_a_window_with_no_request_and_max_tokens_0_are_said_for_what_the
             && !out.contains("invalid length distribution"),
         "{out}"
     );
-    std::fs::write(dir.join("p.jsonl"), "{\"prompt\": \"hi\", \"max_tokens\": 0}\n").expect("p");
+    std::fs::write(
+        dir.join("p.jsonl"),
+        "{\"prompt\": \"hi\", \"max_tokens\": 0}\n",
+    )
+    .expect("p");
     std::fs::write(
         dir.join("zero.yaml"),
         spec("{kind: jsonl, path: p.jsonl}\n    requests: 1"),
     )
     .expect("spec");
-    let o = sb(&dir).args(["validate", "zero.yaml"]).output().expect("validate");
+    let o = sb(&dir)
+        .args(["validate", "zero.yaml"])
+        .output()
+        .expect("validate");
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(out.contains("p.jsonl:1") && out.contains("`max_tokens` is 0"), "{out}");
+    assert!(
+        out.contains("p.jsonl:1") && out.contains("`max_tokens` is 0"),
+        "{out}"
+    );
 }
 
 #[test]
 fn a_result_whose_host_probe_is_no_measurement_is_refused_with_its_key() {
     let dir = scratch("refusals", "host_probe");
-    let fixture = crate::common::walk(&repo().join("crates/cli/tests/fixtures/rerun/results/sim-rerun"))
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .expect("a published result");
+    let fixture =
+        crate::common::walk(&repo().join("crates/cli/tests/fixtures/rerun/results/sim-rerun"))
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .expect("a published result");
     let mut r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture).expect("read")).expect("json");
     let probe = serde_json::json!({"version": 1, "scope": "client-host", "single_thread": 400.0,
         "all_core": 1600.0, "threads": 4, "memory_gbps": 10.0, "took_s": 1.0});
     for (field, value, words) in [
         // Before: compared as a measurement, without a word.
-        ("single_thread", serde_json::json!(0.0), "`host_probe.single_thread` is 0: a figure of the host probe is a rate above 0"),
+        (
+            "single_thread",
+            serde_json::json!(0.0),
+            "`host_probe.single_thread` is 0: a figure of the host probe is a rate above 0",
+        ),
         // Before: "invalid type: string \"fast\", expected f64 at line 1 column …", no key.
-        ("all_core", serde_json::json!("fast"), "at `host_probe.all_core`: invalid type: string \"fast\""),
+        (
+            "all_core",
+            serde_json::json!("fast"),
+            "at `host_probe.all_core`: invalid type: string \"fast\"",
+        ),
     ] {
         let mut p = probe.clone();
         p[field] = value;
         r["host_probe"] = p;
         std::fs::write(dir.join("r.json"), r.to_string()).expect("write");
-        let o = sb(&dir).args(["compare", "r.json"]).output().expect("compare");
+        let o = sb(&dir)
+            .args(["compare", "r.json"])
+            .output()
+            .expect("compare");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(words), "{err}");

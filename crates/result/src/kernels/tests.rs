@@ -258,5 +258,9 @@ fn not_json_a_gzip_bomb_and_a_cut_gzip_are_each_said_for_what_they_are() {
     let huge = "é".repeat(1 << 19);
     let r = rank_of(&trace(&[event("kernel", &huge, 0, 0.0, 1.0)]));
     let kept = &r.kernels[0].name;
-    assert!(kept.len() <= MAX_NAME_BYTES + '…'.len_utf8() && kept.ends_with('…'), "{}", kept.len());
+    assert!(
+        kept.len() <= MAX_NAME_BYTES + '…'.len_utf8() && kept.ends_with('…'),
+        "{}",
+        kept.len()
+    );
 }

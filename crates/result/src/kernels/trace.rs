@@ -119,7 +119,10 @@ pub fn read_trace(path: &Path, each: &mut dyn FnMut(TraceEvent)) -> Result<(), T
     let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
     let (gzip, head) = {
         let buf = std::io::BufRead::fill_buf(&mut file).map_err(io)?;
-        (buf.starts_with(&[0x1f, 0x8b]), buf[..buf.len().min(64)].to_vec())
+        (
+            buf.starts_with(&[0x1f, 0x8b]),
+            buf[..buf.len().min(64)].to_vec(),
+        )
     };
     let limit = compressed
         .saturating_mul(MAX_INFLATION)
@@ -155,10 +158,7 @@ pub fn read_trace(path: &Path, each: &mut dyn FnMut(TraceEvent)) -> Result<(), T
         });
     }
     Err(if error.is_eof() || cut {
-        TraceError::Incomplete {
-            path: shown,
-            error,
-        }
+        TraceError::Incomplete { path: shown, error }
     } else {
         TraceError::Json {
             path: shown,
@@ -190,7 +190,9 @@ impl<R: Read> Read for Bounded<R> {
             self.hit = true;
             return Err(std::io::Error::other("inflated beyond the bound"));
         }
-        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
         self.left -= n as u64;
         Ok(n)

@@ -138,7 +138,11 @@ pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
 /// rate above 0: a 0, a negative or a non-finite figure is no measurement (a file edited or
 /// damaged), refused with its key rather than compared as one.
 fn host_probes_measured(r: &RunResult) -> Result<(), String> {
-    let starts = r.servers.iter().enumerate().map(|(i, s)| (format!("servers[{i}].host_probe"), &s.host_probe));
+    let starts = r
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("servers[{i}].host_probe"), &s.host_probe));
     for (key, probe) in std::iter::once(("host_probe".to_owned(), &r.host_probe)).chain(starts) {
         let Some(p) = probe else { continue };
         for (field, v) in [

@@ -99,13 +99,20 @@ mod tests {
         keep(&p, wanted(1000, 500));
         assert_eq!(fs::metadata(&p).expect("kept").len(), FLOOR + 3000);
         keep(&p, 10);
-        assert_eq!(fs::metadata(&p).expect("kept").len(), FLOOR + 3000, "never shrinks");
+        assert_eq!(
+            fs::metadata(&p).expect("kept").len(),
+            FLOOR + 3000,
+            "never shrinks"
+        );
         // Not a run of one repeated byte: a compressing filesystem must allocate it.
         let bytes = fs::read(&p).expect("read");
         assert!(bytes[..4096].windows(2).filter(|w| w[0] == w[1]).count() < 100);
         assert_eq!(release(&p), Some(FLOOR + 3000));
         assert_eq!(release(&p), None, "freed once");
         assert!(is_full(&io::Error::from_raw_os_error(28)), "ENOSPC");
-        assert!(!is_full(&io::Error::from_raw_os_error(27)), "EFBIG is a limit, not a full disk");
+        assert!(
+            !is_full(&io::Error::from_raw_os_error(27)),
+            "EFBIG is a limit, not a full disk"
+        );
     }
 }

@@ -30,9 +30,11 @@ pub struct Resolved {
 impl Resolved {
     /// The `/v1/models` model list, else what `/v1/models` answered instead, in words.
     pub fn model_list(&self) -> Result<&Value, &str> {
-        self.models
-            .as_ref()
-            .ok_or_else(|| self.models_seen.as_deref().unwrap_or("GET /v1/models gave no model list"))
+        self.models.as_ref().ok_or_else(|| {
+            self.models_seen
+                .as_deref()
+                .unwrap_or("GET /v1/models gave no model list")
+        })
     }
 }
 

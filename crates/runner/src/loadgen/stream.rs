@@ -96,7 +96,10 @@ impl StreamConsumer {
             let mut head = String::from_utf8_lossy(&self.head).into_owned();
             truncate_utf8(&mut head, HEAD_BYTES);
             let (kind, detail) = if head.contains("\"error\"") {
-                (ErrorKind::ServerErrorEvent, "response body is not an event stream")
+                (
+                    ErrorKind::ServerErrorEvent,
+                    "response body is not an event stream",
+                )
             } else if head.trim().is_empty() {
                 (ErrorKind::NoContent, "response body is not an event stream")
             } else if is_sse_framing(&head) {
@@ -107,7 +110,10 @@ impl StreamConsumer {
                      `event: ping`)",
                 )
             } else {
-                (ErrorKind::MalformedEvent, "response body is not an event stream")
+                (
+                    ErrorKind::MalformedEvent,
+                    "response body is not an event stream",
+                )
             };
             rec.fail(kind, format!("{detail}: {head}"));
         } else if !self.st.done && !self.st.finish_seen {
@@ -348,7 +354,10 @@ mod tests {
         let rec = run(&[b"event: ping\n\n", b": keep-alive\n\nevent: ping\n\n"]);
         assert_eq!(rec.error, Some(ErrorKind::NoContent));
         let d = rec.error_detail.unwrap_or_default();
-        assert!(d.starts_with("the event stream ended without an event carrying data"), "{d}");
+        assert!(
+            d.starts_with("the event stream ended without an event carrying data"),
+            "{d}"
+        );
         assert!(d.contains("event: ping"), "{d}");
         let rec = run(&[b"<html>nope</html>"]);
         assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));

@@ -386,15 +386,15 @@ impl PromptSource {
         let (n, warm, seed) = (requests, w.warmup_requests as usize, w.seed);
         match self {
             PromptSource::Random { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::Unusable(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 b.trial_prompts(n, warm, seed, trial, point as u32).await
             }
             PromptSource::Image { builders, shape } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::Unusable(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 let mut prompts = b.trial_prompts(n, warm, seed, trial, point as u32).await?;
                 let base = prompt_seed(seed, trial, point as u32);
                 attach_images(&mut prompts.measured, shape, base);
@@ -403,9 +403,9 @@ impl PromptSource {
             }
             PromptSource::File(f) => f.trial_prompts(n, warm, seed, trial, point as u32).await,
             PromptSource::MultiTurn { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::Unusable(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 let convs = b
                     .trial_conversations(warm, seed, trial, point as u32)
                     .await?;
@@ -415,17 +415,17 @@ impl PromptSource {
                 })
             }
             PromptSource::Trace { builder, speeds } => {
-                let speed = *speeds.get(point).ok_or_else(|| {
-                    DatasetError::Unusable(format!("no sweep point {point}"))
-                })?;
+                let speed = *speeds
+                    .get(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 builder
                     .trial_prompts(warm, speed, seed, trial, point as u32)
                     .await
             }
             PromptSource::SharedPrefix { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::Unusable(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 if b.requests() != n {
                     return Err(DatasetError::Unusable(format!(
                         "a shared_prefix trial sends groups × prompts_per_group = {} \

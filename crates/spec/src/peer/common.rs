@@ -100,9 +100,7 @@ fn check_host(host: &str) -> Result<(), PeerError> {
     if host.parse::<std::net::Ipv6Addr>().is_ok() {
         return Ok(());
     }
-    let port_of = |h: &str, p: &str| {
-        format!("it holds a port: give `--host {h} --port {p}`")
-    };
+    let port_of = |h: &str, p: &str| format!("it holds a port: give `--host {h} --port {p}`");
     if let Some(rest) = host.strip_prefix('[') {
         return match rest.split_once("]:") {
             Some((h, p)) => bad(port_of(h, p)),

@@ -55,7 +55,9 @@ fn a_binary_file_is_refused_as_not_text_at_its_first_such_byte() {
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
     let e = servebench_spec::load(&png).expect_err("a PNG").to_string();
     assert!(
-        e.contains("1:1: error: the file is not text: byte 0 (line 1, column 1) is 0x89, not UTF-8"),
+        e.contains(
+            "1:1: error: the file is not text: byte 0 (line 1, column 1) is 0x89, not UTF-8"
+        ),
         "{e}"
     );
     let zeros = dir.join("zeros.yaml");

@@ -330,8 +330,14 @@ fn peer_switch(tool: &str, flag: &str) -> bool {
 #[test]
 fn a_host_holding_a_port_or_a_url_is_refused_with_the_flags_to_write() {
     for (tool, argv) in [
-        ("sglang", "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64"),
-        ("vllm", "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64"),
+        (
+            "sglang",
+            "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64",
+        ),
+        (
+            "vllm",
+            "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64",
+        ),
     ] {
         let r = match tool {
             "sglang" => peer::sglang::translate(&words(argv)),
@@ -345,9 +351,15 @@ fn a_host_holding_a_port_or_a_url_is_refused_with_the_flags_to_write() {
         );
     }
     let e = peer::sglang::translate(&words("--host [::1]:9000")).expect_err("bracketed");
-    assert!(e.to_string().contains("give `--host ::1 --port 9000`"), "{e}");
+    assert!(
+        e.to_string().contains("give `--host ::1 --port 9000`"),
+        "{e}"
+    );
     let e = peer::vllm::translate(&words("--host http://h:8000")).expect_err("a URL");
-    assert!(e.to_string().contains("give the URL as `--base-url`"), "{e}");
+    assert!(
+        e.to_string().contains("give the URL as `--base-url`"),
+        "{e}"
+    );
     for ok in ["::1", "[::1]", "gpu-node-3", "10.0.0.7"] {
         let t = peer::sglang::translate(&words(&format!(
             "--host {ok} --port 9000 --dataset-name random --random-input-len 64"
