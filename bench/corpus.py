@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A corpus of bad inputs and faults for every surface of servebench (issue 42).
+"""A corpus of bad inputs and faults for every surface of servebench (issues 42 and 50;
+the surfaces of issue 50 are in corpus_surfaces.py).
 
 Each case runs the real binary in a scratch folder, on 127.0.0.1 only, under a time bound,
 and asserts its exit code and its message (and, where it matters, what must NOT happen: a
@@ -608,6 +609,14 @@ def _(c):
          has=["trace.jsonl is not the file the published run read"])
     c.sb("rerun", one, "--with", two, code=2,
          has=["trace.jsonl is not the file the published run read"])
+
+
+# ---------------------------------------------------------------- issue 50's surfaces
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus_surfaces  # noqa: E402
+
+corpus_surfaces.register(sys.modules[__name__])
 
 
 # ---------------------------------------------------------------- driver

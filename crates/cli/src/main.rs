@@ -123,8 +123,29 @@ fn survive_file_size_limits() {
     let _ = unsafe { sigaction(Signal::SIGXFSZ, &action) };
 }
 
+/// Every option that takes a value takes a negative number as that value, in every
+/// subcommand: `--gate-margin -0.05` reaches the option's own check ("the margin is a
+/// fraction in (0, 1)"), where clap alone read `-0` as an unknown short flag.
+fn negative_numbers_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_numbers_are_values)
+}
+
+/// The command line, parsed as [`negative_numbers_are_values`] says.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut matches = negative_numbers_are_values(Cli::command()).try_get_matches()?;
+    Cli::from_arg_matches_mut(&mut matches)
+}
+
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -187,5 +208,6 @@ mod tests {
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+        super::negative_numbers_are_values(super::Cli::command()).debug_assert();
     }
 }

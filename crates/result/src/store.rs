@@ -15,6 +15,12 @@ use std::path::{Path, PathBuf};
 
 use super::types::{RequestLine, RunResult};
 
+mod read;
+mod reserve;
+
+use read::zstd_frames;
+pub use read::{load_result, read_requests, read_telemetry, sidecar_path, telemetry_path};
+
 /// A result that could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -52,6 +58,23 @@ pub enum StoreError {
         /// What happened to the data, in words, with paths.
         message: String,
     },
+    /// The disk filled: the write was made in the space kept in reserve (see `reserve`),
+    /// so every trial measured so far is in `path`; the run must stop.
+    #[error(
+        "the disk holding {path} is full ({error}): every trial measured so far is in {path}, \
+         written into the {reserve_mib} MiB servebench keeps in reserve beside it for this. \
+         Free space there (`df -h {dir}` shows how much is left) and continue with \
+         `servebench run --resume {path}`",
+        dir = .path.parent().unwrap_or(Path::new(".")).display()
+    )]
+    DiskFull {
+        /// The result file, which holds every trial.
+        path: PathBuf,
+        /// The error of the write that found the disk full.
+        error: std::io::Error,
+        /// The reserve's size, MiB.
+        reserve_mib: u64,
+    },
     /// Reading failed.
     #[error("cannot read result {path}: {error}")]
     Read {
@@ -85,16 +108,19 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<
             .and_then(|n| n.to_str())
             .unwrap_or("result")
     ));
-    {
-        let mut f = File::create(&tmp).map_err(err)?;
-        f.write_all(&bytes).map_err(err)?;
-        f.write_all(b"\n").map_err(err)?;
-        f.sync_all().map_err(err)?;
-    }
-    fs::rename(&tmp, path).map_err(|e| {
+    // A temporary file left half-written (a full disk) would hold the very space a retry
+    // needs: it goes on every failure.
+    let written = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        err(e)
-    })?;
+        return Err(err(e));
+    }
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
@@ -118,7 +144,7 @@ fn is_zstd(path: &Path) -> bool {
 
 /// Appends `lines` to `path` as JSON lines (one zstd frame when `path` ends in `.zst`) and
 /// fsyncs; on failure cuts the file back to its previous length (best effort).
-fn append_lines<T: serde::Serialize>(path: &Path, lines: &[T]) -> std::io::Result<()> {
+fn append_lines<T: serde::Serialize>(path: &Path, lines: &[T]) -> std::io::Result<u64> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -143,126 +169,13 @@ fn append_lines<T: serde::Serialize>(path: &Path, lines: &[T]) -> std::io::Resul
         }
         w.flush()?;
         drop(w);
-        f.sync_all()
+        f.sync_all()?;
+        Ok(f.metadata()?.len() - before)
     })();
     if written.is_err() {
         let _ = f.set_len(before);
     }
     written
-}
-
-/// The sidecar of the result at `result_path`: `<stem>.requests.jsonl.zst`, else
-/// `<stem>.requests.jsonl`, whichever exists (the compressed name when neither does).
-pub fn sidecar_path(result_path: &Path) -> PathBuf {
-    let stem = result_path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.trim_end_matches(".json").to_owned())
-        .unwrap_or_default();
-    let dir = result_path.parent().unwrap_or(Path::new("."));
-    let zst = dir.join(format!("{stem}.requests.jsonl.zst"));
-    let plain = dir.join(format!("{stem}.requests.jsonl"));
-    if !zst.exists() && plain.exists() {
-        plain
-    } else {
-        zst
-    }
-}
-
-/// Every line of a sidecar, plain (`.jsonl`) or compressed (`.jsonl.zst`, any number of
-/// frames), record versions 1 and 2.
-pub fn read_requests(path: &Path) -> Result<Vec<RequestLine>, StoreError> {
-    read_lines(path)
-}
-
-/// The telemetry sidecar of the result at `result_path`: `<stem>.telemetry.jsonl.zst` (one
-/// zstd frame per trial, like the request sidecar).
-pub fn telemetry_path(result_path: &Path) -> PathBuf {
-    let stem = result_path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.trim_end_matches(".json").to_owned())
-        .unwrap_or_default();
-    result_path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(format!("{stem}.telemetry.jsonl.zst"))
-}
-
-/// Every trial's telemetry in a telemetry sidecar ([`telemetry_path`]); empty when there is
-/// none (telemetry off, or a result written before telemetry existed).
-pub fn read_telemetry(path: &Path) -> Result<Vec<crate::telemetry::TrialTelemetry>, StoreError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    read_lines(path)
-}
-
-fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, StoreError> {
-    let read_err = |error| StoreError::Read {
-        path: path.to_owned(),
-        error,
-    };
-    let f = File::open(path).map_err(read_err)?;
-    let reader: Box<dyn Read> = if is_zstd(path) {
-        Box::new(zstd::stream::read::Decoder::new(f).map_err(read_err)?)
-    } else {
-        Box::new(f)
-    };
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(reader).lines().enumerate() {
-        let line = line.map_err(read_err)?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.push(serde_json::from_str(&line).map_err(|e| StoreError::Parse {
-            path: path.to_owned(),
-            message: format!("line {}: {e}", i + 1),
-        })?);
-    }
-    Ok(out)
-}
-
-/// The complete zstd frames of `bytes`, each with the `seq` of its first line; reading
-/// stops at the first frame that is cut short or unreadable (a crash mid-append).
-fn zstd_frames(bytes: &[u8]) -> Vec<(std::ops::Range<usize>, Option<u64>)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let Ok(n) = zstd::zstd_safe::find_frame_compressed_size(&bytes[at..]) else {
-            break;
-        };
-        let frame = &bytes[at..at + n];
-        let Ok(plain) = zstd::stream::decode_all(frame) else {
-            break;
-        };
-        let seq = plain
-            .split(|b| *b == b'\n')
-            .next()
-            .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
-            .and_then(|v| v.get("seq").and_then(serde_json::Value::as_u64));
-        out.push((at..at + n, seq));
-        at += n;
-    }
-    out
-}
-
-/// Read a result file.
-pub fn load_result(path: &Path) -> Result<RunResult, StoreError> {
-    let text = fs::read_to_string(path).map_err(|source| StoreError::Read {
-        path: path.to_owned(),
-        error: source,
-    })?;
-    if servebench_spec::text::starts_with_bom(text.as_bytes()) {
-        return Err(StoreError::Parse {
-            path: path.to_owned(),
-            message: servebench_spec::text::BOM_WORDS.to_owned(),
-        });
-    }
-    serde_json::from_str(&text).map_err(|e| StoreError::Parse {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })
 }
 
 /// Where one run's files live.
@@ -291,37 +204,102 @@ impl ResultStore {
         }
     }
 
-    /// Rewrite the result file. When that fails (disk full, folder unwritable), the result
-    /// is written to a rescue file in the system's temporary folder instead, and the error
-    /// says where the measured data is.
+    /// Rewrite the result file. When that fails because the disk is full, the run's reserve
+    /// is freed and the write made there ([`StoreError::DiskFull`]: the run must stop); when
+    /// it fails otherwise (folder unwritable), the result is written to a rescue file in the
+    /// system's temporary folder instead, and the error says where the measured data is.
     pub fn save(&self, result: &RunResult) -> Result<(), StoreError> {
-        match write_json_atomic(&self.result_path, result) {
-            Ok(()) => Ok(()),
-            Err(StoreError::Write {
+        let mut freed = None;
+        match self.with_reserve(&mut freed, || write_json_atomic(&self.result_path, result)) {
+            Ok(()) => self.after_write(freed, 0),
+            Err(e) => Err(self.rescue_result(e, result)),
+        }
+    }
+
+    /// A result that could not be written to its file, written to a rescue file instead:
+    /// the error that says where it is.
+    fn rescue_result(&self, e: StoreError, result: &RunResult) -> StoreError {
+        let StoreError::Write {
+            path,
+            error: source,
+        } = e
+        else {
+            return e;
+        };
+        let rescue = rescue_path(&result.run_id, "json");
+        match write_json_atomic(&rescue, result) {
+            Ok(()) => StoreError::Rescued {
                 path,
                 error: source,
-            }) => {
-                let rescue = rescue_path(&result.run_id, "json");
-                match write_json_atomic(&rescue, result) {
-                    Ok(()) => Err(StoreError::Rescued {
-                        path,
-                        error: source,
-                        rescue,
-                    }),
-                    Err(_) => Err(StoreError::Write {
-                        path,
-                        error: source,
-                    }),
+                rescue,
+            },
+            Err(_) => StoreError::Write {
+                path,
+                error: source,
+            },
+        }
+    }
+
+    /// `.<run id>.reserve` beside the result: space kept for the writes a full disk would
+    /// refuse (`store/reserve.rs`).
+    pub fn reserve_path(&self) -> PathBuf {
+        reserve::path_of(&self.result_path)
+    }
+
+    /// Deletes the reserve (the run is over).
+    pub fn release_reserve(&self) {
+        let _ = reserve::release(&self.reserve_path());
+    }
+
+    /// Runs `write`; when it fails because the disk is full and the reserve is there, frees
+    /// the reserve (its size and the error kept in `freed`) and runs it once more.
+    fn with_reserve<T>(
+        &self,
+        freed: &mut Option<(u64, std::io::Error)>,
+        write: impl Fn() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match write() {
+            Err(StoreError::Write { path, error }) if reserve::is_full(&error) => {
+                match reserve::release(&self.reserve_path()) {
+                    Some(len) => {
+                        *freed = Some((len, error));
+                        write()
+                    }
+                    None => Err(StoreError::Write { path, error }),
                 }
             }
-            Err(e) => Err(e),
+            r => r,
         }
+    }
+
+    /// After writes that succeeded: the disk-full error when they needed the reserve, else
+    /// the reserve grown to hold the next ones (`frame_len`: the sidecar frame just written).
+    fn after_write(
+        &self,
+        freed: Option<(u64, std::io::Error)>,
+        frame_len: u64,
+    ) -> Result<(), StoreError> {
+        if let Some((len, error)) = freed {
+            return Err(StoreError::DiskFull {
+                path: self.result_path.clone(),
+                error,
+                reserve_mib: len.div_ceil(1 << 20),
+            });
+        }
+        let result_len = fs::metadata(&self.result_path).map_or(0, |m| m.len());
+        reserve::keep(&self.reserve_path(), reserve::wanted(result_len, frame_len));
+        Ok(())
     }
 
     /// Append a trial's requests to the sidecar and fsync it (the sidecar half of
     /// [`Self::save_trial`]). On failure the sidecar is cut back to its length before the
     /// append, so it never holds half a trial.
     pub fn append_requests(&self, lines: &[RequestLine]) -> Result<(), StoreError> {
+        self.append_frame(lines).map(|_| ())
+    }
+
+    /// [`Self::append_requests`], giving the bytes appended.
+    fn append_frame(&self, lines: &[RequestLine]) -> Result<u64, StoreError> {
         append_lines(&self.requests_path, lines).map_err(|source| StoreError::Write {
             path: self.requests_path.clone(),
             error: source,
@@ -329,18 +307,22 @@ impl ResultStore {
     }
 
     /// Record one finished trial: its requests to the sidecar, then the result file (already
-    /// holding the trial) rewritten. When the sidecar cannot be written, the result is still
-    /// saved (or rescued) and the requests go to a rescue file in the temporary folder; the
-    /// error says where everything is.
+    /// holding the trial) rewritten; on a full disk, both into the space of the reserve
+    /// ([`Self::save`]). When the sidecar cannot be written, the result is still saved (or
+    /// rescued) and the requests go to a rescue file in the temporary folder; the error says
+    /// where everything is.
     pub fn save_trial(&self, result: &RunResult, lines: &[RequestLine]) -> Result<(), StoreError> {
+        let mut freed = None;
         let sidecar = if lines.is_empty() {
-            Ok(())
+            Ok(0)
         } else {
-            self.append_requests(lines)
+            self.with_reserve(&mut freed, || self.append_frame(lines))
         };
-        let saved = self.save(result);
+        let saved = self
+            .with_reserve(&mut freed, || write_json_atomic(&self.result_path, result))
+            .map_err(|e| self.rescue_result(e, result));
         let source = match sidecar {
-            Ok(()) => return saved,
+            Ok(frame) => return saved.and_then(|()| self.after_write(freed, frame)),
             Err(StoreError::Write { error, .. }) => error,
             Err(e) => return Err(e),
         };
@@ -351,7 +333,7 @@ impl ResultStore {
         };
         let rescue = rescue_path(&result.run_id, ext);
         let requests = match append_lines(&rescue, lines) {
-            Ok(()) => format!(
+            Ok(_) => format!(
                 "this trial's {} request records were saved to {} instead",
                 lines.len(),
                 rescue.display()
@@ -483,19 +465,26 @@ impl ResultStore {
     ) -> Result<(), StoreError> {
         let path = telemetry_path(&self.result_path);
         append_lines(&path, std::slice::from_ref(line))
+            .map(|_| ())
             .map_err(|error| StoreError::Write { path, error })
     }
 }
 
-/// Replace a file's bytes atomically.
+/// Replace a file's bytes atomically; a temporary file left by a failure is removed (on a
+/// full disk it would hold the space a retry needs).
 fn replace_file(path: &Path, kept: &[u8]) -> Result<(), StoreError> {
     let tmp = path.with_extension("tmp");
-    let err = |source| StoreError::Write {
-        path: path.to_owned(),
-        error: source,
-    };
-    let mut out = File::create(&tmp).map_err(err)?;
-    out.write_all(kept).map_err(err)?;
-    out.sync_all().map_err(err)?;
-    fs::rename(&tmp, path).map_err(err)
+    let written = (|| {
+        let mut out = File::create(&tmp)?;
+        out.write_all(kept)?;
+        out.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    written.map_err(|source| {
+        let _ = fs::remove_file(&tmp);
+        StoreError::Write {
+            path: path.to_owned(),
+            error: source,
+        }
+    })
 }

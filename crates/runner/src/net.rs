@@ -55,6 +55,34 @@ pub(crate) fn body_excerpt(body: &[u8]) -> String {
     out
 }
 
+/// What an HTTP answer was, for a message that refuses it: its status, its content type and
+/// the start of its body ("HTTP 404, text/html, body `<!DOCTYPE html> …`"), so a person sees
+/// what the server said rather than what servebench missed in it.
+pub(crate) fn answer_words(status: u16, content_type: Option<&str>, body: &[u8]) -> String {
+    let kind = content_type.map_or_else(|| "no content type".to_owned(), |t| t.trim().to_owned());
+    let bytes = if body.is_empty() {
+        "an empty body".to_owned()
+    } else {
+        format!(
+            "{} bytes starting `{}`",
+            body.len(),
+            body_excerpt(&body[..body.len().min(120)])
+        )
+    };
+    format!("HTTP {status}, {kind}, {bytes}")
+}
+
+/// What to write instead of a base URL that already ends in `/v1`: servebench adds
+/// `/v1/models`, `/v1/completions`, … itself, so `http://host:8000/v1` asks for
+/// `/v1/v1/models`. `None` for any other URL.
+pub(crate) fn v1_suffix_hint(base_url: &str) -> Option<String> {
+    let trimmed = base_url.trim_end_matches('/');
+    let bare = trimmed.strip_suffix("/v1")?;
+    Some(format!(
+        "the URL ends in `/v1`, and servebench adds `/v1/…` itself: give `{bare}`"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +96,27 @@ mod tests {
         );
         let long = vec![b'x'; 1000];
         assert_eq!(body_excerpt(&long).chars().count(), 301);
+    }
+
+    #[test]
+    fn an_answer_is_said_by_status_type_and_first_bytes() {
+        assert_eq!(
+            answer_words(
+                404,
+                Some("text/html"),
+                b"<html>\n<body>Not Found</body></html>"
+            ),
+            "HTTP 404, text/html, 36 bytes starting `<html> <body>Not Found</body></html>`"
+        );
+        assert_eq!(
+            answer_words(500, None, b""),
+            "HTTP 500, no content type, an empty body"
+        );
+        assert_eq!(
+            v1_suffix_hint("http://h:8000/v1/").as_deref(),
+            Some("the URL ends in `/v1`, and servebench adds `/v1/…` itself: give `http://h:8000`")
+        );
+        assert_eq!(v1_suffix_hint("http://h:8000"), None);
     }
 
     #[tokio::test]

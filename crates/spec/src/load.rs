@@ -45,10 +45,21 @@ pub enum LoadError {
 
 /// Read and check a spec file.
 pub fn load(path: &Path) -> Result<Spec, LoadError> {
-    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
         path: path.to_owned(),
         error: source,
     })?;
+    let source = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let d = not_text(&e.as_bytes()[..at], e.as_bytes()[at], "not UTF-8");
+            return Err(LoadError::Invalid(SpecErrors {
+                file: path.display().to_string(),
+                diagnostics: vec![d],
+            }));
+        }
+    };
     let mut spec = parse_str(&source, &path.display().to_string()).map_err(LoadError::Invalid)?;
     spec.path = Some(path.to_owned());
     Ok(spec)
@@ -63,7 +74,7 @@ pub fn parse_str(source: &str, file: &str) -> Result<Spec, SpecErrors> {
             diagnostics,
         }
     };
-    if let Some(d) = syntax_error(source) {
+    if let Some(d) = control_byte(source).or_else(|| syntax_error(source)) {
         return Err(fail(vec![d]));
     }
     let index = PositionIndex::build(source);
@@ -242,6 +253,39 @@ fn integral_floats(v: &mut Value) {
         Value::Object(map) => map.values_mut().for_each(integral_floats),
         _ => {}
     }
+}
+
+/// The first control character YAML does not allow (any C0 but tab, LF and CR; DEL),
+/// refused as a file that is not text: a binary file given as a spec (an image, an archive,
+/// a compiled program) was read as "the file is empty" or a YAML error far from the cause.
+fn control_byte(source: &str) -> Option<Diagnostic> {
+    let at = source
+        .bytes()
+        .position(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)?;
+    let bytes = source.as_bytes();
+    Some(not_text(&bytes[..at], bytes[at], "a control character"))
+}
+
+/// "the file is not text: byte N (line L, column C) is 0xXX, …", at that line and column,
+/// for a byte that no YAML text holds; `before` is the text up to it.
+fn not_text(before: &[u8], byte: u8, what: &str) -> Diagnostic {
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
+    Diagnostic::error(
+        KeyPath::root(),
+        format!(
+            "the file is not text: byte {} (line {line}, column {col}) is 0x{byte:02x}, {what}; \
+             a spec is YAML text",
+            before.len()
+        ),
+    )
+    .with_hint("is this the spec file? Start from specs/sim-ab.yaml or see docs/spec.md")
+    .at(Some(Pos { line, col }))
 }
 
 fn syntax_error(source: &str) -> Option<Diagnostic> {

@@ -92,13 +92,21 @@ impl GateArgs {
         }
         let off = self.fail_on.iter().any(Option::is_none);
         let asked: Vec<FailOn> = self.fail_on.iter().flatten().copied().collect();
+        if off && !asked.is_empty() {
+            let names: Vec<&str> = asked.iter().map(|f| f.as_str()).collect();
+            anyhow::bail!(
+                "--fail-on holds `none` beside {}: `none` turns the gate off and the others \
+                 turn it on; give `--fail-on none` alone, or the conditions without `none`",
+                names.join(", ")
+            );
+        }
         let mut gate = GateSpec::of_spec(spec).overridden(
             &asked,
             &self.gate_metrics,
             &self.gate_points,
             self.gate_margin,
         );
-        if off && asked.is_empty() {
+        if off {
             gate.fail_on.clear();
         }
         gate.allow_unjudged = self.allow_unjudged;

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 pub use aggregate::{Aggregator, read_rank};
 pub use category::{Category, PATTERNS, categorize};
 pub use rule::{RuleVerdict, judge, top_lines};
-pub use trace::{EventKind, TraceError, TraceEvent, read_events, read_trace};
+pub use trace::{
+    EventKind, MAX_INFLATION, MAX_NAME_BYTES, TraceError, TraceEvent, read_events, read_trace,
+};
 
 /// The most distinct names kept per rank; the rest are folded into one `(N other names)`.
 pub const MAX_NAMES: usize = 2000;

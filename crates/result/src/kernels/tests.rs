@@ -130,8 +130,9 @@ fn a_bare_array_and_gzip_are_read_and_a_cut_trace_is_an_error() {
     let full = trace(&events);
     let cut = dir.path().join("cut.json");
     std::fs::write(&cut, &full[..full.len() - 30]).unwrap();
-    let err = read_rank(&cut).unwrap_err().to_string();
-    assert!(err.contains("not a complete Chrome trace"), "{err}");
+    let err = read_rank(&cut).unwrap_err();
+    assert!(err.is_incomplete(), "{err}");
+    assert!(err.to_string().contains("the trace ends early"), "{err}");
     let none = dir.path().join("none.json");
     std::fs::write(&none, r#"{"other": 1}"#).unwrap();
     assert!(
@@ -213,4 +214,53 @@ fn an_api_process_trace_without_kernels_is_not_a_rank() {
     assert!(judge(&check(Some("GroupProblemShape"), Some(0.9), None), &e).holds);
     let empty = evidence(vec![rank_of(&trace(&[]))]);
     assert!(!judge(&check(None, None, Some("x")), &empty).holds);
+}
+
+/// Issue 50: what is not a trace is said as such, at once (no waiting for it to be written),
+/// with its first bytes; a gzip bomb is refused at the bound instead of inflated whole.
+#[test]
+fn not_json_a_gzip_bomb_and_a_cut_gzip_are_each_said_for_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("page.json");
+    std::fs::write(&html, "<html>\n<body>oops</body></html>").unwrap();
+    let e = read_rank(&html).unwrap_err();
+    assert!(!e.is_incomplete(), "{e}");
+    let words = e.to_string();
+    assert!(
+        words.contains("not a Chrome trace (expected value at line 1 column 1)")
+            && words.contains("the file begins `<html> <body>oops</body></html>`")
+            && words.contains("evidence.kernels.dir"),
+        "{words}"
+    );
+    // 40 MiB of blanks inside the array: some 40 kB of gzip, far beyond 200×.
+    let bomb = dir.path().join("bomb.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(b"{\"traceEvents\": [").unwrap();
+    let blanks = vec![b' '; 1 << 20];
+    for _ in 0..40 {
+        gz.write_all(&blanks).unwrap();
+    }
+    gz.write_all(b"]}").unwrap();
+    std::fs::write(&bomb, gz.finish().unwrap()).unwrap();
+    let e = read_rank(&bomb).unwrap_err();
+    assert!(matches!(e, TraceError::Inflated { .. }), "{e}");
+    assert!(e.to_string().contains("inflates beyond 200×"), "{e}");
+    // A gzip trace cut short is still being written.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(trace(&[event("kernel", "k", 0, 0.0, 1.0)]).as_bytes())
+        .unwrap();
+    let whole = gz.finish().unwrap();
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let e = read_rank(&cut).unwrap_err();
+    assert!(e.is_incomplete(), "{e}");
+    // One name of a megabyte is kept cut to its first 4096 bytes.
+    let huge = "é".repeat(1 << 19);
+    let r = rank_of(&trace(&[event("kernel", &huge, 0, 0.0, 1.0)]));
+    let kept = &r.kernels[0].name;
+    assert!(
+        kept.len() <= MAX_NAME_BYTES + '…'.len_utf8() && kept.ends_with('…'),
+        "{}",
+        kept.len()
+    );
 }

@@ -49,40 +49,154 @@ pub enum TraceError {
         /// Why.
         error: std::io::Error,
     },
-    /// The text is not a Chrome trace (or it ends early: still being written).
-    #[error("{path}: not a complete Chrome trace: {error}")]
-    Json {
+    /// The text ends before the trace does: still being written, or cut short.
+    #[error(
+        "{path}: the trace ends early ({error}): still being written by the engine, or cut \
+         short (a full disk, a killed profiler)"
+    )]
+    Incomplete {
         /// The file.
         path: String,
         /// serde_json's message (line and column).
         error: serde_json::Error,
     },
+    /// The text is not JSON, or JSON that is not a Chrome trace.
+    #[error(
+        "{path}: not a Chrome trace ({error}); the file begins `{head}`: the folder \
+         `evidence.kernels.dir` must hold only the engine's profiler traces"
+    )]
+    Json {
+        /// The file.
+        path: String,
+        /// serde_json's message (line and column).
+        error: serde_json::Error,
+        /// Its first bytes, as text on one line.
+        head: String,
+    },
+    /// A gzip trace that inflates far beyond what a profiler's JSON compresses to.
+    #[error(
+        "{path}: the gzip trace inflates beyond {MAX_INFLATION}× its {compressed} compressed \
+         bytes (a profiler's JSON compresses about 10–30×): not a profiler trace, and not \
+         read further"
+    )]
+    Inflated {
+        /// The file.
+        path: String,
+        /// Its size on disk.
+        compressed: u64,
+    },
 }
 
+impl TraceError {
+    /// Whether the trace may still become readable (it is being written): worth waiting
+    /// for, where any other error is final.
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self, TraceError::Incomplete { .. })
+    }
+}
+
+/// How many times its compressed size a gzip trace may inflate to (plus [`INFLATION_FLOOR`]).
+pub const MAX_INFLATION: u64 = 200;
+
+/// The longest kernel name kept, in bytes (C++ template names run to a few thousand): a
+/// longer one is cut there and ends in `…`, so a trace's one huge name cannot swell the
+/// result file that records it.
+pub const MAX_NAME_BYTES: usize = 4096;
+
+/// Bytes any gzip trace may inflate to, whatever its compressed size.
+const INFLATION_FLOOR: u64 = 16 << 20;
+
 /// Reads the kept events of the trace at `path` (`.gz`, or gzip by its magic bytes),
-/// calling `each` with every one in file order.
+/// calling `each` with every one in file order. A gzip trace is read at most to
+/// [`MAX_INFLATION`] times its size (a gzip bomb is refused, not inflated for minutes).
 pub fn read_trace(path: &Path, each: &mut dyn FnMut(TraceEvent)) -> Result<(), TraceError> {
+    let shown = path.display().to_string();
     let io = |error| TraceError::Io {
-        path: path.display().to_string(),
+        path: shown.clone(),
         error,
     };
+    let compressed = std::fs::metadata(path).map_err(io)?.len();
     let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
-    let gzip = {
+    let (gzip, head) = {
         let buf = std::io::BufRead::fill_buf(&mut file).map_err(io)?;
-        buf.starts_with(&[0x1f, 0x8b])
+        (
+            buf.starts_with(&[0x1f, 0x8b]),
+            buf[..buf.len().min(64)].to_vec(),
+        )
     };
-    let reader: Box<dyn Read> = if gzip {
-        Box::new(BufReader::with_capacity(
-            1 << 20,
-            flate2::read::MultiGzDecoder::new(file),
-        ))
+    let limit = compressed
+        .saturating_mul(MAX_INFLATION)
+        .saturating_add(INFLATION_FLOOR);
+    let mut hit = false;
+    let read = if gzip {
+        let mut bounded = Bounded {
+            inner: flate2::read::MultiGzDecoder::new(file),
+            left: limit,
+            hit: false,
+        };
+        let out = read_events(BufReader::with_capacity(1 << 20, &mut bounded), each);
+        hit = bounded.hit;
+        out
     } else {
-        Box::new(file)
+        read_events(file, each)
     };
-    read_events(reader, each).map_err(|error| TraceError::Json {
-        path: path.display().to_string(),
-        error,
+    let Err(error) = read else {
+        return Ok(());
+    };
+    if hit {
+        return Err(TraceError::Inflated {
+            path: shown,
+            compressed,
+        });
+    }
+    // A gzip stream cut short fails inside the decoder, as an I/O error "unexpected end".
+    let cut = error.io_error_kind() == Some(std::io::ErrorKind::UnexpectedEof);
+    if error.is_io() && !cut {
+        return Err(TraceError::Io {
+            path: shown,
+            error: error.into(),
+        });
+    }
+    Err(if error.is_eof() || cut {
+        TraceError::Incomplete { path: shown, error }
+    } else {
+        TraceError::Json {
+            path: shown,
+            error,
+            head: if gzip {
+                "(gzip)".to_owned()
+            } else {
+                String::from_utf8_lossy(&head)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .escape_debug()
+                    .to_string()
+            },
+        }
     })
+}
+
+/// A reader that fails once it has given `left` bytes (and says so in `hit`).
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    hit: bool,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            self.hit = true;
+            return Err(std::io::Error::other("inflated beyond the bound"));
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 /// [`read_trace`] over any reader of the JSON text.
@@ -219,8 +333,17 @@ impl RawEvent {
                 _ => 0,
             },
         );
+        let mut name = self.name?;
+        if name.len() > MAX_NAME_BYTES {
+            let mut end = MAX_NAME_BYTES;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name.truncate(end);
+            name.push('…');
+        }
         Some(TraceEvent {
-            name: self.name?,
+            name,
             kind,
             lane,
             ts: self.ts?,

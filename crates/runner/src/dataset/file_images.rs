@@ -133,12 +133,33 @@ pub fn encode_files(
                  bytes): convert it to one of those"
             )));
         };
+        if cut_short(&bytes, mime) {
+            return Err(bad(format!(
+                "image `{written}` ({} bytes) is cut short: a {mime} file ends with its end \
+                 marker, and this one does not (a copy or a download that stopped); copy it \
+                 again",
+                bytes.len()
+            )));
+        }
         *img = ImageSource::Url(format!(
             "data:{mime};base64,{}",
             base64::engine::general_purpose::STANDARD.encode(&bytes)
         ));
     }
     Ok(())
+}
+
+/// Whether a PNG, JPEG or GIF lacks the marker its last bytes hold when whole (`IEND`, the
+/// JPEG end of image `FF D9`, the GIF trailer `3B`; a little padding after it allowed):
+/// a server refuses such a file, one request at a time.
+fn cut_short(bytes: &[u8], mime: &str) -> bool {
+    let tail = &bytes[bytes.len().saturating_sub(32)..];
+    match mime {
+        "image/png" => !tail.windows(4).any(|w| w == b"IEND"),
+        "image/jpeg" => !tail.windows(2).any(|w| w == [0xff, 0xd9]),
+        "image/gif" => !tail.contains(&0x3b),
+        _ => false,
+    }
 }
 
 /// The image type of `bytes`, by their signature.

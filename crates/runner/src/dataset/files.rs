@@ -155,7 +155,7 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<FileEntry>, DatasetError> {
                 ));
             }
         };
-        let output_tokens = l.max_tokens.or(l.output_tokens);
+        let output_tokens = output_length(l.max_tokens, l.output_tokens).map_err(&bad)?;
         if let Some(n) = output_tokens
             && n > MAX_PROMPT_TOKENS
         {
@@ -317,6 +317,33 @@ impl<C: TokenCounter> FileDataset<C> {
     }
 }
 
+/// A line's output length: `max_tokens` or `output_tokens`. Zero is refused (a server
+/// answers it with nothing, or with its own default length, and the trial would measure
+/// that), and so are both keys with different values (which one the request carries would be
+/// a guess).
+fn output_length(
+    max_tokens: Option<u32>,
+    output_tokens: Option<u32>,
+) -> Result<Option<u32>, String> {
+    match (max_tokens, output_tokens) {
+        (Some(a), Some(b)) if a != b => Err(format!(
+            "the line gives `max_tokens` {a} and `output_tokens` {b}: keep one"
+        )),
+        (Some(0), _) | (None, Some(0)) => {
+            let key = if max_tokens.is_some() {
+                "max_tokens"
+            } else {
+                "output_tokens"
+            };
+            Err(format!(
+                "`{key}` is 0: a request for no token measures nothing (servers answer it empty \
+                 or with their own default length); write the length wanted, at least 1"
+            ))
+        }
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -376,6 +403,19 @@ mod tests {
             (
                 "{\"prompt\": \"x\", \"max_tokens\": 4000000000}",
                 ":1: `max_tokens` 4,000,000,000 is above",
+            ),
+            // Issue 50: accepted silently before.
+            (
+                "{\"prompt\": \"x\", \"max_tokens\": 0}",
+                ":1: `max_tokens` is 0",
+            ),
+            (
+                "{\"prompt\": \"x\", \"output_tokens\": 0}",
+                ":1: `output_tokens` is 0",
+            ),
+            (
+                "{\"prompt\": \"x\", \"max_tokens\": 4, \"output_tokens\": 5}",
+                ":1: the line gives `max_tokens` 4 and `output_tokens` 5: keep one",
             ),
             (
                 "[1]",
@@ -496,6 +536,27 @@ mod tests {
             err.contains("p.jsonl:3: image `gone.png` cannot be read"),
             "{err}"
         );
+        // Issue 50: a PNG cut short was sent, and refused by the server request by request.
+        let whole = crate::dataset::image::png(2, 2, &[9; 12]);
+        std::fs::write(dir.path().join("cut.png"), &whole[..whole.len() - 20]).expect("cut");
+        std::fs::write(dir.path().join("whole.png"), &whole).expect("whole");
+        for (name, refused) in [("cut.png", true), ("whole.png", false)] {
+            std::fs::write(
+                &path,
+                format!("{{\"prompt\": \"x\", \"images\": [\"{name}\"]}}\n"),
+            )
+            .expect("write");
+            let mut e = load_jsonl(&path).expect("parses");
+            let r = encode_images(&mut e, &path);
+            assert_eq!(r.is_err(), refused, "{name}: {r:?}");
+            if let Err(err) = r {
+                assert!(
+                    err.to_string().contains("p.jsonl:1: image `cut.png`"),
+                    "{err}"
+                );
+                assert!(err.to_string().contains("is cut short"), "{err}");
+            }
+        }
     }
 
     #[tokio::test]

@@ -44,6 +44,10 @@ pub enum DatasetError {
     /// A length distribution or fixed length that cannot be used.
     #[error("invalid length distribution {0}")]
     InvalidLength(String),
+    /// A dataset that cannot be built for another reason than its lengths (a trace window
+    /// that holds no request, a trial too large to build), said whole with what to do.
+    #[error("{0}")]
+    Unusable(String),
     /// The tokenizer failed or could not be loaded.
     #[error("tokenizer: {0}")]
     Tokenize(String),

@@ -254,6 +254,40 @@ impl TraceWindow {
     }
 }
 
+/// Why `window` holds no request of `trace`, with where the trace's requests are due and
+/// which key to change.
+fn empty_window(trace: &[TraceEntry], window: &TraceWindow) -> String {
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let (Some(first), Some(last)) = (trace.first(), trace.last()) else {
+        return "the trace holds no request".to_owned();
+    };
+    let span = format!(
+        "its {} requests are due from {} s to {} s",
+        trace.len(),
+        secs(first.at_ns),
+        secs(last.at_ns)
+    );
+    if window.requests == Some(0) {
+        return format!(
+            "the trace window holds no request: `trace.requests` is 0 ({span}); give at least 1, \
+             or leave it out to replay them all"
+        );
+    }
+    let start = window.start.as_secs_f64();
+    if start > secs(last.at_ns) {
+        return format!(
+            "the trace window holds no request: `trace.start` is {start} s, after the last \
+             request ({span}); give a `trace.start` below {} s",
+            secs(last.at_ns)
+        );
+    }
+    format!(
+        "the trace window holds no request: from `trace.start` {start} s for `trace.duration` \
+         {} s no request is due ({span}); widen `trace.duration` or move `trace.start`",
+        window.duration.map_or(0.0, |d| d.as_secs_f64())
+    )
+}
+
 /// Builds the prompts and send times of trace trials.
 #[derive(Debug)]
 pub struct TraceBuilder<C> {
@@ -273,18 +307,11 @@ impl<C: TokenCounter> TraceBuilder<C> {
     ) -> Result<Self, DatasetError> {
         let entries = window.select(trace).to_vec();
         if entries.is_empty() {
-            return Err(DatasetError::InvalidLength(format!(
-                "the trace window (start {:?}, duration {:?}, requests {:?}) holds no request \
-                 of the trace's {}",
-                window.start,
-                window.duration,
-                window.requests,
-                trace.len()
-            )));
+            return Err(DatasetError::Unusable(empty_window(trace, &window)));
         }
         let total: u64 = entries.iter().map(|e| u64::from(e.input_tokens)).sum();
         if total > MAX_TRIAL_PROMPT_TOKENS {
-            return Err(DatasetError::InvalidLength(format!(
+            return Err(DatasetError::Unusable(format!(
                 "the trace window's {} requests total {} prompt tokens: above servebench's \
                  ceiling of {} for one trial, whose prompts are all built before its first \
                  request; replay a shorter window (`trace.duration`, `trace.requests`)",

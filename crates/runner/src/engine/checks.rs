@@ -92,28 +92,37 @@ fn tokenizer(
 }
 
 /// The model ids of a `/v1/models` answer.
-fn model_ids(models: Option<&Value>) -> Option<Vec<&str>> {
+fn model_ids(models: &Value) -> Vec<&str> {
     models
-        .and_then(|d| d.get("data"))
+        .get("data")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|m| m.get("id").and_then(Value::as_str))
                 .collect()
         })
+        .unwrap_or_default()
 }
 
-/// `target.model: auto`: the one model a `/v1/models` answer lists; an error saying what
-/// it lists (none, or several by name) otherwise.
-pub fn auto_model(models: Option<&Value>) -> Result<String, String> {
-    match model_ids(models).as_deref() {
-        Some([only]) => Ok((*only).to_owned()),
-        None | Some([]) => Err(
+/// `target.model: auto`: the one model a `/v1/models` answer lists (`models`: the list, or
+/// what the server answered instead, [`super::Resolved::model_list`]); an error saying what
+/// it lists (none, or several by name) or what was answered instead otherwise.
+pub fn auto_model(models: Result<&Value, &str>) -> Result<String, String> {
+    let models = models.map_err(|seen| {
+        format!(
+            "`target.model: auto`, but /v1/models gave no model list ({seen}): name the model \
+             in `target.model` (--set target.model=NAME), or check `target.base_url`"
+        )
+    })?;
+    match model_ids(models).as_slice() {
+        [only] => Ok((*only).to_owned()),
+        [] => Err(
             "`target.model: auto`, but GET /v1/models lists no model: name it in `target.model`"
                 .into(),
         ),
-        Some(many) => Err(format!(
-            "`target.model: auto`, but GET /v1/models lists {} models ({}): name one in              `target.model` (--set target.model=NAME)",
+        many => Err(format!(
+            "`target.model: auto`, but GET /v1/models lists {} models ({}): name one in \
+             `target.model` (--set target.model=NAME)",
             many.len(),
             many.iter()
                 .map(|m| format!("`{m}`"))
@@ -123,17 +132,21 @@ pub fn auto_model(models: Option<&Value>) -> Result<String, String> {
     }
 }
 
-/// Whether `model` is among a `/v1/models` answer (`models`), needed where the engine
-/// refuses a request for a model it does not serve (`profile.request.checks_model`); the
-/// others answer any name with their one model.
-pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> CheckRecord {
-    let Some(ids) = model_ids(models) else {
-        return CheckRecord::new(
-            Guarantee::ModelServed,
-            CheckOutcome::NotAvailable,
-            "GET /v1/models gave no model list",
-        );
+/// Whether `model` is among a `/v1/models` answer (`models`: the list, or what the server
+/// answered instead), needed where the engine refuses a request for a model it does not
+/// serve (`profile.request.checks_model`); the others answer any name with their one model.
+pub fn model_check(models: Result<&Value, &str>, model: &str, profile: &Profile) -> CheckRecord {
+    let models = match models {
+        Ok(m) => m,
+        Err(seen) => {
+            return CheckRecord::new(
+                Guarantee::ModelServed,
+                CheckOutcome::NotAvailable,
+                format!("/v1/models gave no model list: {seen}"),
+            );
+        }
     };
+    let ids = model_ids(models);
     if ids.contains(&model) {
         return CheckRecord::new(
             Guarantee::ModelServed,
@@ -147,7 +160,7 @@ pub fn model_check(models: Option<&Value>, model: &str, profile: &Profile) -> Ch
         .map(|i| format!("`{i}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let router = models.is_some_and(servebench_spec::engine::detect::is_router);
+    let router = servebench_spec::engine::detect::is_router(models);
     if !profile.request.checks_model && !router {
         return CheckRecord::new(
             Guarantee::ModelServed,
@@ -220,7 +233,7 @@ pub async fn block_checks(
             CheckOutcome::Holds,
             resolved.record.describe(),
         ),
-        model_check(resolved.models.as_ref(), model, p),
+        model_check(resolved.model_list(), model, p),
         length_check(p, &plan.body, ignore_eos),
     ];
     out.push(tokenize_check(p, &plan.tokenizer).await);
@@ -403,7 +416,7 @@ mod tests {
         // `default` while it serves `sim-model`.
         let models = json!({"object": "list", "data": [{"id": "sim-model", "object": "model", "owned_by": "servebench-sim"}]});
         let sim = servebench_spec::engine::GENERIC;
-        let c = model_check(Some(&models), "default", &sim);
+        let c = model_check(Ok(&models), "default", &sim);
         assert_eq!(c.outcome, CheckOutcome::Fails);
         assert!(c.is_blocking());
         assert!(
@@ -416,11 +429,11 @@ mod tests {
             Some("target.model: sim-model (--set target.model=sim-model)")
         );
         assert_eq!(
-            model_check(Some(&models), "sim-model", &sim).outcome,
+            model_check(Ok(&models), "sim-model", &sim).outcome,
             CheckOutcome::Holds
         );
         assert_eq!(
-            model_check(None, "m", &sim).outcome,
+            model_check(Err("GET /v1/models answered HTTP 404"), "m", &sim).outcome,
             CheckOutcome::NotAvailable
         );
         // llama.cpp (llama-cpp-python 0.3.36, tools/server/server-common.cpp:1487) lists the
@@ -428,7 +441,7 @@ mod tests {
         let llama =
             servebench_spec::engine::profile(servebench_spec::Engine::Llamacpp).expect("profile");
         let models = json!({"object": "list", "data": [{"id": "/models/gemma.gguf", "object": "model", "owned_by": "llamacpp"}]});
-        let c = model_check(Some(&models), "gemma", llama);
+        let c = model_check(Ok(&models), "gemma", llama);
         assert_eq!(c.outcome, CheckOutcome::Holds);
         assert!(
             !c.is_blocking() && c.detail.contains("does not check"),

@@ -95,17 +95,27 @@ impl StreamConsumer {
         if self.st.events_seen == 0 {
             let mut head = String::from_utf8_lossy(&self.head).into_owned();
             truncate_utf8(&mut head, HEAD_BYTES);
-            let kind = if head.contains("\"error\"") {
-                ErrorKind::ServerErrorEvent
+            let (kind, detail) = if head.contains("\"error\"") {
+                (
+                    ErrorKind::ServerErrorEvent,
+                    "response body is not an event stream",
+                )
             } else if head.trim().is_empty() {
-                ErrorKind::NoContent
+                (ErrorKind::NoContent, "response body is not an event stream")
+            } else if is_sse_framing(&head) {
+                (
+                    ErrorKind::NoContent,
+                    "the event stream ended without an event carrying data (only comments, \
+                     keep-alives or events of a type servebench does not read, such as \
+                     `event: ping`)",
+                )
             } else {
-                ErrorKind::MalformedEvent
+                (
+                    ErrorKind::MalformedEvent,
+                    "response body is not an event stream",
+                )
             };
-            rec.fail(
-                kind,
-                format!("response body is not an event stream: {head}"),
-            );
+            rec.fail(kind, format!("{detail}: {head}"));
         } else if !self.st.done && !self.st.finish_seen {
             rec.fail(
                 ErrorKind::StreamDisconnected,
@@ -127,6 +137,24 @@ impl StreamConsumer {
             }
         }
     }
+}
+
+/// Whether every line of `head` but a cut last one is an SSE field or comment (`event:`,
+/// `data:`, `id:`, `retry:`, `:`): an event stream, though one with no event to read.
+fn is_sse_framing(head: &str) -> bool {
+    let mut lines: Vec<&str> = head.lines().collect();
+    if !head.ends_with('\n') && lines.len() > 1 {
+        lines.pop();
+    }
+    lines.iter().all(|l| {
+        let l = l.trim_end_matches('\r');
+        l.is_empty()
+            || l.starts_with(':')
+            || ["event", "data", "id", "retry"].iter().any(|f| {
+                l.strip_prefix(f)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+            })
+    })
 }
 
 impl EventState {
@@ -317,6 +345,26 @@ mod tests {
         assert_eq!(rec.error, Some(ErrorKind::ServerErrorEvent));
         let rec = run(&[b"<html>oops</html>"]);
         assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+    }
+
+    #[test]
+    fn a_stream_of_pings_only_is_called_an_event_stream_without_data() {
+        // Before: "response body is not an event stream: event: ping", of a body that is
+        // one.
+        let rec = run(&[b"event: ping\n\n", b": keep-alive\n\nevent: ping\n\n"]);
+        assert_eq!(rec.error, Some(ErrorKind::NoContent));
+        let d = rec.error_detail.unwrap_or_default();
+        assert!(
+            d.starts_with("the event stream ended without an event carrying data"),
+            "{d}"
+        );
+        assert!(d.contains("event: ping"), "{d}");
+        let rec = run(&[b"<html>nope</html>"]);
+        assert_eq!(rec.error, Some(ErrorKind::MalformedEvent));
+        let d = rec.error_detail.unwrap_or_default();
+        assert!(d.starts_with("response body is not an event stream"), "{d}");
+        let rec = run(&[b"event: ping\n\n", TOK, FIN, DONE]);
+        assert_eq!(rec.error, None, "{:?}", rec.error_detail);
     }
 
     #[test]

@@ -186,6 +186,7 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
     preflight(spec, &spec_dir).await?;
     let allocation = cluster::preflight(spec).await?;
     let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
+    let _reserve = ReleaseReserve(&store);
     setup::stop_orphans(&result).await;
     cluster::stop_orphan_steps(&result).await;
     if let Some(a) = &allocation {
@@ -238,6 +239,16 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         result,
         interrupted,
     })
+}
+
+/// Deletes the run's reserve of disk space when the run ends, however it ends but by a
+/// kill (a killed run's resume uses it again); `store/reserve.rs` in servebench-result.
+struct ReleaseReserve<'a>(&'a ResultStore);
+
+impl Drop for ReleaseReserve<'_> {
+    fn drop(&mut self) {
+        self.0.release_reserve();
+    }
 }
 
 /// A sequential design and a capacity search each need a decider from the caller.

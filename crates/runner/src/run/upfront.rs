@@ -99,12 +99,12 @@ pub(super) async fn check_endpoints(
             ))
         })?;
         let model = if s.target.model == servebench_spec::AUTO_MODEL {
-            engine::auto_model(resolved.models.as_ref())
+            engine::auto_model(resolved.model_list())
                 .map_err(|e| RunError::Setup(format!("{url}: {e}; no result file was written")))?
         } else {
             s.target.model.clone()
         };
-        let c = engine::model_check(resolved.models.as_ref(), &model, resolved.profile);
+        let c = engine::model_check(resolved.model_list(), &model, resolved.profile);
         if c.outcome == CheckOutcome::Fails {
             let set = c
                 .set

@@ -191,11 +191,11 @@ impl PromptSource {
     ) -> Result<Self, DatasetError> {
         let d = &spec.spec.workload.dataset;
         let img = d.image.ok_or_else(|| {
-            DatasetError::InvalidLength("an image dataset needs its `image` block".into())
+            DatasetError::Unusable("an image dataset needs its `image` block".into())
         })?;
         let PromptSource::Random { builders } = Self::random(spec, points, tokenizer, spec_dir)?
         else {
-            return Err(DatasetError::InvalidLength("no random builders".into()));
+            return Err(DatasetError::Unusable("no random builders".into()));
         };
         Ok(PromptSource::Image {
             builders,
@@ -247,7 +247,7 @@ impl PromptSource {
         let d = &spec.spec.workload.dataset;
         let chat = spec.spec.target.api == SpecApi::OpenaiChat;
         let Some(sp) = &d.shared_prefix else {
-            return Err(DatasetError::InvalidLength(
+            return Err(DatasetError::Unusable(
                 "a shared_prefix dataset needs its `shared_prefix` block".into(),
             ));
         };
@@ -319,7 +319,7 @@ impl PromptSource {
     ) -> Result<Self, DatasetError> {
         let d = &spec.spec.workload.dataset;
         let Some(m) = &d.multi_turn else {
-            return Err(DatasetError::InvalidLength(
+            return Err(DatasetError::Unusable(
                 "a multi_turn dataset needs its `multi_turn` block".into(),
             ));
         };
@@ -386,15 +386,15 @@ impl PromptSource {
         let (n, warm, seed) = (requests, w.warmup_requests as usize, w.seed);
         match self {
             PromptSource::Random { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::InvalidLength(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 b.trial_prompts(n, warm, seed, trial, point as u32).await
             }
             PromptSource::Image { builders, shape } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::InvalidLength(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 let mut prompts = b.trial_prompts(n, warm, seed, trial, point as u32).await?;
                 let base = prompt_seed(seed, trial, point as u32);
                 attach_images(&mut prompts.measured, shape, base);
@@ -403,9 +403,9 @@ impl PromptSource {
             }
             PromptSource::File(f) => f.trial_prompts(n, warm, seed, trial, point as u32).await,
             PromptSource::MultiTurn { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::InvalidLength(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 let convs = b
                     .trial_conversations(warm, seed, trial, point as u32)
                     .await?;
@@ -415,19 +415,19 @@ impl PromptSource {
                 })
             }
             PromptSource::Trace { builder, speeds } => {
-                let speed = *speeds.get(point).ok_or_else(|| {
-                    DatasetError::InvalidLength(format!("no sweep point {point}"))
-                })?;
+                let speed = *speeds
+                    .get(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 builder
                     .trial_prompts(warm, speed, seed, trial, point as u32)
                     .await
             }
             PromptSource::SharedPrefix { builders } => {
-                let b = builders.get_mut(point).ok_or_else(|| {
-                    DatasetError::InvalidLength(format!("no sweep point {point}"))
-                })?;
+                let b = builders
+                    .get_mut(point)
+                    .ok_or_else(|| DatasetError::Unusable(format!("no sweep point {point}")))?;
                 if b.requests() != n {
-                    return Err(DatasetError::InvalidLength(format!(
+                    return Err(DatasetError::Unusable(format!(
                         "a shared_prefix trial sends groups × prompts_per_group = {} \
                          requests, not {n}",
                         b.requests()

@@ -43,6 +43,7 @@ pub(crate) fn base_url(
         return Ok(u);
     }
     let host = v.str("--host").unwrap_or(default_host);
+    check_host(host)?;
     let port = match v.int("--port")? {
         Some(p) if (1..=65535).contains(&p) => p as u16,
         Some(p) => {
@@ -79,6 +80,38 @@ pub(crate) fn base_url(
         );
     }
     Ok(url)
+}
+
+/// A `--host` is a host name or address alone: one that holds a scheme (`http://h`) or a
+/// port (`h:8000`, `[::1]:8000`) is refused with what to write, where the translation would
+/// have read it as an IPv6 address (`http://[h:8000]:30000`). A bare IPv6 address (`::1`)
+/// is one.
+fn check_host(host: &str) -> Result<(), PeerError> {
+    let bad = |why: String| {
+        Err(PeerError::BadValue {
+            flag: "--host".into(),
+            value: host.to_owned(),
+            why,
+        })
+    };
+    if host.contains("://") {
+        return bad("a host, not a URL: give the URL as `--base-url`".into());
+    }
+    if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Ok(());
+    }
+    let port_of = |h: &str, p: &str| format!("it holds a port: give `--host {h} --port {p}`");
+    if let Some(rest) = host.strip_prefix('[') {
+        return match rest.split_once("]:") {
+            Some((h, p)) => bad(port_of(h, p)),
+            None if rest.ends_with(']') => Ok(()),
+            None => bad("an unclosed `[`: write an IPv6 address as `::1` or `[::1]`".into()),
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) => bad(port_of(h, p)),
+        None => Ok(()),
+    }
 }
 
 /// The model and tokenizer lines shared by both tools; the model the requests carry is

@@ -76,7 +76,47 @@ fn nested(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             )
             .with_hint("state the SDs a pilot measured (`plan --optimize --from PILOT.json`)"),
         ),
-        (TrialDesign::Optimize, Some(o)) if o.trial_seconds <= 0.0 => out.push(
+        (TrialDesign::Optimize, Some(o)) => optimize_bounds(o, out),
+        _ => {}
+    }
+}
+
+/// The costs and the difference `design: optimize` reads, each within what a design can be
+/// computed from: a cost above a week, or a θ below 0.1%, asks for millions of starts (the
+/// search ended in "no solution up to 1000000", naming no key).
+fn optimize_bounds(o: &crate::types::OptimizeDesign, out: &mut Vec<Diagnostic>) {
+    const WEEK: f64 = 7.0 * 86_400.0;
+    for (key, v) in [
+        ("start_seconds", o.start_seconds),
+        ("trial_seconds", o.trial_seconds),
+    ] {
+        if v > WEEK {
+            out.push(
+                Diagnostic::error(
+                    at(&format!("trials.optimize.{key}")),
+                    format!("`{key}: {}` is above a week ({WEEK} s)", short(v)),
+                )
+                .with_hint("write the seconds measured (`plan --optimize --from PILOT.json`)"),
+            );
+        }
+    }
+    if let Some(theta) = o.theta
+        && !(0.001..1.0).contains(&theta)
+    {
+        out.push(
+            Diagnostic::error(
+                at("trials.optimize.theta"),
+                format!(
+                    "`theta: {}` is outside [0.001, 1): the relative difference to detect, \
+                     e.g. 0.05 for 5%; below 0.1% no design of a sane number of starts detects it",
+                    short(theta)
+                ),
+            )
+            .with_hint("write e.g. `theta: 0.05`"),
+        );
+    }
+    if o.trial_seconds <= 0.0 {
+        out.push(
             Diagnostic::error(
                 at("trials.optimize.trial_seconds"),
                 "`trial_seconds` must be above 0",
@@ -84,8 +124,16 @@ fn nested(spec: &SpecFile, out: &mut Vec<Diagnostic>) {
             .with_hint(
                 "write the seconds one trial of every point takes, e.g. `trial_seconds: 20`",
             ),
-        ),
-        _ => {}
+        );
+    }
+}
+
+/// A number as a person writes it: `0.05`, `604800`; `1e300` and `1e-9` in exponent form.
+fn short(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e9).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
     }
 }
 

@@ -43,3 +43,29 @@ fn schema_and_semantic_errors_are_reported_together() {
     assert!(text.contains("baseline"), "{text}");
     assert!(text.contains("mode"), "{text}");
 }
+
+/// Issue 50: a binary file given as a spec was "the file is empty" (NUL bytes) or an I/O
+/// error naming no place (bytes that are not UTF-8); it is said as a file that is not text,
+/// at the first such byte.
+#[test]
+fn a_binary_file_is_refused_as_not_text_at_its_first_such_byte() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("binary-spec");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let png = dir.join("image.yaml");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
+    let e = servebench_spec::load(&png).expect_err("a PNG").to_string();
+    assert!(
+        e.contains(
+            "1:1: error: the file is not text: byte 0 (line 1, column 1) is 0x89, not UTF-8"
+        ),
+        "{e}"
+    );
+    let zeros = dir.join("zeros.yaml");
+    std::fs::write(&zeros, b"apiVersion: x\n\0\0\0\0").expect("write");
+    let e = servebench_spec::load(&zeros).expect_err("NULs").to_string();
+    assert!(
+        e.contains("2:1: error: the file is not text: byte 14 (line 2, column 1) is 0x00, a control character"),
+        "{e}"
+    );
+    assert!(!e.contains("empty"), "{e}");
+}

@@ -362,4 +362,51 @@ fn vllm_metric_percentiles_reach_the_spec() {
         spec_of(&t).spec.compare.metrics,
         servebench_spec::types::CompareSettings::default().metrics
     );
+
+/// A `--host` that holds a port or a scheme is refused with what to write (issue 50: it was
+/// read as an IPv6 address, `http://[127.0.0.1:8000]:30000`); an IPv6 address is a host.
+#[test]
+fn a_host_holding_a_port_or_a_url_is_refused_with_the_flags_to_write() {
+    for (tool, argv) in [
+        (
+            "sglang",
+            "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64",
+        ),
+        (
+            "vllm",
+            "--host 127.0.0.1:8000 --dataset-name random --random-input-len 64",
+        ),
+    ] {
+        let r = match tool {
+            "sglang" => peer::sglang::translate(&words(argv)),
+            _ => peer::vllm::translate(&words(argv)),
+        };
+        let e = r.expect_err("a host with a port");
+        assert_eq!(
+            e.to_string(),
+            "`--host 127.0.0.1:8000`: it holds a port: give `--host 127.0.0.1 --port 8000`",
+            "{tool}"
+        );
+    }
+    let e = peer::sglang::translate(&words("--host [::1]:9000")).expect_err("bracketed");
+    assert!(
+        e.to_string().contains("give `--host ::1 --port 9000`"),
+        "{e}"
+    );
+    let e = peer::vllm::translate(&words("--host http://h:8000")).expect_err("a URL");
+    assert!(
+        e.to_string().contains("give the URL as `--base-url`"),
+        "{e}"
+    );
+    for ok in ["::1", "[::1]", "gpu-node-3", "10.0.0.7"] {
+        let t = peer::sglang::translate(&words(&format!(
+            "--host {ok} --port 9000 --dataset-name random --random-input-len 64"
+        )))
+        .expect("a host alone");
+        let url = if ok == "::1" { "[::1]" } else { ok };
+        assert_eq!(
+            spec_of(&t).spec.target.base_url.as_deref(),
+            Some(format!("http://{url}:9000").as_str())
+        );
+    }
 }

@@ -178,3 +178,37 @@ async fn mooncake_blocks_are_shared_and_lengths_exact() {
         "trials draw their own blocks"
     );
 }
+
+#[test]
+fn a_window_with_no_request_says_where_the_requests_are_and_which_key_to_change() {
+    let f = write(concat!(
+        "{\"timestamp\": 0, \"input_tokens\": 8, \"output_tokens\": 2}\n",
+        "{\"timestamp\": 2000, \"input_tokens\": 8, \"output_tokens\": 2}\n",
+    ));
+    let trace = load_trace(f.path(), TraceLayout::Plain, 1.0).expect("loads");
+    let window = |start: u64, duration: Option<u64>, requests: Option<usize>| TraceWindow {
+        start: Duration::from_secs(start),
+        duration: duration.map(Duration::from_millis),
+        requests,
+    };
+    let refused = |w: TraceWindow| {
+        TraceBuilder::new(&trace, w, TraceLayout::Plain, false, WordCount)
+            .expect_err("an empty window")
+            .to_string()
+    };
+    // Before: "invalid length distribution the trace window (start 60s, …) holds no request".
+    let e = refused(window(60, None, None));
+    assert_eq!(
+        e,
+        "the trace window holds no request: `trace.start` is 60 s, after the last request (its \
+         2 requests are due from 0 s to 2 s); give a `trace.start` below 2 s"
+    );
+    let e = refused(window(0, None, Some(0)));
+    assert!(e.contains("`trace.requests` is 0"), "{e}");
+    let e = refused(window(1, Some(500), None));
+    assert!(
+        e.contains("from `trace.start` 1 s for `trace.duration` 0.5 s no request is due")
+            && e.contains("widen `trace.duration`"),
+        "{e}"
+    );
+}

@@ -123,7 +123,7 @@ pub async fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             CheckOutcome::Holds,
             resolved.record.describe(),
         ),
-        model_check(resolved.models.as_ref(), &model, p),
+        model_check(resolved.model_list(), &model, p),
     ];
     let step = Step::new(opts);
     step.say("streaming request");
@@ -196,22 +196,25 @@ fn pick_model(opts: &ProbeOptions, r: &Resolved) -> Result<String, ProbeError> {
     {
         return Ok(m);
     }
-    let ids: Vec<String> = r
-        .models
-        .as_ref()
-        .and_then(|d| d.get("data"))
+    let list = r.model_list().map_err(|seen| {
+        ProbeError::Model(format!(
+            "/v1/models gave no model list to pick the model from ({seen}): is this the \
+             server's OpenAI-compatible address? If it is, give --model NAME to probe it anyway"
+        ))
+    })?;
+    let ids: Vec<&str> = list
+        .get("data")
         .and_then(serde_json::Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
-                .map(str::to_owned)
                 .collect()
         })
         .unwrap_or_default();
     match ids.as_slice() {
-        [only] => Ok(only.clone()),
+        [only] => Ok((*only).to_owned()),
         [] => Err(ProbeError::Model(
-            "the server lists no model in /v1/models: give --model NAME".into(),
+            "the server's /v1/models lists no model: give --model NAME".into(),
         )),
         many => Err(ProbeError::Model(format!(
             "the server lists {} models ({}): give --model NAME",

@@ -428,9 +428,12 @@ async fn wait_and_read(
             .map_err(|e| format!("reading the traces: {e}"))?;
             match read {
                 Ok(ranks) => return Ok(ranks),
-                Err(e) if Instant::now() >= deadline => return Err(e.to_string()),
                 // Still being written: wait for it to change.
-                Err(_) => still_since = Instant::now(),
+                Err(e) if e.is_incomplete() && Instant::now() < deadline => {
+                    still_since = Instant::now();
+                }
+                // Not a trace (not JSON, a gzip bomb, unreadable): waiting cannot mend it.
+                Err(e) => return Err(e.to_string()),
             }
         }
         if Instant::now() >= deadline {

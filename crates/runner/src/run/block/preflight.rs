@@ -118,7 +118,7 @@ impl BlockContext<'_> {
         if self.spec.spec.target.model != servebench_spec::AUTO_MODEL {
             return Ok(None);
         }
-        let model = engine::auto_model(resolved.models.as_ref())?;
+        let model = engine::auto_model(resolved.model_list())?;
         let line = format!("target.model: auto: the server serves `{model}`, which is used");
         if self.said.insert(line.clone()) {
             ui.line(&format!("block {}: {line}", block.index + 1));
