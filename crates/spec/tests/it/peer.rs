@@ -362,6 +362,7 @@ fn vllm_metric_percentiles_reach_the_spec() {
         spec_of(&t).spec.compare.metrics,
         servebench_spec::types::CompareSettings::default().metrics
     );
+}
 
 /// A `--host` that holds a port or a scheme is refused with what to write (issue 50: it was
 /// read as an IPv6 address, `http://[127.0.0.1:8000]:30000`); an IPv6 address is a host.
