@@ -180,6 +180,23 @@ fn an_arm_whose_kernels_are_not_its_claimed_backends_is_refused() {
         !refused.is_empty() && refused.iter().all(|t| t["status"] == "failed"),
         "{r}"
     );
+    // Issue 51: compare says the refusal, with its top kernels, once — not once per failed
+    // trial, metric and point (it printed the listing 9 times for vLLM on the H100).
+    let out = sb(&dir)
+        .arg("compare")
+        .arg(result_file(&dir))
+        .output()
+        .expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("top kernels").count(), 1, "{text}");
+    assert!(
+        text.contains("VERIFY FAILED — verify failed for variant `cutedsl`: rule 2"),
+        "the headline names the failed rule: {text}"
+    );
+    assert!(
+        !text.contains("invalid-trial: output_throughput at c=2, candidate"),
+        "the refusal is not repeated as a failed trial's flag: {text}"
+    );
 }
 
 #[test]

@@ -6,11 +6,10 @@
 //! `kernel` verify rules are judged on every rank. The probe's requests are never a trial's;
 //! the profiler is off before the first trial starts.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use servebench_result::kernels::{KernelEvidence, RankKernels, judge, read_rank, top_lines};
+use servebench_result::kernels::{KernelEvidence, judge, top_lines};
 use servebench_result::{RunResult, VerifyRecord, describe_kernel_rule, now_rfc3339};
 use servebench_spec::engine::{Profile, Profiler, ProfilerFacts};
 use servebench_spec::plan::Block;
@@ -21,12 +20,12 @@ use super::super::progress::Progress;
 use super::super::workload::{PromptSource, load_config};
 use super::BlockContext;
 use crate::loadgen::{Arrival, Target, run_trial};
+#[cfg(test)]
+use files::STABLE_FOR;
+use files::{hold_for, listing, wait_and_read};
 
 /// The trial index the probe's prompts are drawn with: none of a trial's (they count from 1).
 const PROBE_TRIAL: u32 = 0;
-
-/// How long a trace file's size must hold still before it is read.
-const STABLE_FOR: Duration = Duration::from_millis(1000);
 
 /// Why a block stops at its kernel evidence.
 pub(super) enum KernelStop {
@@ -110,29 +109,29 @@ impl BlockContext<'_> {
         ));
         result.kernels.retain(|k| k.block != block.index);
         result.kernels.push(ev.clone());
-        let verdict = self.judge_rules(variant, &ev, result);
+        let verdict = self
+            .judge_rules(variant, &ev, result)
+            .map_err(|failures| refusal(variant, &failures, &ev));
+        if let Err(reason) = &verdict
+            && let Some(rec) = result
+                .servers
+                .iter_mut()
+                .rev()
+                .find(|r| r.block == block.index)
+        {
+            // The start's record says why, as a refusal at launch does: compare then says
+            // it once instead of once per failed trial, metric and point.
+            rec.error = Some(reason.clone());
+        }
         result.updated_at = now_rfc3339();
         self.store
             .save(result)
             .map_err(|e| KernelStop::Io(e.into()))?;
-        match verdict {
-            Ok(()) => Ok(()),
-            Err(failures) => {
-                let mut reason = format!(
-                    "verify failed for variant `{}`: {}. The variant is not measured (its change may not be in effect)",
-                    variant.name,
-                    failures.join("; ")
-                );
-                let top = top_lines(&ev, 8);
-                if !top.is_empty() {
-                    reason.push_str("\n  top kernels:\n    ");
-                    reason.push_str(&top.join("\n    "));
-                }
-                ui.line(&format!("block {n}: {reason}"));
-                self.refused.insert(variant.name.clone(), reason.clone());
-                Err(KernelStop::Refused(reason))
-            }
-        }
+        verdict.map_err(|reason| {
+            ui.line(&format!("block {n}: {reason}"));
+            self.refused.insert(variant.name.clone(), reason.clone());
+            KernelStop::Refused(reason)
+        })
     }
 
     /// Concurrency, requests and the sweep point whose prompts the probe draws.
@@ -360,99 +359,19 @@ async fn post(
     }
 }
 
-/// The engine's trace files in `dir` (named with one of its `suffixes`; not hidden, not
-/// `.tmp`) with their size and modification time. Anything else the directory holds — vLLM's
-/// text tables beside its traces, a user's notes — is not read.
-fn listing(dir: &Path, suffixes: &[&str]) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
-    let mut out = BTreeMap::new();
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || !suffixes.iter().any(|x| name.ends_with(x)) {
-            continue;
-        }
-        if let Ok(m) = e.metadata()
-            && m.is_file()
-        {
-            out.insert(e.path(), (m.len(), m.modified().ok()));
-        }
+/// Why `variant` is refused: its failed rules and the kernels the start ran.
+fn refusal(variant: &Variant, failures: &[String], ev: &KernelEvidence) -> String {
+    let mut reason = format!(
+        "verify failed for variant `{}`: {}. The variant is not measured (its change may not be in effect)",
+        variant.name,
+        failures.join("; ")
+    );
+    let top = top_lines(ev, 8);
+    if !top.is_empty() {
+        reason.push_str("\n  top kernels:\n    ");
+        reason.push_str(&top.join("\n    "));
     }
-    out
-}
-
-/// How long the new traces' sizes must hold still before they are read: not at all where
-/// the engine answers its stop only once they are written (SGLang, servebench's transformers
-/// launcher), unless they go to storage shared between nodes, where another node's file may
-/// show late; else [`STABLE_FOR`].
-fn hold_for(facts: &ProfilerFacts, shared_storage: bool) -> Duration {
-    if facts.written_by_stop && !shared_storage {
-        Duration::ZERO
-    } else {
-        STABLE_FOR
-    }
-}
-
-/// Waits until the files new (or changed) since `before` hold still for `hold`, then
-/// reads them; a trace that does not parse yet (still being written) is waited for too,
-/// until `timeout`. Each file's bytes and its aggregate.
-async fn wait_and_read(
-    dir: &Path,
-    suffixes: &[&str],
-    before: &BTreeMap<PathBuf, (u64, Option<SystemTime>)>,
-    timeout: Duration,
-    hold: Duration,
-) -> Result<Vec<(u64, RankKernels)>, String> {
-    let deadline = Instant::now() + timeout;
-    let mut last: BTreeMap<PathBuf, (u64, Option<SystemTime>)> = BTreeMap::new();
-    let mut still_since = Instant::now();
-    loop {
-        let now: BTreeMap<_, _> = listing(dir, suffixes)
-            .into_iter()
-            .filter(|(p, m)| before.get(p) != Some(m))
-            .collect();
-        if now != last {
-            last = now.clone();
-            still_since = Instant::now();
-        }
-        if !now.is_empty() && still_since.elapsed() >= hold {
-            let files: Vec<(PathBuf, u64)> = now.iter().map(|(p, m)| (p.clone(), m.0)).collect();
-            let read = tokio::task::spawn_blocking(move || {
-                files
-                    .into_iter()
-                    .map(|(p, len)| read_rank(&p).map(|r| (len, r)))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await
-            .map_err(|e| format!("reading the traces: {e}"))?;
-            match read {
-                Ok(ranks) => return Ok(ranks),
-                // Still being written: wait for it to change.
-                Err(e) if e.is_incomplete() && Instant::now() < deadline => {
-                    still_since = Instant::now();
-                }
-                // Not a trace (not JSON, a gzip bomb, unreadable): waiting cannot mend it.
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        if Instant::now() >= deadline {
-            return Err(if last.is_empty() {
-                format!(
-                    "no trace appeared in {} within {:.0} s of the profiler's stop (is it readable from this host? under Slurm it must be shared storage)",
-                    dir.display(),
-                    timeout.as_secs_f64()
-                )
-            } else {
-                format!(
-                    "the traces in {} were still growing {:.0} s after the profiler's stop",
-                    dir.display(),
-                    timeout.as_secs_f64()
-                )
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    reason
 }
 
 /// One line: ranks, busy time per token, the share of TPOT, the top kernel.
@@ -484,6 +403,9 @@ fn summary_line(ev: &KernelEvidence) -> String {
         top
     )
 }
+
+#[path = "kernels_files.rs"]
+mod files;
 
 #[cfg(test)]
 #[path = "kernels_tests.rs"]
