@@ -64,7 +64,7 @@ pub(super) async fn post(config: Served, path: &str, json: &Value) -> (StatusCod
     body(app.oneshot(req).await.expect("infallible")).await
 }
 
-async fn body(r: Response) -> (StatusCode, String) {
+pub(super) async fn body(r: Response) -> (StatusCode, String) {
     let status = r.status();
     let b = axum::body::to_bytes(r.into_body(), usize::MAX)
         .await
@@ -73,7 +73,7 @@ async fn body(r: Response) -> (StatusCode, String) {
 }
 
 /// A recorded `curl -i` response: its status and body.
-fn http(path: &str) -> (StatusCode, String) {
+pub(super) fn http(path: &str) -> (StatusCode, String) {
     let t = read(path);
     let status = t
         .split_whitespace()
@@ -107,7 +107,7 @@ pub(super) fn json_shape(text: &str, what: &str) -> Value {
 
 /// The events of an SSE body: each `data:` payload's shape (`[DONE]` as itself), runs of
 /// one shape written once.
-fn events(body: &str, what: &str) -> Vec<Value> {
+pub(super) fn events(body: &str, what: &str) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for data in body
         .split("\n\n")
@@ -282,19 +282,25 @@ async fn transformers_refusals_are_the_recorded_bodies() {
 /// The dialect's stream of `n` tokens for `api` and its whole body, as transformers serve's
 /// chunk shape writes them.
 fn transformers_answer(api: Api, n: u32) -> (String, String) {
+    answer(&tiny(), api, n, true)
+}
+
+/// The stream of `n` tokens (` word` each) for `api` and the whole body, as the dialect of
+/// `config`'s engine writes them, usage asked for or not.
+pub(super) fn answer(config: &Served, api: Api, n: u32, usage: bool) -> (String, String) {
     let ctx = Ctx {
         api,
         id: "0df11c94-eae0-42ba-acb1-c0f3d5fb3910".into(),
         created: 1_796_115_607,
-        model: "tiny-lm".into(),
-        include_usage: true,
+        model: config.model.clone(),
+        include_usage: usage,
         reasoning_tokens: 0,
         logprobs: false,
         tokens_as_ids: false,
         token_ids: false,
     };
-    let mut s = crate::of(Engine::Transformers)
-        .shape(ctx, &tiny())
+    let mut s = crate::of(config.wire.engine)
+        .shape(ctx, config)
         .expect("its own chunks");
     let finish = Finish {
         reason: FinishReason::Length,

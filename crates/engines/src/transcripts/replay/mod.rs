@@ -23,6 +23,7 @@ mod http;
 mod metrics;
 mod router;
 mod tokenize;
+mod vllm;
 
 use crate::Engine;
 use crate::dialect::{Served, Snapshot};

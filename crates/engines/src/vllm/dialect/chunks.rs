@@ -76,11 +76,12 @@ impl Shape {
             .null("stop_reason")
             .null("prompt_token_ids")
             .r("token_ids", self.token_ids(t))
-            .null("weight_versions")
             .done()
     }
 
-    fn usage(&self, f: &Finish) -> String {
+    /// `UsageInfo`: the usage chunk's with `exclude_none` (no unset details), a whole
+    /// body's with `prompt_tokens_details: null` (seen in transcripts/0.26.0/completions.http).
+    fn usage(&self, f: &Finish, exclude_none: bool) -> String {
         let (p, c, t) = counts(f);
         let details = self.cache_report.then(|| {
             Obj::new()
@@ -98,7 +99,10 @@ impl Shape {
             .f("prompt_tokens", &p)
             .f("total_tokens", &t)
             .f("completion_tokens", &c)
-            .opt_r("prompt_tokens_details", details)
+            .opt_r(
+                "prompt_tokens_details",
+                details.or((!exclude_none).then(|| "null".into())),
+            )
             .opt_r("completion_tokens_details", reasoning)
             .done()
     }
@@ -111,7 +115,7 @@ impl Shape {
         sse(&self
             .head(object)
             .r("choices", "[]")
-            .r("usage", self.usage(f))
+            .r("usage", self.usage(f, true))
             .f("system_fingerprint", &self.fingerprint)
             .done())
     }
@@ -156,7 +160,6 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("text_completion")
                     .r("choices", arr([choice]))
-                    .null("kv_transfer_params")
                     .done()));
             }
             Api::Chat => {
@@ -172,7 +175,6 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
-                    .null("kv_transfer_params")
                     .done()));
             }
         }
@@ -187,7 +189,6 @@ impl ChunkShape for Shape {
                     .head("text_completion")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
-                    .null("kv_transfer_params")
                     .done()));
             }
             Api::Chat => {
@@ -204,13 +205,11 @@ impl ChunkShape for Shape {
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
                     .r("token_ids", self.token_ids(t))
-                    .null("weight_versions")
                     .done();
                 out.push(sse(&self
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
-                    .null("kv_transfer_params")
                     .done()));
             }
         }
@@ -230,6 +229,8 @@ impl ChunkShape for Shape {
             (true, Api::Completions) => logprobs::completion(&scored, Some(0), as_ids),
             (true, Api::Chat) => logprobs::chat(ChatStyle::OpenAi, &scored, as_ids),
         };
+        // 0.26.0's whole bodies (seen in transcripts/0.26.0/completions.http, chat.http):
+        // every optional field written, `null` when unset; no `tool_calls` without tools.
         let choice = match self.ctx.api {
             Api::Completions => Obj::new()
                 .f("index", &0)
@@ -237,6 +238,10 @@ impl ChunkShape for Shape {
                 .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
+                .r("token_ids", self.token_ids(None))
+                .null("prompt_logprobs")
+                .null("prompt_token_ids")
+                .null("routed_experts")
                 .done(),
             Api::Chat => Obj::new()
                 .f("index", &0)
@@ -245,23 +250,39 @@ impl ChunkShape for Shape {
                     Obj::new()
                         .f("role", "assistant")
                         .f("content", text)
+                        .null("refusal")
+                        .null("annotations")
+                        .null("audio")
+                        .null("function_call")
                         .f("reasoning", &reasoning)
-                        .r("tool_calls", "[]")
                         .done(),
                 )
                 .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
+                .r("token_ids", self.token_ids(None))
+                .null("routed_experts")
                 .done(),
         };
-        let object = match self.ctx.api {
-            Api::Completions => "text_completion",
-            Api::Chat => "chat.completion",
-        };
-        self.head(object)
+        let body = self
+            .head(match self.ctx.api {
+                Api::Completions => "text_completion",
+                Api::Chat => "chat.completion",
+            })
             .r("choices", arr([choice]))
+            .null("service_tier")
             .f("system_fingerprint", &self.fingerprint)
-            .r("usage", self.usage(f))
+            .r("usage", self.usage(f, false));
+        let body = match self.ctx.api {
+            Api::Completions => body,
+            Api::Chat => body
+                .null("prompt_logprobs")
+                .null("prompt_token_ids")
+                .null("prompt_text"),
+        };
+        body.null("kv_transfer_params")
+            .null("ec_transfer_params")
+            .null("metrics")
             .done()
     }
 }
