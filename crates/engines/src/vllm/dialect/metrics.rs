@@ -4,9 +4,11 @@
 //! `vllm:num_requests_waiting_by_reason{reason=capacity|deferred}`,
 //! `vllm:kv_cache_usage_perc` (0–1); counters `vllm:num_preemptions`,
 //! `vllm:prompt_tokens`, `vllm:generation_tokens` (exposed with `_total`); always at
-//! `/metrics`; `vllm serve` uses prometheus_client's multiprocess collector
-//! (entrypoints/cli/serve.py:283, v1/metrics/prometheus.py), which sorts label names and
-//! writes no `_created` samples.
+//! `/metrics`. prometheus_client's multiprocess collector (no `_created` samples) only with
+//! `--api-server-count` > 1 (0.26.0 entrypoints/cli/serve.py:268-269); one API server, the
+//! default, exports the default registry: a `_created` gauge family beside each counter and
+//! the `python_gc_*`/`process_*` families (seen in transcripts/0.26.0/metrics-*.http). The
+//! simulator writes neither: the client must (and does, `telemetry::prom`) read both forms.
 
 use crate::dialect::Snapshot;
 use crate::dialect::metrics::{escape, n, py_float, text};
