@@ -51,6 +51,28 @@ fn vllm_metrics_have_the_families_of_0_26_0() {
     );
 }
 
+#[test]
+fn vllm_metrics_have_0_26_0s_created_gauges_and_content_type() {
+    // One API server: prometheus_client's default registry, a `_created` gauge beside each
+    // counter the dialect writes.
+    let text = crate::of(Engine::Vllm).metrics_text("m", &snapshot(1, 0, 1, 0), &dummy().wire);
+    let (_, real) = file("metrics-under-load.http");
+    for counter in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+        let Some(name) = counter.strip_suffix("_total counter") else {
+            continue;
+        };
+        let head = format!("# TYPE {name}_created gauge\n");
+        assert!(real.contains(&head), "{head}");
+        assert!(text.contains(&head), "the dialect lacks {head}");
+    }
+    let whole = crate::transcripts::read(&format!("{DIR}/metrics-before.http"));
+    let header = format!(
+        "content-type: {}\r\n",
+        crate::of(Engine::Vllm).metrics_content_type()
+    );
+    assert!(whole.contains(&header), "{header}");
+}
+
 #[tokio::test]
 async fn vllm_info_routes_answer_as_0_26_0_did() {
     for (path, name) in [

@@ -455,8 +455,10 @@ impl Dialect for Vllm {
         error_body(note)
     }
 
+    /// prometheus_client's text format as 0.26.0's image writes it (seen in
+    /// transcripts/0.26.0/metrics-before.http; older prometheus_client wrote `0.0.4`).
     fn metrics_content_type(&self) -> &'static str {
-        crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
+        "text/plain; version=1.0.0; charset=utf-8"
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, _wire: &WireParams) -> String {
