@@ -76,6 +76,8 @@ impl Shape {
             .null("stop_reason")
             .null("prompt_token_ids")
             .r("token_ids", self.token_ids(t))
+            // 0.33.0 only (completion/protocol.py:743); 0.26.0 has no such field.
+            .null("weight_versions")
             .done()
     }
 
@@ -160,6 +162,8 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("text_completion")
                     .r("choices", arr([choice]))
+                    // 0.33.0 only (completion/serving.py:463); not in 0.26.0's chunks.
+                    .null("kv_transfer_params")
                     .done()));
             }
             Api::Chat => {
@@ -175,6 +179,8 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
+                    // 0.33.0 only (chat_completion/serving.py:821); not in 0.26.0's chunks.
+                    .null("kv_transfer_params")
                     .done()));
             }
         }
@@ -189,6 +195,7 @@ impl ChunkShape for Shape {
                     .head("text_completion")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
+                    .null("kv_transfer_params")
                     .done()));
             }
             Api::Chat => {
@@ -205,11 +212,14 @@ impl ChunkShape for Shape {
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
                     .r("token_ids", self.token_ids(t))
+                    // 0.33.0 only (chat_completion/protocol.py:181).
+                    .null("weight_versions")
                     .done();
                 out.push(sse(&self
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
+                    .null("kv_transfer_params")
                     .done()));
             }
         }
@@ -229,8 +239,10 @@ impl ChunkShape for Shape {
             (true, Api::Completions) => logprobs::completion(&scored, Some(0), as_ids),
             (true, Api::Chat) => logprobs::chat(ChatStyle::OpenAi, &scored, as_ids),
         };
-        // 0.26.0's whole bodies (seen in transcripts/0.26.0/completions.http, chat.http):
-        // every optional field written, `null` when unset; no `tool_calls` without tools.
+        // Every optional field written, `null` when unset (seen in transcripts/0.26.0/
+        // completions.http, chat.http; 0.33.0 completion/protocol.py:675-722, chat_completion/
+        // protocol.py:76-165), and 0.33.0's own: `weight_versions`, the message's
+        // `tool_calls: []` (0.26.0 writes no `tool_calls` without tools).
         let choice = match self.ctx.api {
             Api::Completions => Obj::new()
                 .f("index", &0)
@@ -242,6 +254,7 @@ impl ChunkShape for Shape {
                 .null("prompt_logprobs")
                 .null("prompt_token_ids")
                 .null("routed_experts")
+                .null("weight_versions")
                 .done(),
             Api::Chat => Obj::new()
                 .f("index", &0)
@@ -254,6 +267,7 @@ impl ChunkShape for Shape {
                         .null("annotations")
                         .null("audio")
                         .null("function_call")
+                        .r("tool_calls", "[]")
                         .f("reasoning", &reasoning)
                         .done(),
                 )
@@ -262,6 +276,7 @@ impl ChunkShape for Shape {
                 .null("stop_reason")
                 .r("token_ids", self.token_ids(None))
                 .null("routed_experts")
+                .null("weight_versions")
                 .done(),
         };
         let body = self
