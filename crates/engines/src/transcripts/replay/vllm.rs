@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use super::http::{answer, body, events, get, http, json_shape, post};
+use super::http::{answer, body, events, get, host, http, json_shape, post, post_on};
 use super::metrics::check_metrics;
 use super::{served, snapshot};
 use crate::Engine;
@@ -327,20 +327,53 @@ fn vllm_chunks_and_bodies_have_the_keys_of_0_26_0() {
 }
 
 #[tokio::test]
-async fn vllm_profiler_routes_answer_200_with_no_body() {
-    let dir = std::env::temp_dir().join(format!("servebench-vllm-replay-{}", std::process::id()));
+async fn vllm_profiler_routes_answer_and_write_as_0_26_0_did() {
+    // The test's own scratch folder, under the workspace's target/tmp.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/tmp/engines-vllm-replay-profiler");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    // The recorded server's --profiler-config (README.md).
     let mut c = dummy();
     c.wire.profiler.vllm_config = Some(
         json!({"profiler": "torch", "torch_profiler_dir": dir, "torch_profiler_with_stack": false,
                "ignore_frontend": true})
         .to_string(),
     );
+    let server = host(c);
     for (path, name) in [
         ("/start_profile", "start-profile.http"),
         ("/stop_profile", "stop-profile.http"),
     ] {
-        let got = post(c.clone(), path, &json!({})).await;
+        let got = post_on(&server, path, &json!({})).await;
         assert_eq!(got, file(name), "{path}");
     }
+    // The files, their digits blanked: one worker's gzipped trace and its table, no API
+    // process trace (`ignore_frontend`), as trace-dir-listing.txt lists them.
+    let blank = |n: &str| -> String {
+        let mut out = String::new();
+        for ch in n.chars() {
+            match (ch.is_ascii_digit(), out.ends_with('N')) {
+                (true, true) => {}
+                (true, false) => out.push('N'),
+                (false, _) => out.push(ch),
+            }
+        }
+        out
+    };
+    let mut got: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the trace folder")
+        .map(|e| blank(&e.expect("entry").file_name().to_string_lossy()))
+        .collect();
+    got.sort();
+    let listing = crate::transcripts::read(&format!("{DIR}/trace-dir-listing.txt"));
+    let mut want: Vec<String> = listing
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split('\t').nth(1))
+        .map(blank)
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
     let _ = std::fs::remove_dir_all(&dir);
 }
