@@ -254,4 +254,32 @@ mod tests {
         assert_eq!(from_json(&doc, "tp_size"), None);
         assert_eq!(from_json(&json!([1]), "x"), None);
     }
+
+    // vLLM 0.26.0's real head line (vllm/transcripts/0.26.0/startup.log, api_utils.py:273):
+    // a dict holding an object's repr, `ProfilerConfig(profiler='torch', …)`.
+    #[test]
+    fn reads_vllm_0_26_0s_real_non_default_args() {
+        let log = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/vllm/transcripts/0.26.0/startup.log"
+        ))
+        .expect("startup.log");
+        let read = |name: &str| from_log(&log, "non-default args:", true, name).map(|x| x.0);
+        assert_eq!(read("moe_backend"), Some(json!("cutlass")));
+        assert_eq!(read("quantization"), Some(json!("fp8_per_channel")));
+        assert_eq!(read("enforce_eager"), Some(json!(true)));
+        assert_eq!(read("enable_prefix_caching"), Some(json!(false)));
+        assert_eq!(read("gpu_memory_utilization"), Some(json!(0.5)));
+        assert_eq!(read("served_model_name"), Some(json!("['qwen3moe-dummy']")));
+        let profiler = read("profiler_config").expect("profiler_config");
+        let text = profiler.as_str().expect("its text");
+        assert!(
+            text.starts_with("ProfilerConfig(profiler='torch', "),
+            "{text}"
+        );
+        assert!(text.ends_with("wait_iterations=0)"), "{text}");
+        // A field of the nested repr is not an argument of the dict.
+        assert_eq!(read("ignore_frontend"), None);
+        assert_eq!(read("torch_profiler_dir"), None);
+    }
 }

@@ -271,6 +271,9 @@ fn error_message(err: &serde_json::Value) -> String {
 mod reasoning_tests;
 
 #[cfg(test)]
+mod vllm_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use servebench_result::record::Usage;

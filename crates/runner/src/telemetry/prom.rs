@@ -402,4 +402,29 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
         assert_eq!((m.running, m.waiting), (Some(2.0), Some(1.0)));
         assert!(read_scrape("<html>Not Found</html>", &names).is_err());
     }
+
+    /// vLLM 0.26.0's real `/metrics` under load (crates/engines/src/vllm/transcripts/0.26.0/
+    /// metrics-under-load.http): one API server, so prometheus_client's default registry,
+    /// with a `_created` gauge family beside each counter.
+    #[test]
+    fn a_real_vllm_0_26_0_scrape_is_read() {
+        let path = format!(
+            "{}/../engines/src/vllm/transcripts/0.26.0/metrics-under-load.http",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let http = std::fs::read_to_string(&path).expect(&path);
+        let (_, body) = http.split_once("\r\n\r\n").expect("headers, then the body");
+        assert!(body.contains("vllm:num_preemptions_created{"));
+        let names = names(Engine::Vllm);
+        assert!(
+            missing(body, &names).is_empty(),
+            "{:?}",
+            missing(body, &names)
+        );
+        let m = read_scrape(body, &names).unwrap();
+        assert_eq!(m.running, Some(16.0));
+        assert_eq!(m.waiting, Some(0.0));
+        assert_eq!(m.kv_usage, Some(0.0009256982512981793));
+        assert_eq!(m.preemptions, Some(0.0));
+    }
 }

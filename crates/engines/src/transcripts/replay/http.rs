@@ -54,9 +54,18 @@ pub(super) async fn get(config: Served, path: &str) -> (StatusCode, String) {
 
 /// `POST path` with the JSON `json` on the dialect's routes.
 pub(super) async fn post(config: Served, path: &str, json: &Value) -> (StatusCode, String) {
-    let d = crate::of(config.wire.engine);
-    let host = Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))));
-    let app = dialect::routes(d).with_state(host);
+    post_on(&host(config), path, json).await
+}
+
+/// A ready server of `config`, to send several requests to.
+pub(super) fn host(config: Served) -> Arc<Host> {
+    Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))))
+}
+
+/// `POST path` with the JSON `json` to `host`.
+pub(super) async fn post_on(host: &Arc<Host>, path: &str, json: &Value) -> (StatusCode, String) {
+    let d = crate::of(host.config.wire.engine);
+    let app = dialect::routes(d).with_state(host.clone());
     let req = Request::post(path)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(json.to_string()))
@@ -64,7 +73,7 @@ pub(super) async fn post(config: Served, path: &str, json: &Value) -> (StatusCod
     body(app.oneshot(req).await.expect("infallible")).await
 }
 
-async fn body(r: Response) -> (StatusCode, String) {
+pub(super) async fn body(r: Response) -> (StatusCode, String) {
     let status = r.status();
     let b = axum::body::to_bytes(r.into_body(), usize::MAX)
         .await
@@ -73,7 +82,7 @@ async fn body(r: Response) -> (StatusCode, String) {
 }
 
 /// A recorded `curl -i` response: its status and body.
-fn http(path: &str) -> (StatusCode, String) {
+pub(super) fn http(path: &str) -> (StatusCode, String) {
     let t = read(path);
     let status = t
         .split_whitespace()
@@ -107,7 +116,7 @@ pub(super) fn json_shape(text: &str, what: &str) -> Value {
 
 /// The events of an SSE body: each `data:` payload's shape (`[DONE]` as itself), runs of
 /// one shape written once.
-fn events(body: &str, what: &str) -> Vec<Value> {
+pub(super) fn events(body: &str, what: &str) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for data in body
         .split("\n\n")
@@ -282,19 +291,25 @@ async fn transformers_refusals_are_the_recorded_bodies() {
 /// The dialect's stream of `n` tokens for `api` and its whole body, as transformers serve's
 /// chunk shape writes them.
 fn transformers_answer(api: Api, n: u32) -> (String, String) {
+    answer(&tiny(), api, n, true)
+}
+
+/// The stream of `n` tokens (` word` each) for `api` and the whole body, as the dialect of
+/// `config`'s engine writes them, usage asked for or not.
+pub(super) fn answer(config: &Served, api: Api, n: u32, usage: bool) -> (String, String) {
     let ctx = Ctx {
         api,
         id: "0df11c94-eae0-42ba-acb1-c0f3d5fb3910".into(),
         created: 1_796_115_607,
-        model: "tiny-lm".into(),
-        include_usage: true,
+        model: config.model.clone(),
+        include_usage: usage,
         reasoning_tokens: 0,
         logprobs: false,
         tokens_as_ids: false,
         token_ids: false,
     };
-    let mut s = crate::of(Engine::Transformers)
-        .shape(ctx, &tiny())
+    let mut s = crate::of(config.wire.engine)
+        .shape(ctx, config)
         .expect("its own chunks");
     let finish = Finish {
         reason: FinishReason::Length,

@@ -14,6 +14,12 @@
 //!   simulated; `startup-*.log`: the dialect prints no transformers start-up log;
 //!   the 404s (`metrics-404.http`, …) are answered by the simulator's own fallback route
 //!   (servebench-sim): only their restyling by the dialect is replayed here.
+//! * `vllm/transcripts/0.26.0/startup.log` (the server-arg reader, `args::tests`),
+//!   `metrics-under-load.http` (`telemetry::prom`) and `chat-stream.http`
+//!   (`loadgen::stream::vllm_tests`) are replayed through the client as well as here. Not
+//!   replayed: `chat-stream-logprobs.http`, `detokenize.http` and
+//!   `tokenize-prompt-no-special.http` (their shapes are those of files replayed here). The
+//!   dialect is 0.33.0's: the keys 0.33.0 adds are listed in `vllm::ONLY_0_33_0`.
 //!
 //! Where the dialect and a transcript disagree, the difference is listed in `metrics::KNOWN`: the
 //! test that finds it fails when a listed difference is gone as well as when a
@@ -23,6 +29,7 @@ mod http;
 mod metrics;
 mod router;
 mod tokenize;
+mod vllm;
 
 use crate::Engine;
 use crate::dialect::{Served, Snapshot};

@@ -76,11 +76,14 @@ impl Shape {
             .null("stop_reason")
             .null("prompt_token_ids")
             .r("token_ids", self.token_ids(t))
+            // 0.33.0 only (completion/protocol.py:743); 0.26.0 has no such field.
             .null("weight_versions")
             .done()
     }
 
-    fn usage(&self, f: &Finish) -> String {
+    /// `UsageInfo`: the usage chunk's with `exclude_none` (no unset details), a whole
+    /// body's with `prompt_tokens_details: null` (seen in transcripts/0.26.0/completions.http).
+    fn usage(&self, f: &Finish, exclude_none: bool) -> String {
         let (p, c, t) = counts(f);
         let details = self.cache_report.then(|| {
             Obj::new()
@@ -98,7 +101,10 @@ impl Shape {
             .f("prompt_tokens", &p)
             .f("total_tokens", &t)
             .f("completion_tokens", &c)
-            .opt_r("prompt_tokens_details", details)
+            .opt_r(
+                "prompt_tokens_details",
+                details.or((!exclude_none).then(|| "null".into())),
+            )
             .opt_r("completion_tokens_details", reasoning)
             .done()
     }
@@ -111,7 +117,7 @@ impl Shape {
         sse(&self
             .head(object)
             .r("choices", "[]")
-            .r("usage", self.usage(f))
+            .r("usage", self.usage(f, true))
             .f("system_fingerprint", &self.fingerprint)
             .done())
     }
@@ -156,6 +162,7 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("text_completion")
                     .r("choices", arr([choice]))
+                    // 0.33.0 only (completion/serving.py:463); not in 0.26.0's chunks.
                     .null("kv_transfer_params")
                     .done()));
             }
@@ -172,6 +179,7 @@ impl ChunkShape for Shape {
                 out.push(sse(&self
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
+                    // 0.33.0 only (chat_completion/serving.py:821); not in 0.26.0's chunks.
                     .null("kv_transfer_params")
                     .done()));
             }
@@ -204,6 +212,7 @@ impl ChunkShape for Shape {
                     .f("finish_reason", reason(f))
                     .null("stop_reason")
                     .r("token_ids", self.token_ids(t))
+                    // 0.33.0 only (chat_completion/protocol.py:181).
                     .null("weight_versions")
                     .done();
                 out.push(sse(&self
@@ -230,6 +239,10 @@ impl ChunkShape for Shape {
             (true, Api::Completions) => logprobs::completion(&scored, Some(0), as_ids),
             (true, Api::Chat) => logprobs::chat(ChatStyle::OpenAi, &scored, as_ids),
         };
+        // Every optional field written, `null` when unset (seen in transcripts/0.26.0/
+        // completions.http, chat.http; 0.33.0 completion/protocol.py:675-722, chat_completion/
+        // protocol.py:76-165), and 0.33.0's own: `weight_versions`, the message's
+        // `tool_calls: []` (0.26.0 writes no `tool_calls` without tools).
         let choice = match self.ctx.api {
             Api::Completions => Obj::new()
                 .f("index", &0)
@@ -237,6 +250,11 @@ impl ChunkShape for Shape {
                 .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
+                .r("token_ids", self.token_ids(None))
+                .null("prompt_logprobs")
+                .null("prompt_token_ids")
+                .null("routed_experts")
+                .null("weight_versions")
                 .done(),
             Api::Chat => Obj::new()
                 .f("index", &0)
@@ -245,23 +263,41 @@ impl ChunkShape for Shape {
                     Obj::new()
                         .f("role", "assistant")
                         .f("content", text)
-                        .f("reasoning", &reasoning)
+                        .null("refusal")
+                        .null("annotations")
+                        .null("audio")
+                        .null("function_call")
                         .r("tool_calls", "[]")
+                        .f("reasoning", &reasoning)
                         .done(),
                 )
                 .r("logprobs", lp)
                 .f("finish_reason", reason(f))
                 .null("stop_reason")
+                .r("token_ids", self.token_ids(None))
+                .null("routed_experts")
+                .null("weight_versions")
                 .done(),
         };
-        let object = match self.ctx.api {
-            Api::Completions => "text_completion",
-            Api::Chat => "chat.completion",
-        };
-        self.head(object)
+        let body = self
+            .head(match self.ctx.api {
+                Api::Completions => "text_completion",
+                Api::Chat => "chat.completion",
+            })
             .r("choices", arr([choice]))
+            .null("service_tier")
             .f("system_fingerprint", &self.fingerprint)
-            .r("usage", self.usage(f))
+            .r("usage", self.usage(f, false));
+        let body = match self.ctx.api {
+            Api::Completions => body,
+            Api::Chat => body
+                .null("prompt_logprobs")
+                .null("prompt_token_ids")
+                .null("prompt_text"),
+        };
+        body.null("kv_transfer_params")
+            .null("ec_transfer_params")
+            .null("metrics")
             .done()
     }
 }

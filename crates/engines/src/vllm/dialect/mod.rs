@@ -79,7 +79,7 @@ pub(super) fn check(
 }
 
 /// vLLM's 404 for another model name.
-pub(super) fn check_model(requested: Option<&str>, served: &str) -> Result<(), ApiError> {
+pub(crate) fn check_model(requested: Option<&str>, served: &str) -> Result<(), ApiError> {
     match requested {
         Some(m) if !m.is_empty() && m != served => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -204,8 +204,23 @@ async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesReject
     run().unwrap_or_else(IntoResponse::into_response)
 }
 
-/// `{"error": {message, type, param, code}}`.
+/// `{"error": {message, type, param, code}}`; FastAPI's own `{"detail"}` for a route not
+/// mounted (seen in transcripts/0.26.0/tokenize-v1.http, server-info.http).
 pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    // The simulator's fallbacks (servebench-sim `endpoints.rs`): no such route, or not this
+    // method; FastAPI/Starlette answers them itself, before any vLLM handler.
+    if let Some(detail) = [
+        ("no route for ", "Not Found"),
+        ("method not allowed for ", "Method Not Allowed"),
+    ]
+    .iter()
+    .find_map(|(p, d)| note.message.starts_with(p).then_some(*d))
+    {
+        return (note.status, Obj::new().f("detail", detail).done());
+    }
+    if let Some((prompt, max_tokens, limit)) = note.context {
+        return context_error(note.status, prompt, max_tokens, limit);
+    }
     let kind = match (note.validation, note.status) {
         (true, _) => "Bad Request",
         (_, StatusCode::NOT_FOUND) => "NotFoundError",
@@ -215,8 +230,11 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         (_, StatusCode::TOO_MANY_REQUESTS) => "TooManyRequests",
         _ => "InternalServerError",
     };
-    let param =
-        (note.status == StatusCode::NOT_FOUND && note.message.contains("model")).then_some("model");
+    let param = match note.status {
+        StatusCode::NOT_FOUND if note.message.contains("model") => Some("model".to_owned()),
+        _ if note.validation => json_error_loc(&note.message),
+        _ => None,
+    };
     let error = Obj::new()
         .f("message", &note.message)
         .f("type", kind)
@@ -224,6 +242,65 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         .f("code", &note.status.as_u16())
         .done();
     (note.status, Obj::new().r("error", error).done())
+}
+
+/// A body that is not JSON: pydantic's `json_invalid` error has `loc` `('body', offset)`,
+/// which 0.26.0 joins into `param` `body.<offset>` (entrypoints/serve/utils/server_utils.py:
+/// 474-510; seen in transcripts/0.26.0/completions-not-json.http). The offset from the
+/// simulator's parser's 1-based `column N` of a one-line body.
+fn json_error_loc(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("invalid JSON body:")?;
+    let col: u64 = rest.rsplit_once("column ")?.1.trim().parse().ok()?;
+    Some(format!("body.{}", col.saturating_sub(1)))
+}
+
+/// A request beyond `--max-model-len`, as 0.26.0 refuses it: `max_tokens` alone beyond it
+/// (renderers/params.py:217-229), else the prompt (:433-452), which the tokenizer cut at
+/// `limit - max_tokens + 1` tokens (:311-333, hence "at least"); `VLLMValidationError`'s
+/// ` (parameter=…, value=…)` (exceptions.py:93-100), its `parameter` the error's `param`.
+fn context_error(
+    status: StatusCode,
+    prompt: u64,
+    max_tokens: u64,
+    limit: u64,
+) -> (StatusCode, String) {
+    let (message, param, value) = if max_tokens > limit {
+        (
+            format!(
+                "max_tokens={max_tokens} cannot be greater than \
+                 max_model_len=max_total_tokens={limit}. Please request fewer output tokens."
+            ),
+            "max_tokens",
+            max_tokens,
+        )
+    } else {
+        let cut = limit - max_tokens + 1;
+        let (n, q) = match prompt >= cut {
+            true => (cut, "at least "),
+            false => (prompt, ""),
+        };
+        (
+            format!(
+                "This model's maximum context length is {limit} tokens. However, you \
+                 requested {max_tokens} output tokens and your prompt contains {q}{n} input \
+                 tokens, for a total of {q}{} tokens. Please reduce the length of the input \
+                 prompt or the number of requested output tokens.",
+                n + max_tokens
+            ),
+            "input_tokens",
+            n,
+        )
+    };
+    let error = Obj::new()
+        .f(
+            "message",
+            &format!("{message} (parameter={param}, value={value})"),
+        )
+        .f("type", "BadRequestError")
+        .f("param", param)
+        .f("code", &status.as_u16())
+        .done();
+    (status, Obj::new().r("error", error).done())
 }
 
 /// `(APIServer pid=N) INFO 12-01 08:31:05 [file:line] message`.
@@ -378,8 +455,10 @@ impl Dialect for Vllm {
         error_body(note)
     }
 
+    /// prometheus_client's text format as 0.26.0's image writes it (seen in
+    /// transcripts/0.26.0/metrics-before.http; older prometheus_client wrote `0.0.4`).
     fn metrics_content_type(&self) -> &'static str {
-        crate::dialect::metrics::PROMETHEUS_CLIENT_TYPE
+        "text/plain; version=1.0.0; charset=utf-8"
     }
 
     fn metrics_text(&self, model: &str, s: &Snapshot, _wire: &WireParams) -> String {
