@@ -2,7 +2,7 @@
 //! a small scripted HTTP server in this process — a response without `usage`, an SSE event
 //! larger than the client's bound.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 
 use crate::common;
@@ -29,27 +29,7 @@ fn scripted_server(body: Vec<u8>) -> u16 {
 fn serve(conn: TcpStream, body: &[u8]) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut w = conn;
-    loop {
-        let mut content_length = 0usize;
-        let mut first = String::new();
-        if reader.read_line(&mut first)? == 0 {
-            return Ok(());
-        }
-        loop {
-            let mut h = String::new();
-            reader.read_line(&mut h)?;
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                content_length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut req = vec![0; content_length];
-        reader.read_exact(&mut req)?;
+    while crate::common::read_request(&mut reader)?.is_some() {
         w.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
         )?;
@@ -61,6 +41,7 @@ fn serve(conn: TcpStream, body: &[u8]) -> std::io::Result<()> {
         w.write_all(b"0\r\n\r\n")?;
         w.flush()?;
     }
+    Ok(())
 }
 
 fn token_event(text: &str, finish: Option<&str>) -> String {

@@ -3,7 +3,7 @@
 //! there with what was seen, a plain-HTTP server behind `https://` said in words (not a
 //! death by SIGPIPE), and what a server sends escaped before it reaches the terminal.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -35,31 +35,6 @@ fn server(mode: Mode) -> u16 {
     port
 }
 
-/// The request's path (its headers and body read).
-fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<String>> {
-    let mut first = String::new();
-    if reader.read_line(&mut first)? == 0 {
-        return Ok(None);
-    }
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h)?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(first.split_whitespace().nth(1).map(str::to_owned))
-}
-
 fn reply(w: &mut TcpStream, status: &str, body: &str) -> std::io::Result<()> {
     write!(
         w,
@@ -79,7 +54,7 @@ fn event(w: &mut TcpStream, text: &str) -> std::io::Result<()> {
 fn serve(conn: TcpStream, mode: Mode) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut w = conn;
-    while let Some(path) = read_request(&mut reader)? {
+    while let Some(path) = crate::common::read_request(&mut reader)? {
         match (path.as_str(), mode) {
             ("/v1/models", Mode::Hostile) => reply(
                 &mut w,

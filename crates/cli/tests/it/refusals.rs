@@ -4,7 +4,7 @@
 //! a negative number given to an option, `--fail-on none` beside a condition, a binary file
 //! given as a spec, a trace window that holds no request, a prompt line asking for 0 tokens.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Duration;
@@ -29,27 +29,7 @@ fn answering(status: &'static str, content_type: &'static str, body: &'static [u
 fn serve(conn: TcpStream, status: &str, kind: &str, body: &[u8]) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut w = conn;
-    loop {
-        let mut first = String::new();
-        if reader.read_line(&mut first)? == 0 {
-            return Ok(());
-        }
-        let mut length = 0usize;
-        loop {
-            let mut h = String::new();
-            reader.read_line(&mut h)?;
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut skip = vec![0; length];
-        reader.read_exact(&mut skip)?;
+    while crate::common::read_request(&mut reader)?.is_some() {
         write!(
             w,
             "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
@@ -57,6 +37,7 @@ fn serve(conn: TcpStream, status: &str, kind: &str, body: &[u8]) -> std::io::Res
         )?;
         w.write_all(body)?;
     }
+    Ok(())
 }
 
 fn probe(url: &str) -> (i32, String) {

@@ -72,3 +72,32 @@ pub(crate) fn result_file(dir: &Path) -> PathBuf {
     assert_eq!(found.len(), 1, "expected one result file, found {found:?}");
     found[0].clone()
 }
+
+/// One HTTP/1.1 request from a test server's connection, its headers and body read: its
+/// path, or `None` once the client has closed the connection.
+pub(crate) fn read_request(
+    reader: &mut std::io::BufReader<std::net::TcpStream>,
+) -> std::io::Result<Option<String>> {
+    use std::io::{BufRead as _, Read as _};
+    let mut first = String::new();
+    if reader.read_line(&mut first)? == 0 {
+        return Ok(None);
+    }
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    Ok(first.split_whitespace().nth(1).map(str::to_owned))
+}
