@@ -141,7 +141,8 @@ def main():
     c = Capture(a.base, a.out)
     for name, path in [("models", "/v1/models"), ("health", "/health"), ("version", "/version"),
                        ("metrics-before", "/metrics"), ("server-info", "/server_info"),
-                       ("get-server-info", "/get_server_info"), ("load", "/load")]:
+                       ("get-server-info", "/get_server_info"), ("model-info", "/model_info"),
+                       ("load", "/load")]:
         c.send(name, "GET", path)
     generation(c, a.model)
     tokenize(c, a.model)
