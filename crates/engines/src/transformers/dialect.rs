@@ -34,7 +34,7 @@ use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::Served;
 use crate::dialect::api_error::{ApiError, ErrorNote};
@@ -370,8 +370,8 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(crate) struct Transformers;
 
 impl Dialect for Transformers {
-    fn engine(&self) -> Engine {
-        Engine::Transformers
+    fn profile(&self) -> &'static Profile {
+        &super::TRANSFORMERS
     }
 
     fn version(&self) -> &'static str {

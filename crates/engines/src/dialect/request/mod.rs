@@ -154,7 +154,7 @@ pub struct GenRequest {
     pub priority: Option<i64>,
 }
 
-/// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
+/// How an engine reads the fields every dialect shares ([`crate::dialect::Dialect::admit`] picks them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
     /// A request naming another model gets 404 (vLLM: `The model ... does not exist.`).

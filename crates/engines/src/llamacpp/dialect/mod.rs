@@ -48,7 +48,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::{Finish, Timings};
@@ -93,7 +93,7 @@ pub(super) fn check(
 
 /// The build info, `system_fingerprint` and `/props` `build_info`.
 fn build_info(config: &Served) -> String {
-    config.wire.version().to_owned()
+    Llamacpp.reported_version(&config.wire).to_owned()
 }
 
 pub(super) fn routes() -> Router<Arc<Host>> {
@@ -374,8 +374,8 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 pub(crate) struct Llamacpp;
 
 impl Dialect for Llamacpp {
-    fn engine(&self) -> Engine {
-        Engine::Llamacpp
+    fn profile(&self) -> &'static Profile {
+        &super::LLAMACPP
     }
 
     fn version(&self) -> &'static str {

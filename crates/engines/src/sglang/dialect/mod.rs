@@ -46,7 +46,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
@@ -221,7 +221,7 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
             "internal_states",
             arr([Obj::new().f("last_gen_throughput", &0.0).done()]),
         )
-        .f("version", c.wire.version())
+        .f("version", st.version())
         .f("frontend", "python");
     ok_json(o.done())
 }
@@ -390,8 +390,8 @@ fn priority(obj: &Map<String, Value>, config: &Served) -> Result<Option<i64>, Ap
 pub(crate) struct Sglang;
 
 impl Dialect for Sglang {
-    fn engine(&self) -> Engine {
-        Engine::Sglang
+    fn profile(&self) -> &'static Profile {
+        &super::SGLANG
     }
 
     fn version(&self) -> &'static str {

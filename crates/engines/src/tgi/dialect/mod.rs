@@ -40,7 +40,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
@@ -72,7 +72,7 @@ pub(super) fn check(
 }
 
 fn fingerprint(config: &Served) -> String {
-    format!("{}-native", config.wire.version())
+    format!("{}-native", Tgi.reported_version(&config.wire))
 }
 
 /// The chunks of one TGI response.
@@ -276,7 +276,7 @@ async fn info(State(st): State<Arc<Host>>) -> Response {
             .f("validation_workers", &2)
             .f("max_client_batch_size", &4)
             .f("router", "text-generation-router")
-            .f("version", c.wire.version())
+            .f("version", st.version())
             .null("sha")
             .null("docker_label")
             .done(),
@@ -394,8 +394,8 @@ pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
 pub(crate) struct Tgi;
 
 impl Dialect for Tgi {
-    fn engine(&self) -> Engine {
-        Engine::Tgi
+    fn profile(&self) -> &'static Profile {
+        &super::TGI
     }
 
     fn version(&self) -> &'static str {

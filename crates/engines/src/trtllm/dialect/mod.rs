@@ -44,7 +44,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
@@ -277,7 +277,7 @@ async fn health_generate(State(st): State<Arc<Host>>) -> Response {
 }
 
 async fn version(State(st): State<Arc<Host>>) -> Response {
-    ok_json(Obj::new().f("version", st.config.wire.version()).done())
+    ok_json(Obj::new().f("version", st.version()).done())
 }
 
 async fn models(State(st): State<Arc<Host>>) -> Response {
@@ -377,8 +377,8 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(crate) struct Trtllm;
 
 impl Dialect for Trtllm {
-    fn engine(&self) -> Engine {
-        Engine::Trtllm
+    fn profile(&self) -> &'static Profile {
+        &super::TRTLLM
     }
 
     fn version(&self) -> &'static str {
