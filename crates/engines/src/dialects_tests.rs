@@ -87,3 +87,45 @@ fn each_dialect_serves_the_metrics_its_engines_profile_names() {
         }
     }
 }
+
+/// A dialect whose engine's profile lists every request field the engine accepts takes each
+/// of them and refuses any other with the profile's status: the list is the profile's, so
+/// the simulator and the client's validation cannot disagree (transformers serve's dialect
+/// kept a list of its own that lacked openai 3.57.0's `verbosity` and `web_search_options`).
+#[test]
+fn each_dialect_accepts_the_fields_its_engines_profile_lists() {
+    use serde_json::{Map, Value, json};
+    let mut lists = 0;
+    for (name, engine) in engine_names() {
+        let d = of(engine);
+        let Some(accepts) = d.profile().request.accepts else {
+            continue;
+        };
+        lists += 1;
+        let c = config(engine);
+        for (api, fields) in [
+            (Api::Chat, accepts.chat),
+            (Api::Completions, accepts.completions),
+        ] {
+            let mut obj: Map<String, Value> = fields
+                .iter()
+                .map(|f| (f.to_string(), Value::Null))
+                .collect();
+            obj.insert("model".into(), json!(c.model));
+            match api {
+                Api::Chat => obj.insert("messages".into(), json!([])),
+                Api::Completions => obj.insert("prompt".into(), json!("hi")),
+            };
+            if let Err(e) = d.check(api, &obj, &c) {
+                panic!(
+                    "{name} {api:?} refuses a field its profile accepts: {}",
+                    e.message
+                );
+            }
+            obj.insert("no_such_field".into(), Value::Null);
+            let refused = d.check(api, &obj, &c).err().map(|e| e.status.as_u16());
+            assert_eq!(refused, d.profile().refuses_unknown(), "{name} {api:?}");
+        }
+    }
+    assert!(lists > 0, "no profile lists the fields it accepts");
+}

@@ -370,6 +370,23 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// Keys of `obj` outside the fields `profile` says its engine accepts on `api`
+/// ([`crate::RequestFacts::accepts`]), sorted; none where the profile holds no such list.
+pub(crate) fn unaccepted_keys(
+    profile: &Profile,
+    api: Api,
+    obj: &Map<String, Value>,
+) -> Vec<String> {
+    let Some(a) = profile.request.accepts else {
+        return Vec::new();
+    };
+    let known = match api {
+        Api::Chat => a.chat,
+        Api::Completions => a.completions,
+    };
+    unknown_keys(obj, known)
+}
+
 /// Keys of `obj` outside `known`, sorted.
 pub(crate) fn unknown_keys(obj: &Map<String, Value>, known: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = obj

@@ -3,7 +3,7 @@
 //! * requests: any key outside the OpenAI request type (`CompletionCreateParamsStreaming`
 //!   of the installed `openai` package, plus `generation_config`, `seed`,
 //!   `chat_template_kwargs`) is a 422 `{"detail": "Unexpected fields in the request:
-//!   {…}"}` (utils.py:1179-1190; the field lists below are openai 3.57.0's); `logprobs`,
+//!   {…}"}` (utils.py:1179-1190; the field lists are the profile's, openai 3.57.0's); `logprobs`,
 //!   `stream_options` and others are accepted and ignored with a warning
 //!   (chat_completion.py:69-91, completion.py:37-45); a pinned server answers another
 //!   model 400 `Server is pinned to 'M'; requested 'X'.` (utils.py:1198-1212);
@@ -43,73 +43,7 @@ use crate::dialect::finish::Finish;
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::request::{Api, GenRequest, Rules};
 use crate::dialect::{Dialect, uuid_like};
-use crate::dialect::{ok_json, unknown_keys};
-
-/// Keys of openai 3.57.0's chat `CompletionCreateParamsBase` and `stream`, and the
-/// extras of `TransformersCompletionCreateParamsStreaming`.
-const CHAT_FIELDS: &[&str] = &[
-    "messages",
-    "model",
-    "audio",
-    "frequency_penalty",
-    "function_call",
-    "functions",
-    "logit_bias",
-    "logprobs",
-    "max_completion_tokens",
-    "max_tokens",
-    "metadata",
-    "modalities",
-    "moderation",
-    "n",
-    "parallel_tool_calls",
-    "prediction",
-    "presence_penalty",
-    "prompt_cache_key",
-    "prompt_cache_options",
-    "prompt_cache_retention",
-    "reasoning_effort",
-    "response_format",
-    "safety_identifier",
-    "seed",
-    "service_tier",
-    "stop",
-    "store",
-    "stream_options",
-    "temperature",
-    "tool_choice",
-    "tools",
-    "top_logprobs",
-    "top_p",
-    "user",
-    "stream",
-    "generation_config",
-    "chat_template_kwargs",
-];
-
-/// Keys of openai 3.57.0's `CompletionCreateParamsBase`, and the extras of
-/// `TransformersTextCompletionCreateParams`.
-const COMPLETION_FIELDS: &[&str] = &[
-    "model",
-    "prompt",
-    "best_of",
-    "echo",
-    "frequency_penalty",
-    "logit_bias",
-    "logprobs",
-    "max_tokens",
-    "n",
-    "presence_penalty",
-    "seed",
-    "stop",
-    "stream_options",
-    "suffix",
-    "temperature",
-    "top_p",
-    "user",
-    "stream",
-    "generation_config",
-];
+use crate::dialect::{ok_json, unaccepted_keys};
 
 /// `{'a', 'b'}`, a Python set of strings.
 fn py_set(keys: &[String]) -> String {
@@ -123,11 +57,7 @@ pub(super) fn check(
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
-    let known = match api {
-        Api::Completions => COMPLETION_FIELDS,
-        Api::Chat => CHAT_FIELDS,
-    };
-    let unexpected = unknown_keys(obj, known);
+    let unexpected = unaccepted_keys(&super::TRANSFORMERS, api, obj);
     if !unexpected.is_empty() {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
