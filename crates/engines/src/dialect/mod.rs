@@ -102,11 +102,13 @@ pub trait Dialect: Sync {
     }
 
     /// The engine version whose wire format it follows (what its version endpoints report
-    /// unless `--engine-version` says otherwise).
-    fn version(&self) -> &'static str;
+    /// unless `--engine-version` says otherwise): its profile's.
+    fn version(&self) -> &'static str {
+        self.profile().release
+    }
 
-    /// One line on what it speaks, for `--engine`'s help.
-    fn about(&self) -> &'static str;
+    /// One line on what it speaks, for `--engine`'s help (naming [`Dialect::version`]).
+    fn about(&self) -> String;
 
     /// The version its version endpoints and start-up lines report: `--engine-version`,
     /// else [`Dialect::version`].
@@ -243,9 +245,12 @@ pub trait Dialect: Sync {
     }
 
     /// Its answer at the metrics path when the metrics switch is off (`switched_on`), where
-    /// the engine needs one.
-    fn metrics_off(&self, _switched_on: bool) -> Option<Response> {
-        None
+    /// its profile says the engine needs one ([`crate::MetricsFacts::enable`]): by default
+    /// the route is not mounted, FastAPI's 404 `Not Found` (SGLang, TensorRT-LLM).
+    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
+        let needs_switch = self.profile().metrics.is_some_and(|m| m.enable.is_some());
+        (needs_switch && !switched_on)
+            .then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     /// The `Content-Type` of its metrics text.

@@ -29,12 +29,8 @@ impl Dialect for Generic {
         &super::GENERIC
     }
 
-    fn version(&self) -> &'static str {
-        env!("CARGO_PKG_VERSION")
-    }
-
-    fn about(&self) -> &'static str {
-        "The simulator's own dialect"
+    fn about(&self) -> String {
+        "The simulator's own dialect".into()
     }
 
     fn readiness(&self) -> Readiness {

@@ -304,12 +304,8 @@ impl Dialect for Transformers {
         &super::TRANSFORMERS
     }
 
-    fn version(&self) -> &'static str {
-        "5.24.0"
-    }
-
-    fn about(&self) -> &'static str {
-        "`transformers serve` of transformers 5.24.0"
+    fn about(&self) -> String {
+        format!("`transformers serve` of transformers {}", self.version())
     }
 
     fn routes(&self) -> Router<Arc<Host>> {

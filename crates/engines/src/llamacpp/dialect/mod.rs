@@ -384,8 +384,8 @@ impl Dialect for Llamacpp {
         "b0-unknown"
     }
 
-    fn about(&self) -> &'static str {
-        "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36"
+    fn about(&self) -> String {
+        "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36".into()
     }
 
     fn readiness(&self) -> Readiness {

@@ -394,12 +394,11 @@ impl Dialect for Sglang {
         &super::SGLANG
     }
 
-    fn version(&self) -> &'static str {
-        "0.5.23"
-    }
-
-    fn about(&self) -> &'static str {
-        "SGLang 0.5.23 (`python -m sglang.launch_server`)"
+    fn about(&self) -> String {
+        format!(
+            "SGLang {} (`python -m sglang.launch_server`)",
+            self.version()
+        )
     }
 
     fn readiness(&self) -> Readiness {
@@ -452,11 +451,6 @@ impl Dialect for Sglang {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    /// Without `--enable-metrics` the route is not mounted.
-    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
-        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     fn metrics_content_type(&self) -> &'static str {

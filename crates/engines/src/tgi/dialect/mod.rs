@@ -398,13 +398,11 @@ impl Dialect for Tgi {
         &super::TGI
     }
 
-    fn version(&self) -> &'static str {
-        // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
-        "3.3.6-dev0"
-    }
-
-    fn about(&self) -> &'static str {
-        "Text Generation Inference at git `db931fcf` (3.3.6-dev0)"
+    fn about(&self) -> String {
+        format!(
+            "Text Generation Inference at git `db931fcf` ({})",
+            self.version()
+        )
     }
 
     /// axum's `Sse::keep_alive(KeepAlive::default())`, 15 s (router/src/server.rs).

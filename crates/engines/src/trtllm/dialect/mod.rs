@@ -381,14 +381,10 @@ impl Dialect for Trtllm {
         &super::TRTLLM
     }
 
-    fn version(&self) -> &'static str {
-        // tensorrt_llm/version.py as stored in the search index the facts came from.
-        "1.0.0rc4"
-    }
-
-    fn about(&self) -> &'static str {
+    fn about(&self) -> String {
         "TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves \
          `/_internal/tokenize`)"
+            .into()
     }
 
     fn routes(&self) -> Router<Arc<Host>> {
@@ -415,11 +411,6 @@ impl Dialect for Trtllm {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    /// Without `return_perf_metrics` the route is not mounted.
-    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
-        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     fn metrics_content_type(&self) -> &'static str {

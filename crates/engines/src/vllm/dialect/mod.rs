@@ -410,12 +410,8 @@ impl Dialect for Vllm {
         &super::VLLM
     }
 
-    fn version(&self) -> &'static str {
-        "0.33.0"
-    }
-
-    fn about(&self) -> &'static str {
-        "vLLM 0.33.0 (`vllm serve`)"
+    fn about(&self) -> String {
+        format!("vLLM {} (`vllm serve`)", self.version())
     }
 
     fn routes(&self) -> Router<Arc<Host>> {
