@@ -38,7 +38,9 @@ use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::Served;
 use crate::dialect::api_error::{ApiError, ErrorNote};
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, hit_length, sse, usage_counts,
+};
 use crate::dialect::finish::Finish;
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::request::{Api, GenRequest, Rules};
@@ -139,12 +141,7 @@ impl Shape {
     }
 
     fn usage(f: &Finish) -> String {
-        let (p, c, t) = counts(f);
-        Obj::new()
-            .f("completion_tokens", &c)
-            .f("prompt_tokens", &p)
-            .f("total_tokens", &t)
-            .done()
+        usage_counts(f, CountOrder::CompletionPromptTotal).done()
     }
 
     fn reason(f: &Finish) -> &'static str {

@@ -43,7 +43,7 @@ use serde_json::{Map, Value};
 use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
+use crate::dialect::chunk::{Answer, ChunkShape, CountOrder, Ctx, Tok, done, sse, usage_counts};
 use crate::dialect::finish::{Finish, FinishReason};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
@@ -91,12 +91,7 @@ impl Shape {
     }
 
     fn usage(f: &Finish) -> String {
-        let (p, c, t) = counts(f);
-        Obj::new()
-            .f("prompt_tokens", &p)
-            .f("completion_tokens", &c)
-            .f("total_tokens", &t)
-            .done()
+        usage_counts(f, CountOrder::PromptCompletionTotal).done()
     }
 
     /// The completions finish reason: `FinishReason`'s Display (lib.rs:1422-1430).
