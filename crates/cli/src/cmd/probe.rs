@@ -9,7 +9,7 @@ use servebench_result::checks::{CheckOutcome, CheckRecord};
 use servebench_runner::engine::Endpoint;
 use servebench_runner::engine::probe::{ProbeOptions, ProbeReport, probe};
 use servebench_runner::loadgen::ApiKind;
-use servebench_spec::Engine;
+use servebench_engines::Engine;
 use servebench_spec::substitute::{Context, resolve};
 
 use crate::exit::Exit;
