@@ -129,3 +129,74 @@ fn each_dialect_accepts_the_fields_its_engines_profile_lists() {
     }
     assert!(lists > 0, "no profile lists the fields it accepts");
 }
+
+/// A ready server with nothing in flight, for the routes' test.
+struct Ready;
+
+impl crate::dialect::Live for Ready {
+    fn ready(&self) -> bool {
+        true
+    }
+    fn serving(&self) -> bool {
+        true
+    }
+    fn in_flight(&self) -> u64 {
+        0
+    }
+    fn metrics(&self) -> Snapshot {
+        Snapshot::default()
+    }
+    fn at_last_finish(&self) -> Option<Snapshot> {
+        None
+    }
+    fn info(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Every path an engine's profile sends the client to (readiness, info, version, tokenize,
+/// server arguments, its concurrency limit, metrics) is a route of its dialect: the client
+/// and the simulator read one list of endpoints, and a path changed on one side only fails
+/// here. The generic profile is left out: it lists every endpoint a plain server might have,
+/// not the simulator's own.
+#[tokio::test]
+async fn each_dialect_serves_every_path_its_engines_profile_names() {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt as _;
+    for (name, engine) in engine_names().filter(|(_, e)| *e != Engine::Openai) {
+        let d = of(engine);
+        let p = d.profile();
+        let mut paths = vec![p.readiness];
+        paths.extend(p.info);
+        paths.extend(p.version.iter().map(|v| v.path));
+        paths.extend(
+            p.tokenize
+                .iter()
+                .flat_map(|t| [Some(t.path), t.chat_path])
+                .flatten(),
+        );
+        paths.extend(p.server_args.iter().filter_map(|a| match a {
+            crate::ArgSource::Json { path, .. } | crate::ArgSource::JsonKeys { path, .. } => {
+                Some(*path)
+            }
+            _ => None,
+        }));
+        paths.extend(p.concurrency_limit.map(|c| c.path));
+        paths.extend(p.metrics.map(|m| m.path));
+        let mut c = config(engine);
+        c.wire.enable_metrics = true;
+        let host = std::sync::Arc::new(crate::dialect::Host::new(
+            d,
+            c,
+            0,
+            std::sync::Arc::new(Ready),
+        ));
+        for path in paths {
+            let app = crate::dialect::routes(d).with_state(host.clone());
+            let req = Request::get(path).body(Body::empty()).expect("request");
+            let status = app.oneshot(req).await.expect("infallible").status();
+            assert_ne!(status, StatusCode::NOT_FOUND, "{name}: no route at {path}");
+        }
+    }
+}
