@@ -3,7 +3,7 @@
 //! their engines' profiles.
 
 use crate::dialect::request::Api;
-use crate::dialect::tests::{addr, config};
+use crate::dialect::tests::{Ready, addr, config};
 use crate::dialect::{Snapshot, engine_names};
 use crate::{Engine, of};
 
@@ -130,30 +130,6 @@ fn each_dialect_accepts_the_fields_its_engines_profile_lists() {
     assert!(lists > 0, "no profile lists the fields it accepts");
 }
 
-/// A ready server with nothing in flight, for the routes' test.
-struct Ready;
-
-impl crate::dialect::Live for Ready {
-    fn ready(&self) -> bool {
-        true
-    }
-    fn serving(&self) -> bool {
-        true
-    }
-    fn in_flight(&self) -> u64 {
-        0
-    }
-    fn metrics(&self) -> Snapshot {
-        Snapshot::default()
-    }
-    fn at_last_finish(&self) -> Option<Snapshot> {
-        None
-    }
-    fn info(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
-
 /// Every path an engine's profile sends the client to (readiness, info, version, tokenize,
 /// server arguments, its concurrency limit, metrics) is a route of its dialect: the client
 /// and the simulator read one list of endpoints, and a path changed on one side only fails
@@ -190,7 +166,7 @@ async fn each_dialect_serves_every_path_its_engines_profile_names() {
             d,
             c,
             0,
-            std::sync::Arc::new(Ready),
+            std::sync::Arc::new(Ready(Snapshot::default())),
         ));
         for path in paths {
             let app = crate::dialect::routes(d).with_state(host.clone());

@@ -14,6 +14,30 @@ pub(crate) fn config(engine: Engine) -> Served {
     c
 }
 
+/// A server that is ready, with nothing in flight, whose engine model says `.0`.
+pub(crate) struct Ready(pub(crate) Snapshot);
+
+impl Live for Ready {
+    fn ready(&self) -> bool {
+        true
+    }
+    fn serving(&self) -> bool {
+        true
+    }
+    fn in_flight(&self) -> u64 {
+        0
+    }
+    fn metrics(&self) -> Snapshot {
+        self.0.clone()
+    }
+    fn at_last_finish(&self) -> Option<Snapshot> {
+        (self.0.finished > 0).then(|| self.0.clone())
+    }
+    fn info(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+}
+
 pub(crate) fn addr() -> std::net::SocketAddr {
     "127.0.0.1:30000".parse().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -13,35 +13,12 @@ use super::{served, snapshot};
 use crate::Engine;
 use crate::dialect::finish::{Finish, FinishReason, Timings};
 use crate::dialect::request::Api;
-use crate::dialect::{self, ApiError, Ctx, ErrorNote, Host, Live, Served, Snapshot, Tok};
+use crate::dialect::tests::Ready;
+use crate::dialect::{self, ApiError, Ctx, ErrorNote, Host, Served, Tok};
 use crate::transcripts::read;
 
 // ---------------------------------------------------------------------------------------
 // HTTP: the dialect's routes, its stream refusals and its chunks.
-
-/// A server that is ready, with nothing in flight.
-struct Ready(Snapshot);
-
-impl Live for Ready {
-    fn ready(&self) -> bool {
-        true
-    }
-    fn serving(&self) -> bool {
-        true
-    }
-    fn in_flight(&self) -> u64 {
-        0
-    }
-    fn metrics(&self) -> Snapshot {
-        self.0.clone()
-    }
-    fn at_last_finish(&self) -> Option<Snapshot> {
-        (self.0.finished > 0).then(|| self.0.clone())
-    }
-    fn info(&self) -> Value {
-        json!({})
-    }
-}
 
 /// `GET path` on the dialect's routes (its own and its metrics).
 pub(super) async fn get(config: Served, path: &str) -> (StatusCode, String) {
