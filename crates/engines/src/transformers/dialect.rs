@@ -80,9 +80,7 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        // `logprobs`, `top_logprobs`: accepted, ignored with a warning.
-        logprobs: false,
-        ..Rules::generic()
+        ..Rules::of(&super::TRANSFORMERS, api)
     })
 }
 

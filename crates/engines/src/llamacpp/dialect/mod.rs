@@ -65,10 +65,10 @@ mod router;
 
 pub(crate) use chunks::Shape;
 
-/// llama.cpp's rules: no `min_tokens`, no model check, a request cut at the context; a
-/// router refuses a request naming no model or one it does not list.
+/// llama.cpp's rules: its profile's (no `min_tokens`), no model check, a request cut at the
+/// context; a router refuses a request naming no model or one it does not list.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
@@ -81,13 +81,12 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        min_tokens: false,
         context: ContextRule::PromptOnly,
         // `logprobs: true` reads `top_logprobs` with a default of 20
         // (tools/server/server-common.cpp:1429-1438); completions' `logprobs: N` is an alias
         // of `n_probs` (server-schema.cpp:179-180).
         top_logprobs_default: 20,
-        ..Rules::generic()
+        ..Rules::of(&super::LLAMACPP, api)
     })
 }
 

@@ -67,16 +67,14 @@ pub(crate) use chunks::Shape;
 /// SGLang's rules: every shared field acted on, the model not checked, `stream_options`
 /// not tied to `stream`.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     _obj: &Map<String, Value>,
     _config: &Served,
 ) -> Result<Rules, ApiError> {
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        // `return_token_ids` (entrypoints/openai/protocol.py:394).
-        token_ids: true,
-        ..Rules::generic()
+        ..Rules::of(&super::SGLANG, api)
     })
 }
 

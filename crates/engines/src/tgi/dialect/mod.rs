@@ -52,7 +52,8 @@ use crate::dialect::request::{Api, Rules};
 use crate::dialect::{Dialect, Snapshot, json_response};
 use crate::dialect::{Served, WireParams};
 
-/// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
+/// TGI's rules: its profile's (no `ignore_eos`, `min_tokens`, completions logprobs or
+/// images), no model check.
 pub(super) fn check(
     api: Api,
     _obj: &Map<String, Value>,
@@ -61,13 +62,7 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        ignore_eos: false,
-        min_tokens: false,
-        // The completions route sends `logprobs: None` whatever is asked (server.rs:858).
-        logprobs: api == Api::Chat,
-        // Not read at db931fcf: image parts are refused rather than guessed at.
-        images: false,
-        ..Rules::generic()
+        ..Rules::of(&super::TGI, api)
     })
 }
 

@@ -212,10 +212,7 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         usage_by_default: true,
-        // Only the chat post-processors fill `logprobs` (create_logprobs); the completion
-        // ones never set it (postprocess_handlers.py).
-        logprobs: api == Api::Chat,
-        ..Rules::generic()
+        ..Rules::of(&super::TRTLLM, api)
     })
 }
 

@@ -64,7 +64,7 @@ pub(crate) use chunks::Shape;
 /// vLLM's rules for the shared request fields; another model name is refused here with
 /// vLLM's own message.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
@@ -73,8 +73,7 @@ pub(super) fn check(
         check_model: false,
         // vLLM's own fields (openai/completion/protocol.py, chat_completion/protocol.py).
         tokens_as_ids: true,
-        token_ids: true,
-        ..Rules::generic()
+        ..Rules::of(&super::VLLM, api)
     })
 }
 
