@@ -84,7 +84,7 @@ mod tests {
             block: 0,
             variant: "a".into(),
             engine: Some(EngineRecord {
-                engine: servebench_spec::Engine::Sglang,
+                engine: servebench_engines::Engine::Sglang,
                 version: Some("0.5.2".into()),
                 source: EngineSource::Detected,
                 evidence: "owned_by".into(),

@@ -70,6 +70,8 @@ macro_rules! rooms {
 
 engine::engines!(rooms);
 
+#[cfg(all(test, feature = "dialect"))]
+mod dialects_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

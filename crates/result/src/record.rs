@@ -315,7 +315,7 @@ pub struct RequestRecord {
     pub chunk_tokens_from_usage: bool,
     /// The finish reason of the last choice in servebench's one vocabulary (`stop`,
     /// `length`, `tool_calls`, `content_filter`, `abort`), read through the engine's profile
-    /// (servebench_spec::engine `Ending`); a word neither the profile nor the OpenAI API
+    /// (servebench_engines `Ending`); a word neither the profile nor the OpenAI API
     /// knows is kept as sent.
     pub finish_reason: Option<String>,
     /// The engine's own word where it is not `finish_reason`'s (TGI's `eos_token`, read as

@@ -440,13 +440,22 @@ impl SimConfig {
             )));
         }
         self.engine.validate()?;
-        self.wire.validate().map_err(SimError::InvalidConfig)?;
+        self.wire
+            .validate()
+            .and_then(|()| self.dialect().check_wire(&self.wire))
+            .map_err(SimError::InvalidConfig)?;
         self.output.validate()?;
         self.faults.validate()
     }
 }
 
 impl SimConfig {
+    /// The dialect `--engine` names: the one place the simulator turns its engine into the
+    /// dialect it hands to everything that speaks (the table of engines' `of`).
+    pub fn dialect(&self) -> &'static dyn servebench_engines::dialect::Dialect {
+        servebench_engines::of(self.wire.engine)
+    }
+
     /// What a dialect reads of it (the engines' dialects never see the rest).
     pub fn served(&self) -> Served {
         Served {

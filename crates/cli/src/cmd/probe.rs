@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
+use servebench_engines::Engine;
 use servebench_result::checks::{CheckOutcome, CheckRecord};
 use servebench_runner::engine::Endpoint;
 use servebench_runner::engine::probe::{ProbeOptions, ProbeReport, probe};
 use servebench_runner::loadgen::ApiKind;
-use servebench_spec::Engine;
 use servebench_spec::substitute::{Context, resolve};
 
 use crate::exit::Exit;

@@ -11,11 +11,11 @@ struct Sim {
 }
 
 fn sim() -> Sim {
-    sim_as(servebench_spec::Engine::Openai)
+    sim_as(servebench_engines::Engine::Openai)
 }
 
 /// A simulator with an engine's personality.
-fn sim_as(engine: servebench_spec::Engine) -> Sim {
+fn sim_as(engine: servebench_engines::Engine) -> Sim {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let url = rt.block_on(async {
         let mut config = servebench_sim::SimConfig::from_preset(servebench_sim::Preset::Fast);
@@ -92,7 +92,7 @@ fn probe_checks_every_guarantee_against_the_simulator() {
 /// failure (it exited 1 on "tokenize agrees with usage").
 #[test]
 fn probe_without_a_spec_does_not_fail_on_what_the_engine_cannot_do() {
-    let s = sim_as(servebench_spec::Engine::Transformers);
+    let s = sim_as(servebench_engines::Engine::Transformers);
     let dir = scratch("probe_cli", "transformers");
     let out = sb(&dir).args(["probe", &s.url]).assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::logprobs::Scored;
 use crate::dialect::finish::{Finish, FinishReason};
+use crate::dialect::json::Obj;
 use crate::dialect::request::Api;
 use crate::dialect::text::TokenLogprobs;
 
@@ -36,6 +37,16 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A response's first fields, `id`, `object`, `created`, `model`, as the pydantic
+    /// response types of vLLM, SGLang and TensorRT-LLM write them; the rest follow.
+    pub fn head(&self, object: &str) -> Obj {
+        Obj::new()
+            .f("id", &self.id)
+            .f("object", object)
+            .f("created", &self.created)
+            .f("model", &self.model)
+    }
+
     /// True when token `index` belongs to the reasoning of a chat answer.
     pub fn reasoning(&self, index: u32) -> bool {
         self.api == Api::Chat && index < self.reasoning_tokens
@@ -168,10 +179,7 @@ pub fn error_events(message: &str) -> Vec<Bytes> {
         .f("message", message)
         .f("type", "server_error")
         .done();
-    vec![
-        sse(&crate::dialect::json::Obj::new().r("error", err).done()),
-        done(),
-    ]
+    vec![sse(&Obj::new().r("error", err).done()), done()]
 }
 
 /// The final SSE event of an OpenAI-style stream.
@@ -192,6 +200,47 @@ pub fn counts(f: &Finish) -> (u32, u32, u64) {
     let p = f.timings.prompt_n;
     let c = f.timings.predicted_n;
     (p, c, u64::from(p) + u64::from(c))
+}
+
+/// The order an engine's usage object writes its three counts in (its usage type's fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountOrder {
+    /// `prompt_tokens`, `total_tokens`, `completion_tokens`: the pydantic `UsageInfo` of vLLM,
+    /// SGLang and TensorRT-LLM.
+    PromptTotalCompletion,
+    /// `completion_tokens`, `prompt_tokens`, `total_tokens`: openai's `CompletionUsage`
+    /// (transformers serve) and llama.cpp's (server-task.cpp:365-372).
+    CompletionPromptTotal,
+    /// `prompt_tokens`, `completion_tokens`, `total_tokens`: TGI's `Usage`.
+    PromptCompletionTotal,
+}
+
+/// A usage object of a finished request begun with its three counts in the engine's
+/// `order`; the engine's further fields follow.
+pub fn usage_counts(f: &Finish, order: CountOrder) -> Obj {
+    let (p, c, t) = counts(f);
+    let o = Obj::new();
+    match order {
+        CountOrder::PromptTotalCompletion => o
+            .f("prompt_tokens", &p)
+            .f("total_tokens", &t)
+            .f("completion_tokens", &c),
+        CountOrder::CompletionPromptTotal => o
+            .f("completion_tokens", &c)
+            .f("prompt_tokens", &p)
+            .f("total_tokens", &t),
+        CountOrder::PromptCompletionTotal => o
+            .f("prompt_tokens", &p)
+            .f("completion_tokens", &c)
+            .f("total_tokens", &t),
+    }
+}
+
+/// `prompt_tokens_details`: `{"cached_tokens": N}`, the prompt tokens found in the cache.
+pub fn cached_details(f: &Finish) -> String {
+    Obj::new()
+        .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
+        .done()
 }
 
 /// True when the request stopped at its `max_tokens`.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::dialect::Served;
 use crate::dialect::profiler::ProfilerState;
+use crate::dialect::{Dialect, Served};
 
 /// What the server answers a dialect at the moment it asks.
 pub trait Live: Send + Sync {
@@ -20,7 +20,7 @@ pub trait Live: Send + Sync {
     /// What the engine model says now, for the metrics.
     fn metrics(&self) -> Snapshot;
     /// What it said when the last generation request finished; `None` before the first
-    /// (kept only where [`crate::dialect::records_on_finish`]).
+    /// (kept only where [`Dialect::records_on_finish`]).
     fn at_last_finish(&self) -> Option<Snapshot>;
     /// The simulator's description of itself (`/v1/sim/info`), as JSON.
     fn info(&self) -> Value;
@@ -34,6 +34,7 @@ pub struct Host {
     pub created_unix: u64,
     /// Its simulated profiler (where its engine has one).
     pub profiler: ProfilerState,
+    dialect: &'static dyn Dialect,
     live: Arc<dyn Live>,
 }
 
@@ -42,19 +43,37 @@ impl std::fmt::Debug for Host {
         f.debug_struct("Host")
             .field("config", &self.config)
             .field("created_unix", &self.created_unix)
+            .field("dialect", &self.dialect.engine())
             .finish_non_exhaustive()
     }
 }
 
 impl Host {
-    /// The state of a server with these settings, reading `live`.
-    pub fn new(config: Served, created_unix: u64, live: Arc<dyn Live>) -> Self {
+    /// The state of a server speaking `dialect` (the one its settings' engine names, picked
+    /// by the server) with these settings, reading `live`.
+    pub fn new(
+        dialect: &'static dyn Dialect,
+        config: Served,
+        created_unix: u64,
+        live: Arc<dyn Live>,
+    ) -> Self {
         Host {
             config,
             created_unix,
             profiler: ProfilerState::default(),
+            dialect,
             live,
         }
+    }
+
+    /// The dialect it speaks.
+    pub fn dialect(&self) -> &'static dyn Dialect {
+        self.dialect
+    }
+
+    /// The version its version endpoints report ([`Dialect::reported_version`]).
+    pub fn version(&self) -> &str {
+        self.dialect.reported_version(&self.config.wire)
     }
 
     /// Ready to generate ([`Live::ready`]).

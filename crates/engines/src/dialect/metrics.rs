@@ -22,7 +22,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::{Dialect, Host, Snapshot, of};
+use super::{Dialect, Host, Snapshot};
 
 /// The metrics route of a dialect, where it has one (none for transformers serve).
 pub(crate) fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
@@ -36,7 +36,7 @@ async fn metrics(
     State(st): State<Arc<Host>>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let d = of(st.config.wire.engine);
+    let d = st.dialect();
     if let Some(refused) = d.metrics_gate(&st, &query) {
         return refused;
     }

@@ -2,8 +2,11 @@
 //! turns on): how an engine speaks on the wire, each fact read in that engine's source
 //! (version and file named beside it). Each engine's folder holds its dialect
 //! (`vllm/dialect/`, `tgi/dialect.rs`, …), an implementation of [`Dialect`] beside the
-//! engine's facts; this module holds the trait and what the dialects share, and
-//! [`crate::of`] is the one place an engine is turned into its dialect.
+//! engine's facts; this module holds the trait and what the dialects share. The dependency
+//! runs one way: each dialect is handed its engine's [`Profile`] ([`Dialect::profile`], from
+//! its own folder) and the server that serves it picks the dialect once (the crate's `of`,
+//! the table of engines) and hands it to what needs it ([`Host::dialect`]); nothing here
+//! looks an engine up.
 //!
 //! What a dialect decides ([`Dialect`]):
 //! * the endpoints besides generation (tokenize, info, version, models, health) and their
@@ -63,8 +66,7 @@ pub use served::{
     engine_names,
 };
 
-use crate::Engine;
-use crate::of;
+use crate::{Engine, Profile};
 use request::{Api, GenRequest, Rules, parse_generation};
 
 /// What a dialect does before its server is ready (during `--startup-delay-ms`).
@@ -88,18 +90,31 @@ pub enum Readiness {
 }
 
 /// How one engine speaks: what its module decides, each method's default the behaviour
-/// most engines share. Implemented once per engine, found with [`of`].
+/// most engines share. Implemented once per engine, in the engine's folder beside its facts.
 pub trait Dialect: Sync {
-    /// The engine it speaks for: its facts are [`crate::profile`]`(engine)`, the
-    /// same folder the client reads.
-    fn engine(&self) -> Engine;
+    /// The facts of the engine it speaks for, from its own folder (the profile the client
+    /// reads): what the defaults below derive from.
+    fn profile(&self) -> &'static Profile;
+
+    /// The engine it speaks for (its profile's).
+    fn engine(&self) -> Engine {
+        self.profile().engine
+    }
 
     /// The engine version whose wire format it follows (what its version endpoints report
-    /// unless `--engine-version` says otherwise).
-    fn version(&self) -> &'static str;
+    /// unless `--engine-version` says otherwise): its profile's.
+    fn version(&self) -> &'static str {
+        self.profile().release
+    }
 
-    /// One line on what it speaks, for `--engine`'s help.
-    fn about(&self) -> &'static str;
+    /// One line on what it speaks, for `--engine`'s help (naming [`Dialect::version`]).
+    fn about(&self) -> String;
+
+    /// The version its version endpoints and start-up lines report: `--engine-version`,
+    /// else [`Dialect::version`].
+    fn reported_version<'a>(&self, wire: &'a WireParams) -> &'a str {
+        wire.engine_version.as_deref().unwrap_or(self.version())
+    }
 
     /// What it does before the server is ready.
     fn readiness(&self) -> Readiness {
@@ -216,9 +231,7 @@ pub trait Dialect: Sync {
     /// Where its Prometheus metrics are served, as its engine's profile says (the
     /// client scrapes the same path); `None`: no metrics endpoint.
     fn metrics_path(&self) -> Option<&'static str> {
-        crate::profile(self.engine())
-            .and_then(|p| p.metrics)
-            .map(|m| m.path)
+        self.profile().metrics.map(|m| m.path)
     }
 
     /// Its refusal of a metrics request, given the request's query parameters (a llama.cpp
@@ -232,9 +245,12 @@ pub trait Dialect: Sync {
     }
 
     /// Its answer at the metrics path when the metrics switch is off (`switched_on`), where
-    /// the engine needs one.
-    fn metrics_off(&self, _switched_on: bool) -> Option<Response> {
-        None
+    /// its profile says the engine needs one ([`crate::MetricsFacts::enable`]): by default
+    /// the route is not mounted, FastAPI's 404 `Not Found` (SGLang, TensorRT-LLM).
+    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
+        let needs_switch = self.profile().metrics.is_some_and(|m| m.enable.is_some());
+        (needs_switch && !switched_on)
+            .then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     /// The `Content-Type` of its metrics text.
@@ -242,12 +258,28 @@ pub trait Dialect: Sync {
         "text/plain; charset=utf-8"
     }
 
+    /// The engine records its metrics when a request finishes, so a server keeps the state of
+    /// each finish for them ([`Live::at_last_finish`]): its profile's `written_on_finish`.
+    fn records_on_finish(&self) -> bool {
+        self.profile()
+            .metrics
+            .is_some_and(|m| m.written_on_finish.is_some())
+    }
+
+    /// The SSE keep-alive comment interval: `--sse-ping-ms`, else [`Dialect::ping`].
+    fn ping_interval(&self, config: &Served) -> Option<Duration> {
+        match config.wire.sse_ping_ms {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => self.ping(),
+        }
+    }
+
     /// The state its metrics are written from: what the engine model says now, or, where its
     /// profile says the engine records its series when a request finishes
     /// ([`crate::MetricsFacts::written_on_finish`], TensorRT-LLM), what it said when the last
     /// one did; `None`: no series yet.
     fn metrics_snapshot(&self, host: &Host) -> Option<Snapshot> {
-        if records_on_finish(self.engine()) {
+        if self.records_on_finish() {
             host.at_last_finish()
         } else {
             Some(host.metrics())
@@ -260,85 +292,20 @@ pub trait Dialect: Sync {
     }
 }
 
-/// The engine records its metrics when a request finishes, so a server keeps the state of each
-/// finish for them ([`Live::at_last_finish`]): its profile's `written_on_finish`.
-pub fn records_on_finish(engine: Engine) -> bool {
-    crate::profile(engine)
-        .and_then(|p| p.metrics)
-        .is_some_and(|m| m.written_on_finish.is_some())
-}
-
-/// The dialect's readiness behaviour.
-pub fn readiness(engine: Engine) -> Readiness {
-    of(engine).readiness()
-}
-
-/// The SSE keep-alive comment interval: `--sse-ping-ms`, else the engine's default.
-pub fn ping(config: &Served) -> Option<Duration> {
-    match config.wire.sse_ping_ms {
-        Some(ms) => Some(Duration::from_millis(ms)),
-        None => of(config.wire.engine).ping(),
-    }
-}
-
 /// The engine-specific routes (everything but generation and the simulator's own
 /// `/v1/sim/*`), its Prometheus metrics among them.
 pub fn routes(d: &dyn Dialect) -> Router<Arc<Host>> {
     d.routes().merge(metrics::routes(d))
 }
 
-/// Validates and parses a generation request as the dialect's engine does.
-pub fn admit(api: Api, body: &[u8], config: &Served) -> Result<GenRequest, ApiError> {
-    of(config.wire.engine).admit(api, body, config)
-}
-
-/// The refusal of a request beyond the engine's limit on requests at once.
-pub fn over_limit(config: &Served, in_flight: u64) -> Option<ApiError> {
-    of(config.wire.engine).over_limit(in_flight)
-}
-
 /// How the dialect answers a request it refuses with `e`: a streamed one as
 /// [`Dialect::stream_error`] says, the others with the error response (`Err(e)` back).
-pub fn stream_refusal(config: &Served, body: &[u8], e: ApiError) -> Result<Response, ApiError> {
+pub fn stream_refusal(d: &dyn Dialect, body: &[u8], e: ApiError) -> Result<Response, ApiError> {
     let streamed = serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|v| v.get("stream").and_then(Value::as_bool))
         .unwrap_or(false);
-    if streamed {
-        of(config.wire.engine).stream_error(e)
-    } else {
-        Err(e)
-    }
-}
-
-/// The chunks and bodies of one response; `None` for the simulator's fast path.
-pub fn shape(ctx: Ctx, config: &Served) -> Option<Box<dyn ChunkShape>> {
-    of(config.wire.engine).shape(ctx, config)
-}
-
-/// The model name the dialect writes into its chunks.
-pub fn chunk_model(engine: Engine, requested: Option<&str>, served: &str) -> String {
-    of(engine).chunk_model(requested, served)
-}
-
-/// The response id of a generation request, in the engine's form.
-pub fn response_id(engine: Engine, api: Api, hash: u64) -> String {
-    of(engine).response_id(api, hash)
-}
-
-/// The dialect's start-up log lines (stderr), after the simulator's own start line.
-pub fn start_lines(config: &Served, addr: SocketAddr) -> Vec<String> {
-    of(config.wire.engine).start_lines(config, addr)
-}
-
-/// The lines a worker rank (`--worker`) of the dialect's engine prints.
-pub fn worker_lines(config: &Served) -> Vec<String> {
-    of(config.wire.engine).worker_lines(config)
-}
-
-/// The lines logged once the server is ready.
-pub fn ready_lines(config: &Served, base_url: &str) -> Vec<String> {
-    of(config.wire.engine).ready_lines(base_url)
+    if streamed { d.stream_error(e) } else { Err(e) }
 }
 
 /// Middleware of every dialect that restyles: before the server is ready, llama.cpp
@@ -349,7 +316,7 @@ pub async fn personality_layer(
     req: Request,
     next: Next,
 ) -> Response {
-    let d = of(host.config.wire.engine);
+    let d = host.dialect();
     if !host.ready()
         && !req.uri().path().starts_with("/v1/sim/")
         && let Some(r) = d.while_loading()
@@ -406,6 +373,23 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
         Ok(_) => Err(ApiError::invalid("the request body must be a JSON object")),
         Err(e) => Err(ApiError::invalid(format!("invalid JSON body: {e}"))),
     }
+}
+
+/// Keys of `obj` outside the fields `profile` says its engine accepts on `api`
+/// ([`crate::RequestFacts::accepts`]), sorted; none where the profile holds no such list.
+pub(crate) fn unaccepted_keys(
+    profile: &Profile,
+    api: Api,
+    obj: &Map<String, Value>,
+) -> Vec<String> {
+    let Some(a) = profile.request.accepts else {
+        return Vec::new();
+    };
+    let known = match api {
+        Api::Chat => a.chat,
+        Api::Completions => a.completions,
+    };
+    unknown_keys(obj, known)
 }
 
 /// Keys of `obj` outside `known`, sorted.

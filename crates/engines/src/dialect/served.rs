@@ -245,14 +245,8 @@ impl WireParams {
         !self.router_models.is_empty()
     }
 
-    /// The version the version endpoints report.
-    pub fn version(&self) -> &str {
-        self.engine_version
-            .as_deref()
-            .unwrap_or_else(|| crate::of(self.engine).version())
-    }
-
-    /// Checks ranges.
+    /// Checks ranges and that each setting belongs to the engine spoken; what the engine
+    /// itself would refuse at start-up is its dialect's [`crate::dialect::Dialect::check_wire`].
     pub fn validate(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.held_back_rate) {
             return Err(format!(
@@ -306,8 +300,7 @@ impl WireParams {
                 ));
             }
         }
-        self.validate_profiler()?;
-        crate::of(self.engine).check_wire(self)
+        self.validate_profiler()
     }
 
     /// The profiler flags belong to the engine spoken.

@@ -1,5 +1,6 @@
-//! The dialects' start-up log lines against the engines' log statements; their metrics
-//! against their engines' profiles.
+//! What the dialects' tests share: a server's settings and address. The tests of every
+//! dialect at once (their log lines, ids and metrics against their engines' profiles) are the
+//! crate's (`dialects_tests.rs`), where the table of engines is.
 
 use super::*;
 
@@ -13,78 +14,30 @@ pub(crate) fn config(engine: Engine) -> Served {
     c
 }
 
+/// A server that is ready, with nothing in flight, whose engine model says `.0`.
+pub(crate) struct Ready(pub(crate) Snapshot);
+
+impl Live for Ready {
+    fn ready(&self) -> bool {
+        true
+    }
+    fn serving(&self) -> bool {
+        true
+    }
+    fn in_flight(&self) -> u64 {
+        0
+    }
+    fn metrics(&self) -> Snapshot {
+        self.0.clone()
+    }
+    fn at_last_finish(&self) -> Option<Snapshot> {
+        (self.0.finished > 0).then(|| self.0.clone())
+    }
+    fn info(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+}
+
 pub(crate) fn addr() -> std::net::SocketAddr {
     "127.0.0.1:30000".parse().unwrap_or_else(|e| panic!("{e}"))
-}
-
-#[test]
-fn the_other_engines_log_nothing_of_their_own() {
-    for p in [
-        Engine::Openai,
-        Engine::Tgi,
-        Engine::Trtllm,
-        Engine::Transformers,
-    ] {
-        assert!(start_lines(&config(p), addr()).is_empty(), "{p:?}");
-        assert!(worker_lines(&config(p)).is_empty(), "{p:?}");
-    }
-}
-
-#[test]
-fn response_ids_take_each_engines_form() {
-    assert_eq!(response_id(Engine::Tgi, Api::Chat, 7), "");
-    assert!(response_id(Engine::Vllm, Api::Completions, 7).starts_with("cmpl-"));
-    assert!(response_id(Engine::Llamacpp, Api::Completions, 7).starts_with("chatcmpl-"));
-    let u = response_id(Engine::Transformers, Api::Chat, 7);
-    let parts: Vec<usize> = u.split('-').map(str::len).collect();
-    assert_eq!(parts, vec![8, 4, 4, 4, 12], "{u}");
-}
-
-/// Each dialect serves its metrics where its engine's profile says (the path the client
-/// scrapes) and writes every series the profile names (running, waiting, KV use,
-/// preemptions): a fact changed on one side only fails here.
-#[test]
-fn each_dialect_serves_the_metrics_its_engines_profile_names() {
-    let snapshot = Snapshot {
-        running: 3,
-        waiting: 2,
-        decoding: 3,
-        kv_usage: 0.5,
-        kv_used_tokens: 100,
-        // Some engines write a counter only once it has risen (SGLang's retractions).
-        preemptions: 1,
-        prompt_tokens: 40,
-        generation_tokens: 20,
-        steps: 7,
-        requests: 5,
-        finished: 2,
-        finished_stop: 0,
-        by_priority: Vec::new(),
-    };
-    let mut wire = Served::default().wire;
-    wire.enable_metrics = true;
-    wire.iter_perf_stats = true;
-    for (name, engine) in crate::dialect::engine_names() {
-        let d = of(engine);
-        assert_eq!(d.engine(), engine, "{name}");
-        let facts = crate::profile(engine).and_then(|p| p.metrics);
-        assert_eq!(d.metrics_path(), facts.map(|m| m.path), "{name}");
-        let Some(m) = facts else { continue };
-        let text = d.metrics_text("sim-model", &snapshot, &wire);
-        let samples: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| l.split(['{', ' ']).next())
-            .collect();
-        let named = [Some(m.running), Some(m.waiting), m.kv_usage]
-            .into_iter()
-            .chain([m.preemptions.map(|p| p.name)])
-            .flatten();
-        for series in named {
-            assert!(
-                samples.contains(&series),
-                "{name}: no `{series}` in\n{text}"
-            );
-        }
-    }
 }

@@ -21,6 +21,11 @@ pub struct Profile {
     pub name: &'static str,
     /// The version and source files the facts were read in.
     pub checked: &'static str,
+    /// The engine release whose facts these are (the newest `checked` names; where the
+    /// engine reports it is [`Profile::version`]): what the simulator's dialect of it reports,
+    /// unless the dialect says why it differs (llama.cpp built without git) or
+    /// `--engine-version` overrides it.
+    pub release: &'static str,
     /// Request fields.
     pub request: RequestFacts,
     /// Tokenize endpoint, where there is one.

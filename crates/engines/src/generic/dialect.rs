@@ -12,7 +12,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Served;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::request::{
@@ -25,16 +25,12 @@ use crate::dialect::{ChunkShape, Ctx, Dialect, Host, Readiness, api_prefix};
 pub(crate) struct Generic;
 
 impl Dialect for Generic {
-    fn engine(&self) -> Engine {
-        Engine::Openai
+    fn profile(&self) -> &'static Profile {
+        &super::GENERIC
     }
 
-    fn version(&self) -> &'static str {
-        env!("CARGO_PKG_VERSION")
-    }
-
-    fn about(&self) -> &'static str {
-        "The simulator's own dialect"
+    fn about(&self) -> String {
+        "The simulator's own dialect".into()
     }
 
     fn readiness(&self) -> Readiness {

@@ -10,6 +10,8 @@ pub static GENERIC: Profile = Profile {
     engine: Engine::Openai,
     name: "OpenAI-compatible",
     checked: "the OpenAI API; servebench's simulator (crates/sim)",
+    // servebench's own version: the simulator is the engine here.
+    release: env!("CARGO_PKG_VERSION"),
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,

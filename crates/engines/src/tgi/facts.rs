@@ -36,6 +36,8 @@ pub(crate) static TGI: Profile = Profile {
     engine: Engine::Tgi,
     name: "TGI",
     checked: "git db931fcf (huggingface/text-generation-inference, the newest commit): router/src/server.rs, router/src/validation.rs, router/src/lib.rs, router/src/chat.rs, launcher/src/main.rs",
+    // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
+    release: "3.3.6-dev0",
     request: RequestFacts {
         ignore_eos: Field::Ignored,
         min_tokens: Field::Ignored,

@@ -3,7 +3,7 @@
 //! * requests: any key outside the OpenAI request type (`CompletionCreateParamsStreaming`
 //!   of the installed `openai` package, plus `generation_config`, `seed`,
 //!   `chat_template_kwargs`) is a 422 `{"detail": "Unexpected fields in the request:
-//!   {…}"}` (utils.py:1179-1190; the field lists below are openai 3.57.0's); `logprobs`,
+//!   {…}"}` (utils.py:1179-1190; the field lists are the profile's, openai 3.57.0's); `logprobs`,
 //!   `stream_options` and others are accepted and ignored with a warning
 //!   (chat_completion.py:69-91, completion.py:37-45); a pinned server answers another
 //!   model 400 `Server is pinned to 'M'; requested 'X'.` (utils.py:1198-1212);
@@ -34,82 +34,18 @@ use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::Served;
 use crate::dialect::api_error::{ApiError, ErrorNote};
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, hit_length, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, hit_length, sse, usage_counts,
+};
 use crate::dialect::finish::Finish;
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::request::{Api, GenRequest, Rules};
 use crate::dialect::{Dialect, uuid_like};
-use crate::dialect::{ok_json, unknown_keys};
-
-/// Keys of openai 3.57.0's chat `CompletionCreateParamsBase` and `stream`, and the
-/// extras of `TransformersCompletionCreateParamsStreaming`.
-const CHAT_FIELDS: &[&str] = &[
-    "messages",
-    "model",
-    "audio",
-    "frequency_penalty",
-    "function_call",
-    "functions",
-    "logit_bias",
-    "logprobs",
-    "max_completion_tokens",
-    "max_tokens",
-    "metadata",
-    "modalities",
-    "moderation",
-    "n",
-    "parallel_tool_calls",
-    "prediction",
-    "presence_penalty",
-    "prompt_cache_key",
-    "prompt_cache_options",
-    "prompt_cache_retention",
-    "reasoning_effort",
-    "response_format",
-    "safety_identifier",
-    "seed",
-    "service_tier",
-    "stop",
-    "store",
-    "stream_options",
-    "temperature",
-    "tool_choice",
-    "tools",
-    "top_logprobs",
-    "top_p",
-    "user",
-    "stream",
-    "generation_config",
-    "chat_template_kwargs",
-];
-
-/// Keys of openai 3.57.0's `CompletionCreateParamsBase`, and the extras of
-/// `TransformersTextCompletionCreateParams`.
-const COMPLETION_FIELDS: &[&str] = &[
-    "model",
-    "prompt",
-    "best_of",
-    "echo",
-    "frequency_penalty",
-    "logit_bias",
-    "logprobs",
-    "max_tokens",
-    "n",
-    "presence_penalty",
-    "seed",
-    "stop",
-    "stream_options",
-    "suffix",
-    "temperature",
-    "top_p",
-    "user",
-    "stream",
-    "generation_config",
-];
+use crate::dialect::{ok_json, unaccepted_keys};
 
 /// `{'a', 'b'}`, a Python set of strings.
 fn py_set(keys: &[String]) -> String {
@@ -123,11 +59,7 @@ pub(super) fn check(
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
-    let known = match api {
-        Api::Completions => COMPLETION_FIELDS,
-        Api::Chat => CHAT_FIELDS,
-    };
-    let unexpected = unknown_keys(obj, known);
+    let unexpected = unaccepted_keys(&super::TRANSFORMERS, api, obj);
     if !unexpected.is_empty() {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -148,9 +80,7 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        // `logprobs`, `top_logprobs`: accepted, ignored with a warning.
-        logprobs: false,
-        ..Rules::generic()
+        ..Rules::of(&super::TRANSFORMERS, api)
     })
 }
 
@@ -209,12 +139,7 @@ impl Shape {
     }
 
     fn usage(f: &Finish) -> String {
-        let (p, c, t) = counts(f);
-        Obj::new()
-            .f("completion_tokens", &c)
-            .f("prompt_tokens", &p)
-            .f("total_tokens", &t)
-            .done()
+        usage_counts(f, CountOrder::CompletionPromptTotal).done()
     }
 
     fn reason(f: &Finish) -> &'static str {
@@ -370,16 +295,12 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(crate) struct Transformers;
 
 impl Dialect for Transformers {
-    fn engine(&self) -> Engine {
-        Engine::Transformers
+    fn profile(&self) -> &'static Profile {
+        &super::TRANSFORMERS
     }
 
-    fn version(&self) -> &'static str {
-        "5.24.0"
-    }
-
-    fn about(&self) -> &'static str {
-        "`transformers serve` of transformers 5.24.0"
+    fn about(&self) -> String {
+        format!("`transformers serve` of transformers {}", self.version())
     }
 
     fn routes(&self) -> Router<Arc<Host>> {

@@ -19,6 +19,7 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
     engine: Engine::Transformers,
     name: "transformers serve",
     checked: "5.17.0 and 5.24.0 (PyPI wheels): cli/serving/utils.py, chat_completion.py, completion.py, server.py, model_manager.py; generation/logits_process.py",
+    release: "5.24.0",
     request: RequestFacts {
         ignore_eos: Field::Refused(422),
         min_tokens: Field::Refused(422),

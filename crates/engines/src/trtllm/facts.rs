@@ -30,6 +30,8 @@ pub(crate) static TRTLLM: Profile = Profile {
     engine: Engine::Trtllm,
     name: "TensorRT-LLM",
     checked: "git (NVIDIA/TensorRT-LLM): tensorrt_llm/serve/openai_protocol.py @0076e939, openai_server.py @00057725 and the newest the search index holds (2026), postprocess_handlers.py (2026), metrics/collector.py @050f80de, executor/result.py",
+    // tensorrt_llm/version.py as stored in the search index the facts came from.
+    release: "1.0.0rc4",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,

@@ -16,6 +16,7 @@ pub(crate) static VLLM: Profile = Profile {
     engine: Engine::Vllm,
     name: "vLLM",
     checked: "0.26.0 against the real server (transcripts/0.26.0, H100, replayed in transcripts/replay/vllm.rs); 0.33.0 (PyPI wheel): entrypoints/openai/completion/protocol.py, entrypoints/serve/engine/protocol.py, entrypoints/serve/tokenize/, entrypoints/serve/instrumentator/basic.py, common/startup.py, entrypoints/openai/chat_completion/serving.py, reasoning/abs_reasoning_parsers.py",
+    release: "0.33.0",
     request: RequestFacts {
         ignore_eos: Field::Honoured,
         min_tokens: Field::Honoured,

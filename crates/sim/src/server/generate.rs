@@ -68,7 +68,7 @@ fn failure(st: &AppState, e: ApiError) -> Response {
 /// A refused request: the error response, or the personality's answer to a streamed
 /// request it refuses (TGI: HTTP 200, an error event, `[DONE]`).
 fn refused(st: &AppState, body: &[u8], e: ApiError) -> Response {
-    match dialect::stream_refusal(&st.served, body, e) {
+    match dialect::stream_refusal(st.dialect(), body, e) {
         Ok(resp) => {
             bump(&st.stats.failed);
             st.answered();
@@ -99,11 +99,11 @@ async fn generate(
         Err(e) => return failure(&st, ApiError::new(e.status(), e.body_text())),
     };
     st.record(&body);
-    let req = match dialect::admit(api, &body, &st.served) {
+    let req = match st.dialect().admit(api, &body, &st.served) {
         Ok(r) => r,
         Err(e) => return refused(&st, &body, e),
     };
-    if let Some(e) = dialect::over_limit(&st.served, st.stats.in_flight_now()) {
+    if let Some(e) = st.dialect().over_limit(st.stats.in_flight_now()) {
         return refused(&st, &body, e);
     }
     let plan = FaultPlan::draw(&st.config.faults, st.config.seed, n, req.max_tokens);
@@ -194,8 +194,8 @@ fn wire(
     text: TokenText,
     reasoning: u32,
 ) -> Wire {
-    let engine = st.config.wire.engine;
-    let id = dialect::response_id(engine, api, mix3(st.config.seed, n, salt::ID));
+    let d = st.dialect();
+    let id = d.response_id(api, mix3(st.config.seed, n, salt::ID));
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -204,14 +204,14 @@ fn wire(
         api,
         id: id.clone(),
         created,
-        model: dialect::chunk_model(engine, req.model.as_deref(), &st.config.model),
+        model: d.chunk_model(req.model.as_deref(), &st.config.model),
         include_usage: req.include_usage,
         reasoning_tokens: reasoning,
         logprobs: req.logprobs.is_some(),
         tokens_as_ids: req.tokens_as_ids,
         token_ids: req.token_ids,
     };
-    match dialect::shape(ctx, &st.served) {
+    match d.shape(ctx, &st.served) {
         Some(shape) => Wire::dialect(shape, text),
         None => Wire::Generic(
             Encoder::new(api, id, created, &st.config.model, text)
@@ -253,7 +253,7 @@ fn stream_opts(st: &AppState, req: &GenRequest, n: u64) -> StreamOpts {
     StreamOpts {
         include_usage: req.include_usage,
         held_back,
-        ping: dialect::ping(&st.served),
+        ping: st.dialect().ping_interval(&st.served),
         logprobs: req.logprobs,
     }
 }

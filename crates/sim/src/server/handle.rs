@@ -13,7 +13,7 @@ use tokio::time::{Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::arrival::{Arrival, StampedListener};
-use super::dialect::{self, Readiness};
+use super::dialect::Readiness;
 use super::tls::{TlsListener, server_config};
 use super::{AppState, SimInfo, SimStats, router};
 use crate::config::SimConfig;
@@ -47,7 +47,7 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let addr = SocketAddr::new(config.host, config.port);
     let delay = Duration::from_millis(config.faults.startup_delay_ms);
-    let closed = dialect::readiness(config.wire.engine) == Readiness::Closed && !delay.is_zero();
+    let closed = config.dialect().readiness() == Readiness::Closed && !delay.is_zero();
     let bind_error = |error| SimError::Bind { addr, error };
     let bound = if closed {
         let socket = match addr {
@@ -106,10 +106,10 @@ pub async fn spawn(config: SimConfig) -> Result<SimHandle, SimError> {
         last_finish: std::sync::Mutex::new(None),
     });
     eprintln!("{}", state.log_line(local));
-    for line in dialect::start_lines(&state.served, local) {
+    for line in state.dialect().start_lines(&state.served, local) {
         eprintln!("{line}");
     }
-    let ready_lines = dialect::ready_lines(&state.served, &format!("{scheme}://{local}"));
+    let ready_lines = state.dialect().ready_lines(&format!("{scheme}://{local}"));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<Arrival>();
     let until_stop = stop.clone();
     let server = tokio::spawn(async move {
@@ -314,7 +314,7 @@ pub async fn run(args: SimArgs) -> Result<(), SimError> {
         }
     };
     if args.worker {
-        let lines = dialect::worker_lines(&config.served());
+        let lines = config.dialect().worker_lines(&config.served());
         return crate::worker::run_worker(&args, &lines, &mut io::stdout(), shutdown).await;
     }
     run_until(config, &mut io::stdout(), shutdown).await

@@ -117,7 +117,7 @@ pub(crate) struct AppState {
     /// Requests served in full that ended at a simulated EOS.
     pub(crate) served_stop: AtomicU64,
     /// The metrics snapshot taken when the last request was served in full, where the engine
-    /// records its metrics then (`dialect::records_on_finish`).
+    /// records its metrics then (`Dialect::records_on_finish`).
     pub(crate) last_finish: std::sync::Mutex<Option<dialect::Snapshot>>,
 }
 
@@ -140,6 +140,11 @@ impl AppState {
         }
     }
 
+    /// The dialect it speaks (`SimConfig::dialect`).
+    pub(crate) fn dialect(&self) -> &'static dyn dialect::Dialect {
+        self.config.dialect()
+    }
+
     pub(crate) fn ready(&self) -> bool {
         let now = Instant::now();
         if now < self.ready_at {
@@ -157,7 +162,7 @@ impl AppState {
     /// True when generation and the tokenizer are served: once ready, and during SGLang's
     /// warm-up (its HTTP server is up once the model is loaded).
     pub(crate) fn serving(&self) -> bool {
-        self.ready() || dialect::readiness(self.config.wire.engine) == dialect::Readiness::Warmup
+        self.ready() || self.dialect().readiness() == dialect::Readiness::Warmup
     }
 
     pub(crate) fn exiting(&self) -> bool {
@@ -187,7 +192,7 @@ impl AppState {
         }
         let tokens = finish.timings.predicted_n;
         self.stats.tokens.fetch_add(u64::from(tokens), Relaxed);
-        if dialect::records_on_finish(self.config.wire.engine) {
+        if self.dialect().records_on_finish() {
             let now = dialect::Live::metrics(self);
             if let Ok(mut last) = self.last_finish.lock() {
                 *last = Some(now);
@@ -353,8 +358,9 @@ impl dialect::Live for AppState {
 }
 
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let d = servebench_engines::of(state.config.wire.engine);
+    let d = state.dialect();
     let host = Arc::new(dialect::Host::new(
+        d,
         state.served.clone(),
         state.created_unix,
         state.clone(),

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use servebench_spec::engine::doc::{BEGIN, END, engines_table};
+use servebench_engines::doc::{BEGIN, END, engines_table};
 
 #[test]
 fn docs_engines_md_table_is_current() {

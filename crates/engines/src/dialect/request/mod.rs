@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::api_error::ApiError;
 use crate::dialect::Served;
 use crate::dialect::tokenizer::{self, VOCAB_SIZE};
+use crate::{Field, LogprobsAsk, Profile};
 
 /// Which OpenAI API a request came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +155,8 @@ pub struct GenRequest {
     pub priority: Option<i64>,
 }
 
-/// How an engine reads the fields every dialect shares (`dialect::admit` picks them).
+/// How an engine reads the fields every dialect shares ([`crate::dialect::Dialect::admit`]
+/// picks them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
     /// A request naming another model gets 404 (vLLM: `The model ... does not exist.`).
@@ -193,6 +195,25 @@ pub enum ContextRule {
 }
 
 impl Rules {
+    /// The rules its profile decides on `api`, the rest the simulator's own
+    /// ([`Rules::generic`]): `ignore_eos` and `min_tokens` acted on where the profile says
+    /// [`Field::Honoured`], `logprobs` answered where [`crate::OutputApi::logprobs`] is not
+    /// [`LogprobsAsk::None`], `return_token_ids` where it names [`crate::OutputApi::token_ids`],
+    /// images where [`crate::RequestFacts::images`]. A dialect overrides only what its profile
+    /// does not say.
+    pub fn of(profile: &Profile, api: Api) -> Self {
+        let r = &profile.request;
+        let out = profile.outputs.api(api == Api::Chat);
+        Rules {
+            ignore_eos: r.ignore_eos == Field::Honoured,
+            min_tokens: r.min_tokens == Field::Honoured,
+            logprobs: out.logprobs != LogprobsAsk::None,
+            token_ids: out.token_ids.is_some(),
+            images: r.images,
+            ..Rules::generic()
+        }
+    }
+
     /// The simulator's own dialect: every shared field acted on, models checked.
     pub fn generic() -> Self {
         Rules {

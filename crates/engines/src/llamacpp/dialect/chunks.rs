@@ -3,7 +3,9 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, cached_details, done, reason, sse, usage_counts,
+};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs;
 
@@ -67,17 +69,8 @@ impl Shape {
 
 /// `usage` of an OpenAI-compatible result (server-task.cpp:365-372).
 fn usage(f: &Finish) -> String {
-    let (p, c, t) = counts(f);
-    Obj::new()
-        .f("completion_tokens", &c)
-        .f("prompt_tokens", &p)
-        .f("total_tokens", &t)
-        .r(
-            "prompt_tokens_details",
-            Obj::new()
-                .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
-                .done(),
-        )
+    usage_counts(f, CountOrder::CompletionPromptTotal)
+        .r("prompt_tokens_details", cached_details(f))
         .done()
 }
 

@@ -48,7 +48,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::{Finish, Timings};
@@ -65,10 +65,10 @@ mod router;
 
 pub(crate) use chunks::Shape;
 
-/// llama.cpp's rules: no `min_tokens`, no model check, a request cut at the context; a
-/// router refuses a request naming no model or one it does not list.
+/// llama.cpp's rules: its profile's (no `min_tokens`), no model check, a request cut at the
+/// context; a router refuses a request naming no model or one it does not list.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
@@ -81,19 +81,18 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        min_tokens: false,
         context: ContextRule::PromptOnly,
         // `logprobs: true` reads `top_logprobs` with a default of 20
         // (tools/server/server-common.cpp:1429-1438); completions' `logprobs: N` is an alias
         // of `n_probs` (server-schema.cpp:179-180).
         top_logprobs_default: 20,
-        ..Rules::generic()
+        ..Rules::of(&super::LLAMACPP, api)
     })
 }
 
 /// The build info, `system_fingerprint` and `/props` `build_info`.
 fn build_info(config: &Served) -> String {
-    config.wire.version().to_owned()
+    Llamacpp.reported_version(&config.wire).to_owned()
 }
 
 pub(super) fn routes() -> Router<Arc<Host>> {
@@ -374,8 +373,8 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 pub(crate) struct Llamacpp;
 
 impl Dialect for Llamacpp {
-    fn engine(&self) -> Engine {
-        Engine::Llamacpp
+    fn profile(&self) -> &'static Profile {
+        &super::LLAMACPP
     }
 
     fn version(&self) -> &'static str {
@@ -384,8 +383,8 @@ impl Dialect for Llamacpp {
         "b0-unknown"
     }
 
-    fn about(&self) -> &'static str {
-        "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36"
+    fn about(&self) -> String {
+        "llama.cpp's `llama-server` as vendored in llama-cpp-python 0.3.36".into()
     }
 
     fn readiness(&self) -> Readiness {

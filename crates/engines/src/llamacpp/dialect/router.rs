@@ -43,9 +43,13 @@ pub(super) fn body_refusal(config: &Served, body: &[u8]) -> Option<ApiError> {
     refusal(config, &name)
 }
 
-/// The `model` query parameter (`req.get_param("model")`), empty when absent.
+/// The query parameter naming the model (`req.get_param("model")`, the profile's
+/// `model_query`), empty when absent.
 pub(super) fn query_model(query: &HashMap<String, String>) -> &str {
-    query.get("model").map_or("", String::as_str)
+    super::super::LLAMACPP
+        .model_query
+        .and_then(|key| query.get(key))
+        .map_or("", String::as_str)
 }
 
 /// The refusal of a `GET` the router proxies (`/metrics`, `/props?model=`), as a response.

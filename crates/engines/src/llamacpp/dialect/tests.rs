@@ -1,6 +1,7 @@
 //! The llama.cpp dialect against its engine's log statements and metrics (files and lines named
 //! beside each test).
 
+use super::Llamacpp;
 use crate::Engine;
 use crate::dialect::tests::{addr, config};
 use crate::dialect::*;
@@ -12,7 +13,7 @@ fn llamacpp_logs_its_slots_then_loaded_and_listening() {
     c.max_num_seqs = 4;
     c.max_model_len = 4096;
     c.wire.flash_attn = crate::dialect::FlashAttn::On;
-    let lines = start_lines(&c, addr());
+    let lines = Llamacpp.start_lines(&c, addr());
     assert_eq!(lines[0], "srv          main: initializing ...");
     // The rule of specs/gpu-llamacpp-flash-attn.yaml matches it.
     assert!(lines.contains(&"llama_context: flash_attn            = enabled".to_owned()));
@@ -24,7 +25,7 @@ fn llamacpp_logs_its_slots_then_loaded_and_listening() {
         )
     );
     assert_eq!(
-        ready_lines(&c, "http://127.0.0.1:8080"),
+        Llamacpp.ready_lines("http://127.0.0.1:8080"),
         vec![
             "srv  llama_server: model loaded".to_owned(),
             "srv  llama_server: listening on http://127.0.0.1:8080".to_owned()

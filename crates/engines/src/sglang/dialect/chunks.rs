@@ -3,7 +3,9 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, cached_details, done, reason, sse, usage_counts,
+};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
 
@@ -24,26 +26,10 @@ impl Shape {
         }
     }
 
-    fn head(&self, object: &str) -> Obj {
-        Obj::new()
-            .f("id", &self.ctx.id)
-            .f("object", object)
-            .f("created", &self.ctx.created)
-            .f("model", &self.ctx.model)
-    }
-
     /// `UsageInfo`; `exclude_none` drops the unset details (the completions usage chunk).
     fn usage(&self, f: &Finish, exclude_none: bool) -> String {
-        let (p, c, t) = counts(f);
-        let details = self.cache_report.then(|| {
-            Obj::new()
-                .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
-                .done()
-        });
-        let o = Obj::new()
-            .f("prompt_tokens", &p)
-            .f("total_tokens", &t)
-            .f("completion_tokens", &c);
+        let details = self.cache_report.then(|| cached_details(f));
+        let o = usage_counts(f, CountOrder::PromptTotalCompletion);
         let o = match (details, exclude_none) {
             (Some(d), _) => o.r("prompt_tokens_details", d),
             (None, true) => o,
@@ -78,6 +64,7 @@ impl Shape {
             .null("matched_stop")
             .done();
         sse(&self
+            .ctx
             .head("chat.completion.chunk")
             .r("choices", arr([choice]))
             .done())
@@ -119,6 +106,7 @@ impl Shape {
         }
         .done();
         sse(&self
+            .ctx
             .head("text_completion")
             .r("choices", arr([choice]))
             .null("usage")
@@ -153,6 +141,7 @@ impl ChunkShape for Shape {
                 out.push(self.completion_chunk(t, Some(f)));
                 if self.ctx.include_usage {
                     out.push(sse(&self
+                        .ctx
                         .head("text_completion")
                         .r("choices", "[]")
                         .r("usage", self.usage(f, true))
@@ -167,6 +156,7 @@ impl ChunkShape for Shape {
                 out.push(self.chat_chunk(r#"{"reasoning_content":null}"#.into(), Some(f)));
                 if self.ctx.include_usage {
                     out.push(sse(&self
+                        .ctx
                         .head("chat.completion.chunk")
                         .r("choices", "[]")
                         .r("usage", self.usage(f, false))
@@ -216,7 +206,8 @@ impl ChunkShape for Shape {
                     .done(),
             ),
         };
-        self.head(object)
+        self.ctx
+            .head(object)
             .r("choices", arr([choice]))
             .r("usage", self.usage(f, false))
             .null("metadata")

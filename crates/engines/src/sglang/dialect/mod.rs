@@ -46,7 +46,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
@@ -67,16 +67,14 @@ pub(crate) use chunks::Shape;
 /// SGLang's rules: every shared field acted on, the model not checked, `stream_options`
 /// not tied to `stream`.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     _obj: &Map<String, Value>,
     _config: &Served,
 ) -> Result<Rules, ApiError> {
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        // `return_token_ids` (entrypoints/openai/protocol.py:394).
-        token_ids: true,
-        ..Rules::generic()
+        ..Rules::of(&super::SGLANG, api)
     })
 }
 
@@ -221,7 +219,7 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
             "internal_states",
             arr([Obj::new().f("last_gen_throughput", &0.0).done()]),
         )
-        .f("version", c.wire.version())
+        .f("version", st.version())
         .f("frontend", "python");
     ok_json(o.done())
 }
@@ -390,16 +388,15 @@ fn priority(obj: &Map<String, Value>, config: &Served) -> Result<Option<i64>, Ap
 pub(crate) struct Sglang;
 
 impl Dialect for Sglang {
-    fn engine(&self) -> Engine {
-        Engine::Sglang
+    fn profile(&self) -> &'static Profile {
+        &super::SGLANG
     }
 
-    fn version(&self) -> &'static str {
-        "0.5.23"
-    }
-
-    fn about(&self) -> &'static str {
-        "SGLang 0.5.23 (`python -m sglang.launch_server`)"
+    fn about(&self) -> String {
+        format!(
+            "SGLang {} (`python -m sglang.launch_server`)",
+            self.version()
+        )
     }
 
     fn readiness(&self) -> Readiness {
@@ -452,11 +449,6 @@ impl Dialect for Sglang {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    /// Without `--enable-metrics` the route is not mounted.
-    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
-        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     fn metrics_content_type(&self) -> &'static str {

@@ -1,6 +1,7 @@
 //! The SGLang dialect against its engine's log statements and metrics (files and lines named
 //! beside each test).
 
+use super::Sglang;
 use crate::Engine;
 use crate::dialect::tests::{addr, config};
 use crate::dialect::*;
@@ -8,7 +9,7 @@ use crate::dialect::*;
 // SGLang ≥ 0.5.19, entrypoints/engine.py:311,1185: `server_args={resolved_dict()}`.
 #[test]
 fn sglang_dict_form_prints_the_backend_as_a_dict_entry() {
-    let lines = start_lines(&config(Engine::Sglang), addr());
+    let lines = Sglang.start_lines(&config(Engine::Sglang), addr());
     assert_eq!(lines.len(), 1);
     let l = &lines[0];
     // `[YYYY-mm-dd HH:MM:SS] server_args={...}` (utils/common.py:2630-2636)
@@ -33,7 +34,7 @@ fn sglang_dict_form_prints_the_backend_as_a_dict_entry() {
 fn sglang_dataclass_form_prints_the_backend_as_a_field() {
     let mut c = config(Engine::Sglang);
     c.wire.sglang_log_form = SglangLogForm::Dataclass;
-    let lines = start_lines(&c, addr());
+    let lines = Sglang.start_lines(&c, addr());
     let l = &lines[0];
     assert!(
         l.contains("] server_args=ServerArgs(model_path='lukealonso/GLM-5-NVFP4', "),
@@ -45,6 +46,8 @@ fn sglang_dataclass_form_prints_the_backend_as_a_field() {
     );
     assert!(l.contains("enable_dp_attention=False"), "{l}");
     assert!(l.contains("quantization=None"), "{l}");
-    assert_eq!(ready_lines(&c, "http://x").len(), 1);
-    assert!(ready_lines(&c, "http://x")[0].ends_with("The server is fired up and ready to roll!"));
+    assert_eq!(Sglang.ready_lines("http://x").len(), 1);
+    assert!(
+        Sglang.ready_lines("http://x")[0].ends_with("The server is fired up and ready to roll!")
+    );
 }

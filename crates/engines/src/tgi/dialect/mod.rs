@@ -40,10 +40,10 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, sse};
+use crate::dialect::chunk::{Answer, ChunkShape, CountOrder, Ctx, Tok, done, sse, usage_counts};
 use crate::dialect::finish::{Finish, FinishReason};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
@@ -52,7 +52,8 @@ use crate::dialect::request::{Api, Rules};
 use crate::dialect::{Dialect, Snapshot, json_response};
 use crate::dialect::{Served, WireParams};
 
-/// TGI's rules: no `ignore_eos`, no `min_tokens`, no model check.
+/// TGI's rules: its profile's (no `ignore_eos`, `min_tokens`, completions logprobs or
+/// images), no model check.
 pub(super) fn check(
     api: Api,
     _obj: &Map<String, Value>,
@@ -61,18 +62,12 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         stream_options_need_stream: false,
-        ignore_eos: false,
-        min_tokens: false,
-        // The completions route sends `logprobs: None` whatever is asked (server.rs:858).
-        logprobs: api == Api::Chat,
-        // Not read at db931fcf: image parts are refused rather than guessed at.
-        images: false,
-        ..Rules::generic()
+        ..Rules::of(&super::TGI, api)
     })
 }
 
 fn fingerprint(config: &Served) -> String {
-    format!("{}-native", config.wire.version())
+    format!("{}-native", Tgi.reported_version(&config.wire))
 }
 
 /// The chunks of one TGI response.
@@ -91,12 +86,7 @@ impl Shape {
     }
 
     fn usage(f: &Finish) -> String {
-        let (p, c, t) = counts(f);
-        Obj::new()
-            .f("prompt_tokens", &p)
-            .f("completion_tokens", &c)
-            .f("total_tokens", &t)
-            .done()
+        usage_counts(f, CountOrder::PromptCompletionTotal).done()
     }
 
     /// The completions finish reason: `FinishReason`'s Display (lib.rs:1422-1430).
@@ -276,7 +266,7 @@ async fn info(State(st): State<Arc<Host>>) -> Response {
             .f("validation_workers", &2)
             .f("max_client_batch_size", &4)
             .f("router", "text-generation-router")
-            .f("version", c.wire.version())
+            .f("version", st.version())
             .null("sha")
             .null("docker_label")
             .done(),
@@ -394,17 +384,15 @@ pub(super) fn rejection(note: &ErrorNote) -> Option<Response> {
 pub(crate) struct Tgi;
 
 impl Dialect for Tgi {
-    fn engine(&self) -> Engine {
-        Engine::Tgi
+    fn profile(&self) -> &'static Profile {
+        &super::TGI
     }
 
-    fn version(&self) -> &'static str {
-        // router/Cargo.toml takes the workspace version, 3.3.6-dev0 at db931fcf.
-        "3.3.6-dev0"
-    }
-
-    fn about(&self) -> &'static str {
-        "Text Generation Inference at git `db931fcf` (3.3.6-dev0)"
+    fn about(&self) -> String {
+        format!(
+            "Text Generation Inference at git `db931fcf` ({})",
+            self.version()
+        )
     }
 
     /// axum's `Sse::keep_alive(KeepAlive::default())`, 15 s (router/src/server.rs).

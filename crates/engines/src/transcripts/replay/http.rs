@@ -13,41 +13,17 @@ use super::{served, snapshot};
 use crate::Engine;
 use crate::dialect::finish::{Finish, FinishReason, Timings};
 use crate::dialect::request::Api;
-use crate::dialect::{self, ApiError, Ctx, ErrorNote, Host, Live, Served, Snapshot, Tok};
+use crate::dialect::tests::Ready;
+use crate::dialect::{self, ApiError, Ctx, ErrorNote, Host, Served, Tok};
 use crate::transcripts::read;
 
 // ---------------------------------------------------------------------------------------
 // HTTP: the dialect's routes, its stream refusals and its chunks.
 
-/// A server that is ready, with nothing in flight.
-struct Ready(Snapshot);
-
-impl Live for Ready {
-    fn ready(&self) -> bool {
-        true
-    }
-    fn serving(&self) -> bool {
-        true
-    }
-    fn in_flight(&self) -> u64 {
-        0
-    }
-    fn metrics(&self) -> Snapshot {
-        self.0.clone()
-    }
-    fn at_last_finish(&self) -> Option<Snapshot> {
-        (self.0.finished > 0).then(|| self.0.clone())
-    }
-    fn info(&self) -> Value {
-        json!({})
-    }
-}
-
 /// `GET path` on the dialect's routes (its own and its metrics).
 pub(super) async fn get(config: Served, path: &str) -> (StatusCode, String) {
-    let d = crate::of(config.wire.engine);
-    let host = Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))));
-    let app = dialect::routes(d).with_state(host);
+    let host = host(config);
+    let app = dialect::routes(host.dialect()).with_state(host);
     let req = Request::get(path).body(Body::empty()).expect("request");
     body(app.oneshot(req).await.expect("infallible")).await
 }
@@ -59,13 +35,18 @@ pub(super) async fn post(config: Served, path: &str, json: &Value) -> (StatusCod
 
 /// A ready server of `config`, to send several requests to.
 pub(super) fn host(config: Served) -> Arc<Host> {
-    Arc::new(Host::new(config, 0, Arc::new(Ready(snapshot(1, 0, 1, 0)))))
+    let d = crate::of(config.wire.engine);
+    Arc::new(Host::new(
+        d,
+        config,
+        0,
+        Arc::new(Ready(snapshot(1, 0, 1, 0))),
+    ))
 }
 
 /// `POST path` with the JSON `json` to `host`.
 pub(super) async fn post_on(host: &Arc<Host>, path: &str, json: &Value) -> (StatusCode, String) {
-    let d = crate::of(host.config.wire.engine);
-    let app = dialect::routes(d).with_state(host.clone());
+    let app = dialect::routes(host.dialect()).with_state(host.clone());
     let req = Request::post(path)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(json.to_string()))

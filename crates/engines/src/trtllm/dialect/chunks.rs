@@ -3,7 +3,9 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, cached_details, done, reason, sse, usage_counts,
+};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle, Scored};
 
@@ -35,17 +37,8 @@ impl Shape {
     }
 
     fn usage(f: &Finish) -> String {
-        let (p, c, t) = counts(f);
-        Obj::new()
-            .f("prompt_tokens", &p)
-            .f("total_tokens", &t)
-            .f("completion_tokens", &c)
-            .r(
-                "prompt_tokens_details",
-                Obj::new()
-                    .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
-                    .done(),
-            )
+        usage_counts(f, CountOrder::PromptTotalCompletion)
+            .r("prompt_tokens_details", cached_details(f))
             .done()
     }
 
@@ -237,11 +230,8 @@ impl ChunkShape for Shape {
                     .done(),
             ),
         };
-        Obj::new()
-            .f("id", &self.ctx.id)
-            .f("object", object)
-            .f("created", &self.ctx.created)
-            .f("model", &self.ctx.model)
+        self.ctx
+            .head(object)
             .r("choices", arr([choice]))
             .r("usage", Self::usage(f))
             .null("prompt_token_ids")

@@ -44,7 +44,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
@@ -212,10 +212,7 @@ pub(super) fn check(
     Ok(Rules {
         check_model: false,
         usage_by_default: true,
-        // Only the chat post-processors fill `logprobs` (create_logprobs); the completion
-        // ones never set it (postprocess_handlers.py).
-        logprobs: api == Api::Chat,
-        ..Rules::generic()
+        ..Rules::of(&super::TRTLLM, api)
     })
 }
 
@@ -277,7 +274,7 @@ async fn health_generate(State(st): State<Arc<Host>>) -> Response {
 }
 
 async fn version(State(st): State<Arc<Host>>) -> Response {
-    ok_json(Obj::new().f("version", st.config.wire.version()).done())
+    ok_json(Obj::new().f("version", st.version()).done())
 }
 
 async fn models(State(st): State<Arc<Host>>) -> Response {
@@ -377,18 +374,14 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
 pub(crate) struct Trtllm;
 
 impl Dialect for Trtllm {
-    fn engine(&self) -> Engine {
-        Engine::Trtllm
+    fn profile(&self) -> &'static Profile {
+        &super::TRTLLM
     }
 
-    fn version(&self) -> &'static str {
-        // tensorrt_llm/version.py as stored in the search index the facts came from.
-        "1.0.0rc4"
-    }
-
-    fn about(&self) -> &'static str {
+    fn about(&self) -> String {
         "TensorRT-LLM's `trtllm-serve` (the version of its OpenAI server that serves \
          `/_internal/tokenize`)"
+            .into()
     }
 
     fn routes(&self) -> Router<Arc<Host>> {
@@ -415,11 +408,6 @@ impl Dialect for Trtllm {
 
     fn error_body(&self, note: &ErrorNote) -> (StatusCode, String) {
         error_body(note)
-    }
-
-    /// Without `return_perf_metrics` the route is not mounted.
-    fn metrics_off(&self, switched_on: bool) -> Option<Response> {
-        (!switched_on).then(|| ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response())
     }
 
     fn metrics_content_type(&self) -> &'static str {

@@ -3,7 +3,9 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::dialect::chunk::{Answer, ChunkShape, Ctx, Tok, counts, done, reason, sse};
+use crate::dialect::chunk::{
+    Answer, ChunkShape, CountOrder, Ctx, Tok, cached_details, done, reason, sse, usage_counts,
+};
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
 
@@ -27,14 +29,6 @@ impl Shape {
             role_sent: false,
             offset: 0,
         }
-    }
-
-    fn head(&self, object: &str) -> Obj {
-        Obj::new()
-            .f("id", &self.ctx.id)
-            .f("object", object)
-            .f("created", &self.ctx.created)
-            .f("model", &self.ctx.model)
     }
 
     /// `logprobs` of a token: the legacy object for completions (offsets advance by the
@@ -84,12 +78,7 @@ impl Shape {
     /// `UsageInfo`: the usage chunk's with `exclude_none` (no unset details), a whole
     /// body's with `prompt_tokens_details: null` (seen in transcripts/0.26.0/completions.http).
     fn usage(&self, f: &Finish, exclude_none: bool) -> String {
-        let (p, c, t) = counts(f);
-        let details = self.cache_report.then(|| {
-            Obj::new()
-                .f("cached_tokens", &f.timings.cached_n.unwrap_or(0))
-                .done()
-        });
+        let details = self.cache_report.then(|| cached_details(f));
         // With a reasoning parser, `completion_tokens_details.reasoning_tokens` is always
         // reported (openai/chat_completion/serving.py:165,862-876).
         let reasoning = (self.ctx.api == Api::Chat && self.ctx.reasoning_tokens > 0).then(|| {
@@ -97,10 +86,7 @@ impl Shape {
                 .f("reasoning_tokens", &self.ctx.reasoning_count(f))
                 .done()
         });
-        Obj::new()
-            .f("prompt_tokens", &p)
-            .f("total_tokens", &t)
-            .f("completion_tokens", &c)
+        usage_counts(f, CountOrder::PromptTotalCompletion)
             .opt_r(
                 "prompt_tokens_details",
                 details.or((!exclude_none).then(|| "null".into())),
@@ -115,6 +101,7 @@ impl Shape {
             Api::Chat => "chat.completion.chunk",
         };
         sse(&self
+            .ctx
             .head(object)
             .r("choices", "[]")
             .r("usage", self.usage(f, true))
@@ -146,6 +133,7 @@ impl Shape {
             .null("finish_reason")
             .done();
         out.push(sse(&self
+            .ctx
             .head("chat.completion.chunk")
             .r("choices", arr([choice]))
             .null("prompt_token_ids")
@@ -160,6 +148,7 @@ impl ChunkShape for Shape {
             Api::Completions => {
                 let choice = self.completion_choice(Some(t), None);
                 out.push(sse(&self
+                    .ctx
                     .head("text_completion")
                     .r("choices", arr([choice]))
                     // 0.33.0 only (completion/serving.py:463); not in 0.26.0's chunks.
@@ -177,6 +166,7 @@ impl ChunkShape for Shape {
                     .r("token_ids", self.token_ids(Some(t)))
                     .done();
                 out.push(sse(&self
+                    .ctx
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
                     // 0.33.0 only (chat_completion/serving.py:821); not in 0.26.0's chunks.
@@ -192,6 +182,7 @@ impl ChunkShape for Shape {
             Api::Completions => {
                 let choice = self.completion_choice(t, Some(f));
                 out.push(sse(&self
+                    .ctx
                     .head("text_completion")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
@@ -216,6 +207,7 @@ impl ChunkShape for Shape {
                     .null("weight_versions")
                     .done();
                 out.push(sse(&self
+                    .ctx
                     .head("chat.completion.chunk")
                     .r("choices", arr([choice]))
                     .opt("system_fingerprint", fp)
@@ -280,6 +272,7 @@ impl ChunkShape for Shape {
                 .done(),
         };
         let body = self
+            .ctx
             .head(match self.ctx.api {
                 Api::Completions => "text_completion",
                 Api::Chat => "chat.completion",

@@ -42,7 +42,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::Engine;
+use crate::Profile;
 use crate::dialect::Host;
 use crate::dialect::api_error::{ApiError, ErrorNote};
 use crate::dialect::finish::Finish;
@@ -64,7 +64,7 @@ pub(crate) use chunks::Shape;
 /// vLLM's rules for the shared request fields; another model name is refused here with
 /// vLLM's own message.
 pub(super) fn check(
-    _api: Api,
+    api: Api,
     obj: &Map<String, Value>,
     config: &Served,
 ) -> Result<Rules, ApiError> {
@@ -73,8 +73,7 @@ pub(super) fn check(
         check_model: false,
         // vLLM's own fields (openai/completion/protocol.py, chat_completion/protocol.py).
         tokens_as_ids: true,
-        token_ids: true,
-        ..Rules::generic()
+        ..Rules::of(&super::VLLM, api)
     })
 }
 
@@ -91,7 +90,7 @@ pub(crate) fn check_model(requested: Option<&str>, served: &str) -> Result<(), A
 
 /// `vllm-<version>[-tpN]-<hash8>`: the fingerprint of the server's configuration.
 pub(super) fn fingerprint(config: &Served) -> String {
-    let mut parts = vec![format!("vllm-{}", config.wire.version())];
+    let mut parts = vec![format!("vllm-{}", Vllm.reported_version(&config.wire))];
     if config.wire.tp_size > 1 {
         parts.push(format!("tp{}", config.wire.tp_size));
     }
@@ -131,7 +130,7 @@ async fn health(State(st): State<Arc<Host>>) -> Response {
 }
 
 async fn version(State(st): State<Arc<Host>>) -> Response {
-    ok_json(Obj::new().f("version", st.config.wire.version()).done())
+    ok_json(Obj::new().f("version", st.version()).done())
 }
 
 async fn load(State(st): State<Arc<Host>>) -> Response {
@@ -323,7 +322,7 @@ pub(super) fn start_lines(config: &Served, worker: bool) -> Vec<String> {
             38,
             &format!(
                 "vLLM server version {}, serving model {}",
-                config.wire.version(),
+                Vllm.reported_version(&config.wire),
                 config.wire.model_path.as_deref().unwrap_or(&config.model)
             ),
         ));
@@ -406,16 +405,12 @@ pub(super) fn ready_lines(base_url: &str) -> Vec<String> {
 pub(crate) struct Vllm;
 
 impl Dialect for Vllm {
-    fn engine(&self) -> Engine {
-        Engine::Vllm
+    fn profile(&self) -> &'static Profile {
+        &super::VLLM
     }
 
-    fn version(&self) -> &'static str {
-        "0.33.0"
-    }
-
-    fn about(&self) -> &'static str {
-        "vLLM 0.33.0 (`vllm serve`)"
+    fn about(&self) -> String {
+        format!("vLLM {} (`vllm serve`)", self.version())
     }
 
     fn routes(&self) -> Router<Arc<Host>> {

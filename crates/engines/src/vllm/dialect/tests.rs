@@ -1,6 +1,7 @@
 //! The vLLM dialect against its engine's log statements and metrics (files and lines named
 //! beside each test).
 
+use super::Vllm;
 use crate::Engine;
 use crate::dialect::tests::{addr, config};
 use crate::dialect::*;
@@ -10,7 +11,7 @@ use crate::dialect::*;
 #[test]
 fn vllm_head_logs_non_default_args_and_workers_log_the_upper_case_backend() {
     let c = config(Engine::Vllm);
-    let head = start_lines(&c, addr());
+    let head = Vllm.start_lines(&c, addr());
     let args = head
         .iter()
         .find(|l| l.contains("non-default args: {"))
@@ -31,13 +32,13 @@ fn vllm_head_logs_non_default_args_and_workers_log_the_upper_case_backend() {
         head.iter()
             .any(|l| l.starts_with("(Worker_TP0 pid=") && l.contains(worker_line))
     );
-    let rank = worker_lines(&c);
+    let rank = Vllm.worker_lines(&c);
     assert_eq!(rank.len(), 1, "{rank:?}");
     assert!(rank[0].contains(worker_line), "{rank:?}");
     assert!(
         !rank[0].contains("flashinfer_cutedsl"),
         "no lower-case name on a headless rank"
     );
-    let ready = ready_lines(&c, "http://127.0.0.1:8000");
+    let ready = Vllm.ready_lines("http://127.0.0.1:8000");
     assert!(ready[0].ends_with("[entry.py:139] Starting vLLM server on http://127.0.0.1:8000"));
 }
