@@ -216,7 +216,7 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
         .f("max_total_num_tokens", &c.kv_capacity_tokens)
         .f("max_req_input_len", &c.max_model_len.saturating_sub(1))
         .null("kv_events")
-        .f("startup_time", &st.created_unix)
+        .r("startup_time", startup_time())
         .r(
             "internal_states",
             arr([Obj::new().f("last_gen_throughput", &0.0).done()]),
@@ -224,6 +224,29 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
         .f("version", c.wire.version())
         .f("frontend", "python");
     ok_json(o.done())
+}
+
+/// The engine's start-up durations in seconds, a dict in 0.5.17 and 0.5.23 alike
+/// (0.5.17 observability/startup_time.py:11-70, managers/multi_tokenizer_mixin.py:483-484;
+/// seen in transcripts/0.5.17/server-info.http): the simulator loads no weights and
+/// captures no graphs, so each is 0.
+fn startup_time() -> String {
+    let graphs = [
+        "prefill",
+        "decode",
+        "target_verify",
+        "draft_prefill",
+        "draft_decode",
+        "draft_extend",
+    ]
+    .iter()
+    .fold(Obj::new(), |o, k| o.f(k, &0.0));
+    ["load_weight", "kv_cache_allocation", "scheduler_e2e"]
+        .iter()
+        .fold(Obj::new(), |o, k| o.f(k, &0.0))
+        .r("cuda_graph", graphs.done())
+        .f("tokenizer_e2e", &0.0)
+        .done()
 }
 
 async fn get_server_info(st: State<Arc<Host>>) -> Response {
@@ -319,8 +342,20 @@ async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesReject
     }
 }
 
-/// `{"object": "error", message, type, param, code}`.
+/// `{"object": "error", message, type, param, code}`; FastAPI's own `{"detail"}` for a
+/// route not mounted (seen in transcripts/0.5.17/version.http, load.http).
 pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    // The simulator's fallbacks (servebench-sim `endpoints.rs`): no such route, or not this
+    // method; Starlette answers them itself, before SGLang's exception handlers.
+    if let Some(detail) = [
+        ("no route for ", "Not Found"),
+        ("method not allowed for ", "Method Not Allowed"),
+    ]
+    .iter()
+    .find_map(|(p, d)| note.message.starts_with(p).then_some(*d))
+    {
+        return (note.status, Obj::new().f("detail", detail).done());
+    }
     let kind = match (note.validation, note.status) {
         (true, _) => "Bad Request",
         (_, StatusCode::NOT_FOUND) => "NotFoundError",
