@@ -26,7 +26,8 @@
 //!   replayed: `chat-stream-logprobs.http`, `profiled-completion.http` (shapes of files
 //!   replayed here) and `tokenize-prompt-tokenizer-without-max-length.http` (a 500 of the
 //!   first capture's tokenizer, README.md there). The dialect is 0.5.23's: the keys 0.5.23
-//!   adds are listed in `sglang::ONLY_0_5_23`, those it cannot write in `NOT_SIMULATED`.
+//!   adds are listed in `sglang::ONLY_0_5_23`, those it cannot write in `NOT_SIMULATED`, the
+//!   refusal messages it does not word as 0.5.17 did in `MESSAGE_NOT_SIMULATED`.
 //!
 //! Where the dialect and a transcript disagree, the difference is listed in `metrics::KNOWN`: the
 //! test that finds it fails when a listed difference is gone as well as when a

@@ -2,7 +2,8 @@
 //! there says how) against the SGLang dialect: its metrics, routes, tokenizer, refusals,
 //! chunks and profiler. The dialect is 0.5.23's: what 0.5.23 writes and 0.5.17 did not is
 //! listed in [`ONLY_0_5_23`], what 0.5.17 wrote and the simulator cannot in
-//! [`NOT_SIMULATED`], each entry still found (the lists are kept true).
+//! [`NOT_SIMULATED`], the refusals whose words it does not write in
+//! [`MESSAGE_NOT_SIMULATED`], each entry still found (the lists are kept true).
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
