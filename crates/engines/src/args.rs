@@ -282,4 +282,42 @@ mod tests {
         assert_eq!(read("ignore_frontend"), None);
         assert_eq!(read("torch_profiler_dir"), None);
     }
+
+    // SGLang 0.5.17's real start-up line (sglang/transcripts/0.5.17/startup.log; the repr of
+    // `logger.info(f"{server_args=}")`, entrypoints/engine.py of ≤ 0.5.18): strings, booleans,
+    // numbers, `None`, and nested reprs (`cuda_graph_config=CudaGraphConfig(decode=
+    // PhaseConfig(backend='full', max_bs=64, …), …)`) whose fields are not arguments.
+    #[test]
+    fn reads_sglang_0_5_17s_real_server_args_repr() {
+        let log = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/sglang/transcripts/0.5.17/startup.log"
+        ))
+        .expect("startup.log");
+        let read = |name: &str| from_log(&log, "server_args=ServerArgs(", false, name).map(|x| x.0);
+        assert_eq!(read("moe_runner_backend"), Some(json!("cutlass")));
+        assert_eq!(read("attention_backend"), Some(json!("triton")));
+        assert_eq!(read("sampling_backend"), Some(json!("pytorch")));
+        assert_eq!(read("disable_radix_cache"), Some(json!(true)));
+        assert_eq!(read("enable_metrics"), Some(json!(true)));
+        assert_eq!(read("skip_tokenizer_init"), Some(json!(false)));
+        assert_eq!(read("mem_fraction_static"), Some(json!(0.5)));
+        assert_eq!(read("context_length"), Some(json!(4096)));
+        assert_eq!(read("cuda_graph_max_bs_decode"), Some(json!(64)));
+        assert_eq!(read("quantization"), Some(json!(null)));
+        assert_eq!(read("served_model_name"), Some(json!("qwen3moe-dummy")));
+        // The last field, before the repr's closing parenthesis.
+        assert_eq!(read("msprobe_dump_config"), Some(json!(null)));
+        let graphs = read("cuda_graph_config").expect("cuda_graph_config");
+        let text = graphs.as_str().expect("its text");
+        assert!(
+            text.starts_with("CudaGraphConfig(decode=PhaseConfig(backend='full', max_bs=64, "),
+            "{text}"
+        );
+        // Fields of the nested reprs are not arguments of the dataclass.
+        assert_eq!(read("max_bs"), None);
+        assert_eq!(read("backend"), None);
+        // The dict form's marker finds nothing in the repr form.
+        assert!(from_log(&log, "server_args={", true, "moe_runner_backend").is_none());
+    }
 }

@@ -16,7 +16,7 @@ use crate::facts::*;
 pub(crate) static SGLANG: Profile = Profile {
     engine: Engine::Sglang,
     name: "SGLang",
-    checked: "0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py, srt/entrypoints/openai/usage_processor.py, sse_utils.py, srt/managers/schedule_batch.py",
+    checked: "0.5.17 against the real server (transcripts/0.5.17, H100, replayed in transcripts/replay/sglang.rs); 0.5.23 (PyPI wheel): srt/entrypoints/openai/protocol.py, srt/entrypoints/http_server.py, srt/entrypoints/engine.py, srt/utils/common.py, srt/entrypoints/openai/usage_processor.py, sse_utils.py, srt/managers/schedule_batch.py",
     release: "0.5.23",
     request: RequestFacts {
         ignore_eos: Field::Honoured,

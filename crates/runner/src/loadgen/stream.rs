@@ -271,6 +271,9 @@ fn error_message(err: &serde_json::Value) -> String {
 mod reasoning_tests;
 
 #[cfg(test)]
+mod sglang_tests;
+
+#[cfg(test)]
 mod vllm_tests;
 
 #[cfg(test)]

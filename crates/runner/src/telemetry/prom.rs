@@ -427,4 +427,33 @@ vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 0.9
         assert_eq!(m.kv_usage, Some(0.0009256982512981793));
         assert_eq!(m.preemptions, Some(0.0));
     }
+
+    /// SGLang 0.5.17's real `/metrics` (crates/engines/src/sglang/transcripts/0.5.17/
+    /// metrics-under-load.http): one scheduler's gauges with `engine_type`, `moe_ep_rank`,
+    /// `pp_rank`, `tp_rank` labels, the retraction counter with a `pid` label. Taken when
+    /// the load had finished (its counters equal metrics-after-load.http's): the gauges are
+    /// 0. Nothing was retracted, so `sglang:num_retracted_requests_total` is not written
+    /// (0.5.17 observability/metrics_collector.py:462-467, a labelled Counter whose child is
+    /// made by its first `.labels(…).inc()`, :1206): no preemptions series, not a 0.
+    #[test]
+    fn a_real_sglang_0_5_17_scrape_is_read() {
+        let path = format!(
+            "{}/../engines/src/sglang/transcripts/0.5.17/metrics-under-load.http",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let http = std::fs::read_to_string(&path).expect(&path);
+        let (_, body) = http.split_once("\r\n\r\n").expect("headers, then the body");
+        let names = names(Engine::Sglang);
+        assert!(
+            missing(body, &names).is_empty(),
+            "{:?}",
+            missing(body, &names)
+        );
+        let m = read_scrape(body, &names).unwrap();
+        assert_eq!(m.running, Some(0.0));
+        assert_eq!(m.waiting, Some(0.0));
+        assert_eq!(m.kv_usage, Some(0.0));
+        assert_eq!(m.preemptions, None);
+        assert!(!body.contains("sglang:num_retracted_requests_total"));
+    }
 }

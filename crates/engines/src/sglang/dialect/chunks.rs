@@ -210,7 +210,10 @@ impl ChunkShape for Shape {
             .head(object)
             .r("choices", arr([choice]))
             .r("usage", self.usage(f, false))
-            .null("metadata")
+            // The weight version the scheduler answered with, `default` unless
+            // `--weight-version` (0.5.17 serving_completions.py:594, serving_chat.py:1888;
+            // seen in transcripts/0.5.17/completions.http, chat.http).
+            .r("metadata", Obj::new().f("weight_version", "default").done())
             .done()
     }
 }

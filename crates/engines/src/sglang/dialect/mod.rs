@@ -214,7 +214,7 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
         .f("max_total_num_tokens", &c.kv_capacity_tokens)
         .f("max_req_input_len", &c.max_model_len.saturating_sub(1))
         .null("kv_events")
-        .f("startup_time", &st.created_unix)
+        .r("startup_time", startup_time())
         .r(
             "internal_states",
             arr([Obj::new().f("last_gen_throughput", &0.0).done()]),
@@ -222,6 +222,29 @@ async fn server_info(State(st): State<Arc<Host>>) -> Response {
         .f("version", st.version())
         .f("frontend", "python");
     ok_json(o.done())
+}
+
+/// The engine's start-up durations in seconds, a dict in 0.5.17 and 0.5.23 alike
+/// (0.5.17 observability/startup_time.py:11-70, managers/multi_tokenizer_mixin.py:483-484;
+/// seen in transcripts/0.5.17/server-info.http): the simulator loads no weights and
+/// captures no graphs, so each is 0.
+fn startup_time() -> String {
+    let graphs = [
+        "prefill",
+        "decode",
+        "target_verify",
+        "draft_prefill",
+        "draft_decode",
+        "draft_extend",
+    ]
+    .iter()
+    .fold(Obj::new(), |o, k| o.f(k, &0.0));
+    ["load_weight", "kv_cache_allocation", "scheduler_e2e"]
+        .iter()
+        .fold(Obj::new(), |o, k| o.f(k, &0.0))
+        .r("cuda_graph", graphs.done())
+        .f("tokenizer_e2e", &0.0)
+        .done()
 }
 
 async fn get_server_info(st: State<Arc<Host>>) -> Response {
@@ -317,8 +340,20 @@ async fn detokenize(State(st): State<Arc<Host>>, body: Result<Bytes, BytesReject
     }
 }
 
-/// `{"object": "error", message, type, param, code}`.
+/// `{"object": "error", message, type, param, code}`; FastAPI's own `{"detail"}` for a
+/// route not mounted (seen in transcripts/0.5.17/version.http, load.http).
 pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
+    // The simulator's fallbacks (servebench-sim `endpoints.rs`): no such route, or not this
+    // method; Starlette answers them itself, before SGLang's exception handlers.
+    if let Some(detail) = [
+        ("no route for ", "Not Found"),
+        ("method not allowed for ", "Method Not Allowed"),
+    ]
+    .iter()
+    .find_map(|(p, d)| note.message.starts_with(p).then_some(*d))
+    {
+        return (note.status, Obj::new().f("detail", detail).done());
+    }
     let kind = match (note.validation, note.status) {
         (true, _) => "Bad Request",
         (_, StatusCode::NOT_FOUND) => "NotFoundError",
@@ -328,14 +363,38 @@ pub(super) fn error_body(note: &ErrorNote) -> (StatusCode, String) {
         (_, StatusCode::UNAUTHORIZED) => "Unauthorized",
         _ => "InternalServerError",
     };
+    let message = note
+        .context
+        .map_or_else(|| note.message.clone(), context_message);
     let body = Obj::new()
         .f("object", "error")
-        .f("message", &note.message)
+        .f("message", &message)
         .f("type", kind)
         .null("param")
         .f("code", &note.status.as_u16())
         .done();
     (note.status, body)
+}
+
+/// A request too long for the context, `(prompt, max_tokens, limit)`, in SGLang's words:
+/// the prompt alone filling the window, else prompt and `max_tokens` over it (0.5.17
+/// managers/tokenizer_manager.py:1150-1162, 1165-1190; 0.5.23 :1338-1377, the same; seen in
+/// transcripts/0.5.17/completions-context-overflow.http, completions-max-tokens-overflow.
+/// http). The tokens reserved for EAGLE's drafts (managers/utils.py:380-392) are 0 here.
+fn context_message((prompt, max_tokens, limit): (u64, u64, u64)) -> String {
+    match prompt >= limit {
+        true => format!(
+            "The input ({prompt} tokens) is longer than the model's context length ({limit} \
+             tokens)."
+        ),
+        false => format!(
+            "Requested token count exceeds the model's maximum context length of {limit} \
+             tokens. You requested a total of {} tokens: {prompt} tokens from the input \
+             messages and {max_tokens} tokens for the completion. Please reduce the number of \
+             tokens in the input messages or the completion to fit within the limit.",
+            prompt + max_tokens
+        ),
+    }
 }
 
 fn stamp() -> String {

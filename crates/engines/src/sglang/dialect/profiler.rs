@@ -99,7 +99,14 @@ async fn start(State(st): State<Arc<Host>>, body: Bytes) -> Response {
     if !st.profiler.begin(session) {
         return failed();
     }
-    (StatusCode::OK, "Start profiling.\n").into_response()
+    answered("Start profiling.\n")
+}
+
+/// Starlette's `Response(content=…)` without a `media_type`: a 200 and no content-type
+/// (entrypoints/http_server.py:1142-1155 of 0.5.17; seen in transcripts/0.5.17/
+/// start-profile.http, stop-profile.http).
+fn answered(text: &'static str) -> Response {
+    Response::new(axum::body::Body::from(text))
 }
 
 async fn stop(State(st): State<Arc<Host>>) -> Response {
@@ -109,11 +116,7 @@ async fn stop(State(st): State<Arc<Host>>) -> Response {
     let host = st.clone();
     let written = tokio::task::spawn_blocking(move || write(&host, &session)).await;
     match written {
-        Ok(Ok(())) => (
-            StatusCode::OK,
-            "Stop profiling. This will take some time.\n",
-        )
-            .into_response(),
+        Ok(Ok(())) => answered("Stop profiling. This will take some time.\n"),
         _ => failed(),
     }
 }

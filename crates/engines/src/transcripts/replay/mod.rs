@@ -20,6 +20,14 @@
 //!   replayed: `chat-stream-logprobs.http`, `detokenize.http` and
 //!   `tokenize-prompt-no-special.http` (their shapes are those of files replayed here). The
 //!   dialect is 0.33.0's: the keys 0.33.0 adds are listed in `vllm::ONLY_0_33_0`.
+//! * `sglang/transcripts/0.5.17/startup.log` (`args::tests`), `metrics-under-load.http`
+//!   (`telemetry::prom`) and `chat-stream.http`, `completions-stream.http`
+//!   (`loadgen::stream::sglang_tests`) are replayed through the client as well as here. Not
+//!   replayed: `chat-stream-logprobs.http`, `profiled-completion.http` (shapes of files
+//!   replayed here) and `tokenize-prompt-tokenizer-without-max-length.http` (a 500 of the
+//!   first capture's tokenizer, README.md there). The dialect is 0.5.23's: the keys 0.5.23
+//!   adds are listed in `sglang::ONLY_0_5_23`, those it cannot write in `NOT_SIMULATED`, the
+//!   refusal messages it does not word as 0.5.17 did in `MESSAGE_NOT_SIMULATED`.
 //!
 //! Where the dialect and a transcript disagree, the difference is listed in `metrics::KNOWN`: the
 //! test that finds it fails when a listed difference is gone as well as when a
@@ -28,6 +36,7 @@
 mod http;
 mod metrics;
 mod router;
+mod sglang;
 mod tokenize;
 mod vllm;
 
