@@ -94,6 +94,7 @@ pub static GENERIC: Profile = Profile {
         usage: StreamUsage::WhenAsked,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        token_chunks: TokenChunks::OPENAI,
     },
     // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to
     // 20, `seed`; no token ids. The simulator answers in the shapes of docs/simulator.md.

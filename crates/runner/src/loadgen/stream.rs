@@ -1,6 +1,11 @@
 //! Turns the bytes of one streamed response into a [`RequestRecord`]: pure, no I/O, fed
 //! network chunks with the instant each was read.
 //!
+//! Token events: a chunk with text, and a chunk without text where the engine's facts say it
+//! still carries a token (`servebench_spec::engine::TokenChunks`: vLLM sends one per engine
+//! output, `"content": ""` for a token that decodes to nothing); never the usage chunk
+//! (`choices: []`), nor a role opener or a finish chunk the engine sends apart.
+//!
 //! Tokens per event: when the server streams `usage` with every chunk (vLLM's
 //! `continuous_usage_stats`), an event's token count is the increase of
 //! `usage.completion_tokens`; otherwise each token-bearing event counts 1. The final
@@ -12,6 +17,7 @@ use super::sse::{EventType, SseParser};
 use servebench_result::record::{
     ErrorKind, ReasoningRecord, RequestRecord, TokenEvent, truncate_utf8,
 };
+use servebench_spec::engine::TokenChunks;
 
 /// Whether to keep reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +29,7 @@ pub enum Flow {
 }
 
 /// State of one response stream.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamConsumer {
     sse: SseParser,
     st: EventState,
@@ -31,8 +37,12 @@ pub struct StreamConsumer {
     head: Vec<u8>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct EventState {
+    /// Which chunks without text carry a token (the engine's facts for this API).
+    chunks: TokenChunks,
+    /// A chunk with a choice was seen (the next one is not the opener).
+    choice_seen: bool,
     done: bool,
     finish_seen: bool,
     events_seen: u64,
@@ -50,10 +60,36 @@ const HEAD_BYTES: usize = 512;
 /// is broken, and the request fails as `malformed_event` instead of growing without bound.
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
 
+impl Default for StreamConsumer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl StreamConsumer {
-    /// A consumer that has seen nothing yet.
+    /// A consumer that has seen nothing yet, reading the OpenAI API's stream: only chunks
+    /// with text are token events.
     pub fn new() -> Self {
-        Self::default()
+        Self::reading(TokenChunks::OPENAI.chat)
+    }
+
+    /// A consumer whose token events are those `chunks` says (the engine's facts for the
+    /// API driven).
+    pub fn reading(chunks: TokenChunks) -> Self {
+        StreamConsumer {
+            sse: SseParser::default(),
+            st: EventState {
+                chunks,
+                choice_seen: false,
+                done: false,
+                finish_seen: false,
+                events_seen: 0,
+                last_usage_out: None,
+                last_usage_ns: None,
+                first_answer_ns: None,
+            },
+            head: Vec::new(),
+        }
     }
 
     /// Feeds one network chunk read at `t_ns`.
@@ -158,6 +194,25 @@ fn is_sse_framing(head: &str) -> bool {
 }
 
 impl EventState {
+    /// Whether a chunk with a choice carries a token: one with text always; one without, as
+    /// the engine's facts say (not the role opener; the finish chunk where it carries the
+    /// last token; any other where the engine sends a chunk per token whatever its text).
+    fn carries_token(&mut self, chunk: &super::chunk::ChunkInfo<'_>) -> bool {
+        if !chunk.choice {
+            return false;
+        }
+        let first = !std::mem::replace(&mut self.choice_seen, true);
+        if chunk.content() {
+            true
+        } else if first && self.chunks.opener {
+            false
+        } else if chunk.finish_reason.is_some() {
+            self.chunks.finish
+        } else {
+            self.chunks.textless
+        }
+    }
+
     /// Keeps where reasoning and the answer began, and the reasoning's tokens: an event
     /// carrying reasoning only counts as reasoning; one carrying both is where the answer
     /// begins (docs/metrics.md, "Reasoning and answer").
@@ -225,7 +280,7 @@ impl EventState {
             rec.fail(ErrorKind::ServerErrorEvent, String::from_utf8_lossy(data));
             return;
         }
-        if chunk.content() {
+        if self.carries_token(&chunk) {
             let tokens = match chunk.usage {
                 Some(u) => {
                     rec.chunk_tokens_from_usage = true;
@@ -272,6 +327,9 @@ mod reasoning_tests;
 
 #[cfg(test)]
 mod vllm_tests;
+
+#[cfg(test)]
+mod engines_tests;
 
 #[cfg(test)]
 mod tests {
