@@ -15,6 +15,7 @@ mod loadgen_receive_stamps;
 mod loadgen_schedule;
 mod loadgen_sim;
 mod loadgen_tls;
+mod loadgen_token_events;
 mod local_tokenizer;
 mod run_sequencer;
 mod server_gpu;
