@@ -6,6 +6,7 @@ mod server_support;
 mod dataset_llamacpp_tokenize;
 mod engine_facts;
 mod engine_modes_sim;
+mod engine_streams;
 mod engine_wire;
 mod loadgen_concurrency;
 mod loadgen_edge_cases;
