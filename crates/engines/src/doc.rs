@@ -111,7 +111,15 @@ fn limit(p: &Profile) -> String {
             LimitSource::InfoMaxTotalTokens => "`/info` `max_total_tokens`",
         })
         .collect();
-    srcs.join(", ")
+    let mut s = srcs.join(", ");
+    if let Some(c) = p.context_clip {
+        s.push_str(&format!(
+            "; prompt + `max_tokens` beyond it: {} cuts `max_tokens` silently ({} refuses), \
+             `validate` warns at `{}`",
+            c.clips_in, c.refuses_in, c.flag
+        ));
+    }
+    s
 }
 
 fn args(p: &Profile) -> String {

@@ -35,6 +35,7 @@ pub static GENERIC: Profile = Profile {
     context_flag: Some(
         "vLLM and the simulator --max-model-len, SGLang --context-length, llama.cpp --ctx-size",
     ),
+    context_clip: None,
     readiness: "/v1/models",
     info: &[
         "/server_info",

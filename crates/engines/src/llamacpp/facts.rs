@@ -55,6 +55,7 @@ pub(crate) static LLAMACPP: Profile = Profile {
     }),
     context_limit: &[LimitSource::PropsSlotContext],
     context_flag: Some("--ctx-size (which --parallel divides among its slots)"),
+    context_clip: None,
     readiness: "/health",
     info: &["/props", "/v1/models"],
     version: &[VersionSource {

@@ -45,6 +45,7 @@ pub(crate) static SGLANG: Profile = Profile {
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--context-length"),
+    context_clip: None,
     readiness: "/health",
     info: &[
         "/server_info",

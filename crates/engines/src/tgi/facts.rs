@@ -71,6 +71,7 @@ pub(crate) static TGI: Profile = Profile {
     }),
     context_limit: &[LimitSource::InfoMaxTotalTokens],
     context_flag: Some("--max-total-tokens"),
+    context_clip: None,
     readiness: "/health",
     info: &["/info", "/v1/models"],
     version: &[VersionSource {

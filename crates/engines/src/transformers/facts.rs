@@ -102,6 +102,7 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
     tokenize: None,
     context_limit: &[],
     context_flag: None,
+    context_clip: None,
     readiness: "/health",
     info: &["/v1/models"],
     version: &[],

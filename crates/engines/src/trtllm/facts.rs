@@ -51,6 +51,7 @@ pub(crate) static TRTLLM: Profile = Profile {
     }),
     context_limit: &[],
     context_flag: Some("--max_seq_len"),
+    context_clip: None,
     readiness: "/health",
     info: &["/version", "/v1/models"],
     version: &[VersionSource {

@@ -39,6 +39,17 @@ pub(crate) static VLLM: Profile = Profile {
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--max-model-len"),
+    // 0.33.0 takes a prompt that fits whatever its `max_tokens`: `max_input_tokens` is the
+    // whole context (renderers/params.py:225-236), and `get_max_tokens` lowers `max_tokens`
+    // to what the context leaves (serve/utils/api_utils.py:233-264); only a prompt beyond
+    // the context alone is refused (renderers/params.py:537-551). 0.26.0 refuses such a
+    // request (renderers/params.py:433-452; transcripts/0.26.0/
+    // completions-context-overflow.http). The versions between were not read.
+    context_clip: Some(ContextClip {
+        flag: "--max-model-len",
+        clips_in: "0.33.0",
+        refuses_in: "0.26.0",
+    }),
     readiness: "/health",
     info: &["/version", "/v1/models"],
     version: &[VersionSource {
