@@ -4,6 +4,7 @@ mod loadgen_support;
 mod server_support;
 
 mod dataset_llamacpp_tokenize;
+mod engine_context_cut;
 mod engine_facts;
 mod engine_modes_sim;
 mod engine_streams;
