@@ -3,7 +3,7 @@
 
 use super::{
     ArgSource, Engine, Field, LimitSource, Profile, Profiler, ReasoningUsage, StreamUsage,
-    TokenizeBody, UnknownFields, profile,
+    TokenChunks, TokenizeBody, UnknownFields, profile,
 };
 
 /// The marker before the generated table in docs/engines.md.
@@ -111,7 +111,15 @@ fn limit(p: &Profile) -> String {
             LimitSource::InfoMaxTotalTokens => "`/info` `max_total_tokens`",
         })
         .collect();
-    srcs.join(", ")
+    let mut s = srcs.join(", ");
+    if let Some(c) = p.context_clip {
+        s.push_str(&format!(
+            "; prompt + `max_tokens` beyond it: {} cuts `max_tokens` silently ({} refuses), \
+             `validate` warns at `{}`",
+            c.clips_in, c.refuses_in, c.flag
+        ));
+    }
+    s
 }
 
 fn args(p: &Profile) -> String {
@@ -242,6 +250,35 @@ fn stream_end(p: &Profile) -> String {
         s.push_str("; may hold back all content (counted, `content_held_back`)");
     }
     s
+}
+
+/// Which chunks without text the client counts as token events, per API.
+fn token_chunks(p: &Profile) -> String {
+    let api = |t: TokenChunks| {
+        let mut s = if t.textless {
+            "every chunk with a choice".to_owned()
+        } else {
+            "chunks with text".to_owned()
+        };
+        match (t.finish, t.textless) {
+            (true, false) => s.push_str(" and the finish chunk"),
+            (false, true) => s.push_str(", not the finish chunk"),
+            _ => {}
+        }
+        if t.opener {
+            s.push_str(", not the role opener");
+        }
+        s
+    };
+    let (c, ch) = (
+        api(p.stream.token_chunks.completions),
+        api(p.stream.token_chunks.chat),
+    );
+    if c == ch {
+        c
+    } else {
+        format!("completions: {c}; chat: {ch}")
+    }
 }
 
 /// Fields it takes and drops without effect, which `validate` warns about.
@@ -386,6 +423,7 @@ pub fn engines_table() -> String {
         }),
         ("stream ends", stream_end),
         ("usage in the stream", usage),
+        ("token events (chunks without text)", token_chunks),
         ("generation error mid-stream", stream_error),
         ("finish reasons (exported as)", finish_words),
         ("tokenize (completions)", tokenize),

@@ -122,7 +122,7 @@ impl<'de> Deserialize<'de> for ErrorKind {
 /// and its latencies are measured, but a number derived from it may not mean what it seems
 /// (request records from version 2 carry them, `RequestLine::flags`; trial summaries count
 /// them, `TrialSummary::flags`). Serialised as `no_usage`, `short_output`, `long_output`,
-/// `input_length_mismatch`, `content_held_back`, `reasoning_count_mismatch`.
+/// `input_length_mismatch`, `content_held_back`, `reasoning_count_mismatch`, `length_cut`.
 #[derive(
     Debug,
     Clone,
@@ -156,17 +156,23 @@ pub enum RequestFlag {
     /// reasoning_tokens`) and the stream's disagree: one says none and the other some, or
     /// they differ by more than 10% and 2 tokens (docs/metrics.md, "Reasoning and answer").
     ReasoningCountMismatch,
+    /// The server ended the reply for its length (`finish_reason: length`) with fewer tokens
+    /// than the request's `max_tokens` (usage's count): something cut `max_tokens` short,
+    /// such as vLLM 0.33.0 lowering it to what its context leaves after the prompt, silently
+    /// (docs/engines.md, finding 48).
+    LengthCut,
 }
 
 impl RequestFlag {
     /// Every flag, in order.
-    pub const ALL: [RequestFlag; 6] = [
+    pub const ALL: [RequestFlag; 7] = [
         RequestFlag::NoUsage,
         RequestFlag::ShortOutput,
         RequestFlag::LongOutput,
         RequestFlag::InputLengthMismatch,
         RequestFlag::ContentHeldBack,
         RequestFlag::ReasoningCountMismatch,
+        RequestFlag::LengthCut,
     ];
 
     /// The flag's name as serialised.
@@ -178,6 +184,7 @@ impl RequestFlag {
             RequestFlag::InputLengthMismatch => "input_length_mismatch",
             RequestFlag::ContentHeldBack => "content_held_back",
             RequestFlag::ReasoningCountMismatch => "reasoning_count_mismatch",
+            RequestFlag::LengthCut => "length_cut",
         }
     }
 }

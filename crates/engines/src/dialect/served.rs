@@ -163,6 +163,10 @@ pub struct WireParams {
     /// finish (and usage) only, as a byte-level detokenizer can leave a short stream of
     /// `transformers serve`.
     pub held_back_rate: f64,
+    /// Share of generated tokens whose text decodes to nothing (a `<unk>` or a special
+    /// token), streamed as the engine streams such a token. Only the vllm dialect draws it: a
+    /// chunk with empty text, as vLLM 0.26.0 sent on an H100 (docs/engines.md, finding 46).
+    pub empty_text_rate: f64,
     /// llama.cpp's flash-attention setting, echoed in its `llama_context` log lines; no
     /// effect on timing.
     pub flash_attn: FlashAttn,
@@ -228,6 +232,7 @@ impl Default for WireParams {
             iter_perf_stats: false,
             cache_report: false,
             held_back_rate: 0.0,
+            empty_text_rate: 0.0,
             flash_attn: FlashAttn::Auto,
             sse_ping_ms: None,
             image_tokens: 256,
@@ -252,6 +257,12 @@ impl WireParams {
             return Err(format!(
                 "held_back_rate is a share of streams in [0, 1], got {}",
                 self.held_back_rate
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.empty_text_rate) {
+            return Err(format!(
+                "empty_text_rate is a share of tokens in [0, 1], got {}",
+                self.empty_text_rate
             ));
         }
         if self.tp_size == 0 {

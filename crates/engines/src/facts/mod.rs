@@ -34,6 +34,11 @@ pub struct Profile {
     pub context_limit: &'static [LimitSource],
     /// The server flag that sets the context limit.
     pub context_flag: Option<&'static str>,
+    /// Where the engine, asked for more output than its context leaves after the prompt,
+    /// cuts `max_tokens` to what is left instead of refusing: such a request returns fewer
+    /// tokens than asked, with no error (`validate` warns). `None`: no such cut read in its
+    /// source.
+    pub context_clip: Option<ContextClip>,
     /// The readiness probe that answers only once the engine can generate.
     pub readiness: &'static str,
     /// What the server says about itself, for the result file, richest first.
@@ -184,4 +189,16 @@ fn query_escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// An engine that cuts `max_tokens` to what its context leaves after the prompt, in the
+/// versions it was read in ([`Profile::context_clip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextClip {
+    /// The server flag that sets the context, as written on its command line.
+    pub flag: &'static str,
+    /// The version read that cuts silently.
+    pub clips_in: &'static str,
+    /// An earlier version read that refuses such a request instead (HTTP 400).
+    pub refuses_in: &'static str,
 }

@@ -41,6 +41,45 @@ pub struct StreamFacts {
     /// The engine's `finish_reason` words that are not the OpenAI API's, with what each
     /// means; a word not listed is read as the OpenAI API's word of that name.
     pub finish_words: &'static [FinishWord],
+    /// Which of its chunks carry a generated token although they carry no text: what the
+    /// client counts as a token event (TTFT at the first, ITL between them; docs/metrics.md,
+    /// "Token events").
+    pub token_chunks: PerApi<TokenChunks>,
+}
+
+/// Which streamed chunks that have a choice but no text (`"text": ""`, `"content": ""`,
+/// `"delta": {}`) still carry a generated token. A chunk with text is always one; a chunk
+/// with no choice (`"choices": []`, the usage chunk) never is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenChunks {
+    /// A chunk between the first and the finish carries a token whatever its text: the
+    /// engine sends one per engine output, so a token that decodes to nothing (`<unk>`, a
+    /// special token) or whose text is held back (a stop string's prefix) is a chunk with
+    /// no text. `false`: such a token sends no chunk.
+    pub textless: bool,
+    /// A chat stream opens with a role chunk (`{"role": "assistant"}`, with `"content": ""`
+    /// or `null`) that carries no token. Never on completions.
+    pub opener: bool,
+    /// The chunk with the finish reason carries the last token(s), with or without text.
+    /// `false`: it comes after the last token, apart, and carries none.
+    pub finish: bool,
+}
+
+impl TokenChunks {
+    /// The OpenAI API's stream, servebench's reading of an engine it has no facts for: only
+    /// chunks with text are tokens; chat opens with a role chunk; the finish comes apart.
+    pub const OPENAI: PerApi<TokenChunks> = PerApi {
+        completions: TokenChunks {
+            textless: false,
+            opener: false,
+            finish: false,
+        },
+        chat: TokenChunks {
+            textless: false,
+            opener: true,
+            finish: false,
+        },
+    };
 }
 
 /// One fact per API.

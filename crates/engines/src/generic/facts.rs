@@ -37,6 +37,7 @@ pub static GENERIC: Profile = Profile {
     context_flag: Some(
         "vLLM and the simulator --max-model-len, SGLang --context-length, llama.cpp --ctx-size",
     ),
+    context_clip: None,
     readiness: "/v1/models",
     info: &[
         "/server_info",
@@ -96,6 +97,7 @@ pub static GENERIC: Profile = Profile {
         usage: StreamUsage::WhenAsked,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        token_chunks: TokenChunks::OPENAI,
     },
     // The OpenAI API: completions `logprobs` up to 5, chat `logprobs` + `top_logprobs` up to
     // 20, `seed`; no token ids. The simulator answers in the shapes of docs/simulator.md.

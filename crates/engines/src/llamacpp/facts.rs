@@ -56,6 +56,7 @@ pub(crate) static LLAMACPP: Profile = Profile {
     }),
     context_limit: &[LimitSource::PropsSlotContext],
     context_flag: Some("--ctx-size (which --parallel divides among its slots)"),
+    context_clip: None,
     readiness: "/health",
     info: &["/props", "/v1/models"],
     version: &[VersionSource {
@@ -102,6 +103,25 @@ pub(crate) static LLAMACPP: Profile = Profile {
         usage: StreamUsage::CompletionsAlwaysChatWhenAsked,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        // b11434 tools/server: completions send a partial per token whose UTF-8 is whole, its
+        // text empty while a stop string's prefix is held back (server-context.cpp:1977-2011,
+        // server-task.cpp:1073-1090); the final chunk's text is "" in a stream
+        // (server-context.cpp:2235-2237). Chat sends a delta only where the text changed the
+        // message (server-task.cpp:1141-1143), opens with `{"role":"assistant","content":
+        // null}` (:1132-1138), and ends with `"delta": {}` and the finish reason, then usage
+        // with `choices: []` (:484-515).
+        token_chunks: PerApi {
+            completions: TokenChunks {
+                textless: true,
+                opener: false,
+                finish: false,
+            },
+            chat: TokenChunks {
+                textless: false,
+                opener: true,
+                finish: false,
+            },
+        },
     },
     // llama.cpp (llama-cpp-python 0.3.36): `logprobs` is an alias of `n_probs`
     // (server-schema.cpp:179-180), chat `logprobs: true` + `top_logprobs` (default 20,

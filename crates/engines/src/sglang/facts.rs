@@ -46,6 +46,7 @@ pub(crate) static SGLANG: Profile = Profile {
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--context-length"),
+    context_clip: None,
     readiness: "/health",
     info: &[
         "/server_info",
@@ -123,6 +124,24 @@ pub(crate) static SGLANG: Profile = Profile {
         usage: StreamUsage::WhenAsked,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        // 0.5.23 srt/entrypoints/openai: completions send a chunk per output step, its text
+        // the step's delta, empty or not, the finish reason on the last
+        // (serving_completions.py:349-404). Chat opens with `{"role":"assistant",
+        // "content":""}` (serving_chat.py:2582-2600), sends content only where the delta is
+        // not empty (:1033-1050), and the finish reason apart, with no delta, after the last
+        // step (:2641-2660). Usage is `choices: []` (:2793; serving_completions.py:491).
+        token_chunks: PerApi {
+            completions: TokenChunks {
+                textless: true,
+                opener: false,
+                finish: true,
+            },
+            chat: TokenChunks {
+                textless: false,
+                opener: true,
+                finish: false,
+            },
+        },
     },
     // SGLang 0.5.23 entrypoints/openai/protocol.py: completions `logprobs: int` (:377),
     // `return_token_ids` (:394) → `choices[].token_ids` (serving_completions.py:622); chat

@@ -73,6 +73,7 @@ pub(crate) static TGI: Profile = Profile {
     }),
     context_limit: &[LimitSource::InfoMaxTotalTokens],
     context_flag: Some("--max-total-tokens"),
+    context_clip: None,
     readiness: "/health",
     info: &["/info", "/v1/models"],
     version: &[VersionSource {
@@ -148,6 +149,15 @@ pub(crate) static TGI: Profile = Profile {
                 source: "router/src/lib.rs:1418-1439, chat.rs:97-100 (`format(true)` turns only `eos_token` into `stop`)",
             },
         ],
+        // db931fcf router/src: a chunk per generated token on both APIs, the last one with
+        // the finish reason (server.rs:846-880); a chat chunk of a special token (EOS) has
+        // `"content": ""` (chat.rs:86-90, 122-126) and every chat delta names the role, so
+        // there is no opener; usage is `choices: []` (chat.rs:268-294).
+        token_chunks: PerApi::both(TokenChunks {
+            textless: true,
+            opener: false,
+            finish: true,
+        }),
     },
     // TGI db931fcf router/src/lib.rs: chat `logprobs`, `top_logprobs` (:857-863) answered
     // `{content: [{token, logprob, top_logprobs}]}` (:607-677), at most `--max-top-n-tokens`

@@ -103,6 +103,7 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
     tokenize: None,
     context_limit: &[],
     context_flag: None,
+    context_clip: None,
     readiness: "/health",
     info: &["/v1/models"],
     version: &[],
@@ -121,6 +122,11 @@ pub(crate) static TRANSFORMERS: Profile = Profile {
         usage: StreamUsage::Always,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        // 5.24.0 cli/serving: a chunk only where the detokenizer gave text (utils.py:601-610:
+        // `DecodeStream.step` gives `None` until it has some); chat opens with
+        // `{"role":"assistant"}` (chat_completion.py:209); the finish reason and usage come
+        // apart after the last token (chat_completion.py:257-274, completion.py:162-173).
+        token_chunks: TokenChunks::OPENAI,
     },
     // transformers 5.24.0 cli/serving: `logprobs` and `top_logprobs` are in the unused fields,
     // accepted and ignored (chat_completion.py:70-90, completion.py:53-61): outputs are

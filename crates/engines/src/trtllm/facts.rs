@@ -53,6 +53,7 @@ pub(crate) static TRTLLM: Profile = Profile {
     }),
     context_limit: &[],
     context_flag: Some("--max_seq_len"),
+    context_clip: None,
     readiness: "/health",
     info: &["/version", "/v1/models"],
     version: &[VersionSource {
@@ -111,6 +112,23 @@ pub(crate) static TRTLLM: Profile = Profile {
                 source: "executor/result.py `CompletionOutput.finish_reason`",
             },
         ],
+        // postprocess_handlers.py (newest, @01bf1923): `completion_stream_post_processor`
+        // sends a chunk per output, its `text_diff` empty or not, the finish reason on the
+        // last; `chat_stream_post_processor` opens with `yield_first_chat(role=…)` and keeps
+        // "token-bearing chunks visible even when detokenization has no text to flush yet"
+        // (`has_token_delta`), the finish reason on the last; usage is `choices: []`.
+        token_chunks: PerApi {
+            completions: TokenChunks {
+                textless: true,
+                opener: false,
+                finish: true,
+            },
+            chat: TokenChunks {
+                textless: true,
+                opener: true,
+                finish: true,
+            },
+        },
     },
     // TensorRT-LLM openai_protocol.py @54cf7be: completions refuse `logprobs` ("logprobs is
     // not supported", CompletionRequest.check_logprobs); chat takes `logprobs: true`, and

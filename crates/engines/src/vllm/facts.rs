@@ -40,6 +40,17 @@ pub(crate) static VLLM: Profile = Profile {
     }),
     context_limit: &[LimitSource::ModelsMaxModelLen],
     context_flag: Some("--max-model-len"),
+    // 0.33.0 takes a prompt that fits whatever its `max_tokens`: `max_input_tokens` is the
+    // whole context (renderers/params.py:225-236), and `get_max_tokens` lowers `max_tokens`
+    // to what the context leaves (serve/utils/api_utils.py:233-264); only a prompt beyond
+    // the context alone is refused (renderers/params.py:537-551). 0.26.0 refuses such a
+    // request (renderers/params.py:433-452; transcripts/0.26.0/
+    // completions-context-overflow.http). The versions between were not read.
+    context_clip: Some(ContextClip {
+        flag: "--max-model-len",
+        clips_in: "0.33.0",
+        refuses_in: "0.26.0",
+    }),
     readiness: "/health",
     info: &["/version", "/v1/models"],
     version: &[VersionSource {
@@ -82,6 +93,27 @@ pub(crate) static VLLM: Profile = Profile {
         usage: StreamUsage::WhenAsked,
         error_cuts_stream: PerApi::both(false),
         finish_words: &[],
+        // 0.26.0 (the wheel; transcripts/0.26.0/chat-stream-logprobs.http shows it): a chunk
+        // per engine output with token ids, its text empty where the token decodes to nothing
+        // (`<unk>`); only an output with no token before the first is skipped
+        // (chat_completion/serving.py:594-602, 619; completion/serving.py:374-380). The chat
+        // stream opens with `{"role":"assistant","content":""}` (chat_completion/serving.py:
+        // 497-523); the finish reason rides on the last output's chunk (:694-722; completion/
+        // serving.py:398-413); usage is `choices: []` (:788; :478). Outputs merge when the
+        // server falls behind (v1/engine/output_processor.py:62-72, outputs.py:152-175), so a
+        // chunk may carry several tokens: usage gives the count.
+        token_chunks: PerApi {
+            completions: TokenChunks {
+                textless: true,
+                opener: false,
+                finish: true,
+            },
+            chat: TokenChunks {
+                textless: true,
+                opener: true,
+                finish: true,
+            },
+        },
     },
     // vLLM 0.33.0: completions `logprobs: int` (completion/protocol.py:63), chat `logprobs`,
     // `top_logprobs` (chat_completion/protocol.py:242-243), at most `--max-logprobs` (20 by

@@ -142,6 +142,13 @@ pub fn derive(r: &RequestRecord) -> RequestMetrics {
             m.flags.push(RequestFlag::LongOutput);
         }
     }
+    // Ended for its length with fewer tokens than its max_tokens: the server cut it short.
+    if r.usage.is_some()
+        && r.finish_reason.as_deref() == Some("length")
+        && n_out < u64::from(r.max_tokens)
+    {
+        m.flags.push(RequestFlag::LengthCut);
+    }
     let input_differs = r
         .expected_input_tokens
         .zip(r.usage)
@@ -223,6 +230,22 @@ mod tests {
         assert_eq!(m.flags, [RequestFlag::ContentHeldBack]);
         assert!(!m.reconciled);
         assert_eq!(itl_gaps(&r, &m).count(), 0);
+    }
+
+    #[test]
+    fn a_length_finish_short_of_max_tokens_is_flagged_length_cut() {
+        // vLLM 0.33.0 lowers max_tokens to what the context leaves (serve/utils/
+        // api_utils.py:233-264): 4 tokens of 16 asked, finish_reason `length`, no error.
+        let mut r = ok_record(&[12, 14, 17, 22], Some((10, 4)));
+        r.max_tokens = 16;
+        r.finish_reason = Some("length".into());
+        assert_eq!(derive(&r).flags, [RequestFlag::LengthCut]);
+        // All it asked for, or a stop before it: no cut.
+        r.max_tokens = 4;
+        assert!(derive(&r).flags.is_empty());
+        r.max_tokens = 16;
+        r.finish_reason = Some("stop".into());
+        assert!(derive(&r).flags.is_empty());
     }
 
     #[test]

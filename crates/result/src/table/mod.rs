@@ -150,6 +150,11 @@ pub fn flag_advice(
              server's is used unless it says 0 of a stream that reasoned (docs/metrics.md, \
              \"Reasoning and answer\"); check the server's reasoning parser"
             .to_owned(),
+        RequestFlag::LengthCut => "ended for its length (finish_reason `length`) with fewer \
+             tokens than its max_tokens: the server cut max_tokens short (vLLM 0.33.0 lowers it \
+             to what its context leaves after the prompt, without an error); shorten the prompts \
+             or outputs, or give the server a longer context"
+            .to_owned(),
         RequestFlag::ContentHeldBack => "no content chunk although usage counted the output \
              tokens (a streaming detokenizer held back incomplete bytes to the end): counted as \
              completed, TTFT is the final chunk's arrival, no TPOT or ITL (docs/metrics.md); a \

@@ -25,6 +25,8 @@ pub struct ChunkInfo<'a> {
     pub reasoning: bool,
     /// A choice carried answer text: `text`, `delta.content` or `delta.tool_calls`.
     pub answer: bool,
+    /// The event has at least one choice (`"choices": []`, the usage chunk's, has none).
+    pub choice: bool,
     /// The choice's finish reason, when it ended (an empty string is none).
     pub finish_reason: Option<Cow<'a, str>>,
     /// The `usage` member, when present.
@@ -52,6 +54,7 @@ pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     Ok(ChunkInfo {
         reasoning: raw.choices.reasoning,
         answer: raw.choices.answer,
+        choice: raw.choices.any,
         finish_reason: raw.choices.finish_reason,
         usage: raw.usage,
         timings: raw.timings.as_ref().and_then(timings_from_json),
@@ -78,6 +81,7 @@ struct RawChunk<'a> {
 /// The `choices` array folded into one summary without allocating a `Vec`.
 #[derive(Default)]
 struct Choices<'a> {
+    any: bool,
     reasoning: bool,
     answer: bool,
     finish_reason: Option<Cow<'a, str>>,
@@ -119,6 +123,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = Choices::default();
                 while let Some(c) = seq.next_element::<Choice<'a>>()? {
+                    out.any = true;
                     let delta = c.delta.unwrap_or_default();
                     out.answer |= c.text.0 || delta.content.0 || delta.tool_calls.0;
                     out.reasoning |= delta.reasoning_content.0 || delta.reasoning.0;

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::config::Target;
 use super::stream::{Flow, StreamConsumer};
+use servebench_spec::engine::TokenChunks;
 
 /// The trial's time origin; instants are stored as nanoseconds since it.
 #[derive(Debug, Clone, Copy)]
@@ -101,6 +102,8 @@ pub struct HttpClient {
     url: reqwest::Url,
     auth: Option<HeaderValue>,
     headers: reqwest::header::HeaderMap,
+    /// Which chunks are token events ([`StreamConsumer::reading`]).
+    chunks: TokenChunks,
 }
 
 /// Longest error body kept from a non-2xx response.
@@ -147,7 +150,14 @@ impl HttpClient {
             url,
             auth,
             headers,
+            chunks: TokenChunks::OPENAI.api(target.api == super::config::ApiKind::Chat),
         })
+    }
+
+    /// Reads token events as `chunks` says (the engine's facts for the API driven).
+    pub fn with_token_chunks(mut self, chunks: TokenChunks) -> Self {
+        self.chunks = chunks;
+        self
     }
 
     fn request(&self, body: Bytes) -> reqwest::Request {
@@ -200,7 +210,7 @@ impl Executor for HttpClient {
             rec.fail(kind, text);
             return;
         }
-        let mut consumer = StreamConsumer::new();
+        let mut consumer = StreamConsumer::reading(self.chunks);
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {

@@ -18,13 +18,14 @@ use tokio::time::{Instant, timeout_at};
 
 use super::body::{BodyError, build_body, output_target};
 use super::client::{ClientError, Clock, Executor, HttpClient};
-use super::config::{Arrival, ConfigError, LoadConfig, Target, Transport};
+use super::config::{ApiKind, Arrival, ConfigError, LoadConfig, Target, Transport};
 use super::h1::LeanClient;
 use super::schedule::arrival_offsets;
 use crate::dataset::{Prompt, TrialPrompts};
 use servebench_result::metrics::{SummaryOptions, TrialSummary, summarize};
 use servebench_result::record::ReceiveStamps;
 use servebench_result::record::{ErrorKind, RequestRecord};
+use servebench_spec::engine::TokenChunks;
 
 /// What a trial produced: raw records (measured and warm-up) and the summary derived from
 /// the measured ones.
@@ -85,14 +86,18 @@ pub async fn run_trial(
     crate::tls::check(&target.base_url, target.ca_file.as_deref())
         .await
         .map_err(ClientError::Tls)?;
+    let chunks = cfg
+        .engine
+        .map_or(TokenChunks::OPENAI, |e| e.stream.token_chunks)
+        .api(target.api == ApiKind::Chat);
     match cfg.transport {
         Transport::Lean => {
-            let client = LeanClient::new(target).await?;
+            let client = LeanClient::new(target).await?.with_token_chunks(chunks);
             let client = Arc::new(client.with_kernel_stamps(cfg.kernel_receive_stamps));
             run_trial_with(client, target, cfg, prompts).await
         }
         Transport::Reqwest => {
-            let client = Arc::new(HttpClient::new(target)?);
+            let client = Arc::new(HttpClient::new(target)?.with_token_chunks(chunks));
             run_trial_with(client, target, cfg, prompts).await
         }
     }

@@ -4,8 +4,10 @@ mod loadgen_support;
 mod server_support;
 
 mod dataset_llamacpp_tokenize;
+mod engine_context_cut;
 mod engine_facts;
 mod engine_modes_sim;
+mod engine_streams;
 mod engine_wire;
 mod loadgen_concurrency;
 mod loadgen_edge_cases;
@@ -15,6 +17,7 @@ mod loadgen_receive_stamps;
 mod loadgen_schedule;
 mod loadgen_sim;
 mod loadgen_tls;
+mod loadgen_token_events;
 mod local_tokenizer;
 mod run_sequencer;
 mod server_gpu;

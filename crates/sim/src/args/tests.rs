@@ -204,6 +204,12 @@ fn personality_flags_take_the_engines_own_spellings() {
     );
     let m = refusal(&["--held-back-rate", "1.5"]);
     assert!(m.contains("held_back_rate"), "{m}");
+    let m = refusal(&["--empty-text-rate", "1.5"]);
+    assert!(m.contains("empty_text_rate"), "{m}");
+    assert_eq!(
+        parse(&["--empty-text-rate", "0.25"]).wire.empty_text_rate,
+        0.25
+    );
     let m = refusal(&["--engine", "sglangx"]);
     assert!(m.contains("sglang"), "{m}");
     let m = refusal(&["--sse-ping-ms", "0"]);

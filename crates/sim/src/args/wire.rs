@@ -57,6 +57,10 @@ pub struct WireArgs {
     /// and usage, although usage counts every token (as seen from `transformers serve`).
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub held_back_rate: f64,
+    /// Share of tokens whose text decodes to nothing (a `<unk>`), under the vllm
+    /// personality: each is a chunk with empty text, as vLLM 0.26.0 sends one.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub empty_text_rate: f64,
     /// llama.cpp's flash attention (`-fa`), echoed in its `llama_context: flash_attn`
     /// log line; it changes no timing.
     #[arg(long, value_enum, default_value_t = FlashAttn::Auto)]
@@ -165,6 +169,7 @@ impl Default for WireArgs {
             enable_iter_perf_stats: d.iter_perf_stats,
             enable_cache_report: d.cache_report,
             held_back_rate: d.held_back_rate,
+            empty_text_rate: d.empty_text_rate,
             flash_attn: d.flash_attn,
             sse_ping_ms: d.sse_ping_ms,
             image_tokens: d.image_tokens,
@@ -190,6 +195,7 @@ impl WireArgs {
             iter_perf_stats: self.enable_iter_perf_stats,
             cache_report: self.enable_cache_report,
             held_back_rate: self.held_back_rate,
+            empty_text_rate: self.empty_text_rate,
             flash_attn: self.flash_attn,
             sse_ping_ms: self.sse_ping_ms,
             image_tokens: self.image_tokens,

@@ -1,6 +1,7 @@
 //! Checks beyond the schema: what a careful reviewer of a spec would catch.
 
 mod bounds;
+mod context;
 mod datasets;
 mod engine;
 mod equivalence;
@@ -24,6 +25,7 @@ pub(crate) fn check(spec: &SpecFile, index: &PositionIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     variants::check(spec, &mut out);
     engine::check(spec, &mut out);
+    context::check(spec, &mut out);
     refs::check(spec, &mut out);
     launcher::check(spec, &mut out);
     workload::check(spec, index, &mut out);

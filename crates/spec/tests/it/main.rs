@@ -1,5 +1,6 @@
 //! The integration tests of servebench-spec, in one test binary (one link, one process).
 
+mod context_clip;
 mod docs_drift;
 mod engines_doc;
 mod hash;

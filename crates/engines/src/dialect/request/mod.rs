@@ -192,6 +192,9 @@ pub enum ContextRule {
     /// Only a prompt that fills the window is refused; a longer request is cut short when
     /// the window is full, `finish_reason: "length"` (llama.cpp without context shift).
     PromptOnly,
+    /// Only a prompt that fills the window is refused; `max_tokens` is lowered to what the
+    /// window leaves after the prompt, silently (vLLM 0.33.0).
+    CutMaxTokens,
 }
 
 impl Rules {
@@ -462,18 +465,23 @@ fn fit_context(
             u64::from(max_tokens),
             limit,
         )),
-        ContextRule::PromptOnly if prompt >= limit => Err(ApiError::context(
-            format!(
-                "request ({prompt} tokens) exceeds the available context size ({limit} \
+        ContextRule::PromptOnly | ContextRule::CutMaxTokens if prompt >= limit => {
+            Err(ApiError::context(
+                format!(
+                    "request ({prompt} tokens) exceeds the available context size ({limit} \
                  tokens), try increasing it"
-            ),
-            prompt,
-            u64::from(max_tokens),
-            limit,
-        )),
+                ),
+                prompt,
+                u64::from(max_tokens),
+                limit,
+            ))
+        }
         // Generation stops when the prompt and the output fill the window but one token.
         ContextRule::PromptOnly => {
             Ok(max_tokens.min(u32::try_from(limit - prompt - 1).unwrap_or(u32::MAX).max(1)))
+        }
+        ContextRule::CutMaxTokens => {
+            Ok(max_tokens.min(u32::try_from(limit - prompt).unwrap_or(u32::MAX)))
         }
         ContextRule::Total => Ok(max_tokens),
     }

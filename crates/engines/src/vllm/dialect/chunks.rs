@@ -8,6 +8,7 @@ use crate::dialect::chunk::{
 };
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::logprobs::{self, ChatStyle};
+use crate::dialect::rng::{mix3, unit};
 
 /// The chunks of one vLLM response.
 #[derive(Debug)]
@@ -18,7 +19,12 @@ pub(crate) struct Shape {
     role_sent: bool,
     /// Characters of text sent so far (the completions `text_offset`).
     offset: i64,
+    /// `--empty-text-rate`, and the seed its draw is made from.
+    empty_text: (f64, u64),
 }
+
+/// Salt of the `--empty-text-rate` draw.
+const EMPTY_TEXT: u64 = 0x454d_5054;
 
 impl Shape {
     pub(crate) fn new(ctx: Ctx, config: &Served) -> Self {
@@ -28,6 +34,20 @@ impl Shape {
             cache_report: config.wire.cache_report,
             role_sent: false,
             offset: 0,
+            empty_text: (config.wire.empty_text_rate, config.seed),
+        }
+    }
+
+    /// `t` as sent: with empty text where `--empty-text-rate` draws it a token that decodes
+    /// to nothing. 0.26.0 still sends its chunk (chat_completion/serving.py:594-619,
+    /// completion/serving.py:374-420), as `chat-stream.http` shows.
+    fn shown<'a>(&self, t: &Tok<'a>) -> Tok<'a> {
+        let (rate, seed) = self.empty_text;
+        let draw = mix3(seed, u64::from(t.id), u64::from(t.index) ^ EMPTY_TEXT);
+        if rate > 0.0 && unit(draw) < rate {
+            Tok { text: "", ..*t }
+        } else {
+            *t
         }
     }
 
@@ -144,6 +164,7 @@ impl Shape {
 
 impl ChunkShape for Shape {
     fn token(&mut self, t: &Tok<'_>, out: &mut Vec<Bytes>) {
+        let t = &self.shown(t);
         match self.ctx.api {
             Api::Completions => {
                 let choice = self.completion_choice(Some(t), None);
@@ -177,6 +198,8 @@ impl ChunkShape for Shape {
     }
 
     fn last(&mut self, t: Option<&Tok<'_>>, f: &Finish, out: &mut Vec<Bytes>) {
+        let shown = t.map(|t| self.shown(t));
+        let t = shown.as_ref();
         let fp = (!self.ctx.include_usage).then(|| self.fingerprint.clone());
         match self.ctx.api {
             Api::Completions => {

@@ -49,7 +49,7 @@ use crate::dialect::finish::Finish;
 use crate::dialect::json::{Obj, arr};
 use crate::dialect::ok_json;
 use crate::dialect::pyrepr::{self, Py};
-use crate::dialect::request::{Api, Rules};
+use crate::dialect::request::{Api, ContextRule, Rules};
 use crate::dialect::rng::{mix3, splitmix64};
 use crate::dialect::tokenize;
 use crate::dialect::{ChunkShape, Ctx, Dialect, Snapshot};
@@ -71,10 +71,38 @@ pub(super) fn check(
     check_model(obj.get("model").and_then(Value::as_str), &config.model)?;
     Ok(Rules {
         check_model: false,
+        context: context_rule(config.wire.engine_version.as_deref()),
         // vLLM's own fields (openai/completion/protocol.py, chat_completion/protocol.py).
         tokens_as_ids: true,
         ..Rules::of(&super::VLLM, api)
     })
+}
+
+/// What a request beyond `--max-model-len` gets: by default a refusal, as 0.26.0 answered
+/// on an H100 (renderers/params.py:433-452, transcripts/0.26.0/
+/// completions-context-overflow.http); with `--engine-version` 0.33.0 or later its
+/// `max_tokens` is cut to what the context leaves, silently, and only a prompt beyond the
+/// context alone is refused (0.33.0 serve/utils/api_utils.py:233-264, renderers/params.py:
+/// 225-236, 537-551; the profile's `context_clip`).
+pub(crate) fn context_rule(version: Option<&str>) -> ContextRule {
+    let clip = super::VLLM.context_clip.map(|c| c.clips_in);
+    match (version.and_then(release), clip.and_then(release)) {
+        (Some(v), Some(since)) if v >= since => ContextRule::CutMaxTokens,
+        _ => ContextRule::Total,
+    }
+}
+
+/// `major.minor.patch` of a version such as `0.33.0` or `0.33.1rc2`.
+fn release(v: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = v.split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
 }
 
 /// vLLM's 404 for another model name.

@@ -11,6 +11,7 @@ use super::stamp::Received;
 use super::{Conn, MAX_ERROR_BODY, ReadCounts, Tally};
 use crate::loadgen::client::Clock;
 use crate::loadgen::stream::{Flow, StreamConsumer};
+use servebench_spec::engine::TokenChunks;
 
 pub(super) enum Outcome {
     /// The request finished (well or not); the connection if it can be reused.
@@ -32,6 +33,7 @@ pub(super) async fn exchange(
     rec: &mut RequestRecord,
     clock: Clock,
     reads: &ReadCounts,
+    chunks: TokenChunks,
 ) -> Outcome {
     let mut tally = Tally::new(reads);
     // t_send: just before the request is written, so connection set-up (a new connection, or
@@ -105,7 +107,7 @@ pub(super) async fn exchange(
     }
     // Streamed body: one read, one instant (the kernel's arrival stamp where there is one,
     // else a clock reading), then decode and parse in place.
-    let mut consumer = StreamConsumer::new();
+    let mut consumer = StreamConsumer::reading(chunks);
     let t = head_ns;
     let mut flow = Flow::Continue;
     if let Err(e) = body.feed(&head_buf[body_start..], |d| {

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use bytes::Bytes;
 use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord};
+use servebench_spec::engine::TokenChunks;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -58,6 +59,8 @@ pub struct LeanClient {
         rustls_pki_types::ServerName<'static>,
     )>,
     reads: ReadCounts,
+    /// Which chunks are token events ([`crate::loadgen::stream::StreamConsumer::reading`]).
+    chunks: TokenChunks,
 }
 
 /// Reads dated by the kernel's stamp, and by a clock reading.
@@ -248,7 +251,14 @@ impl LeanClient {
             kernel_stamps: true,
             tls,
             reads: ReadCounts::default(),
+            chunks: TokenChunks::OPENAI.api(target.api == crate::loadgen::config::ApiKind::Chat),
         })
+    }
+
+    /// Reads token events as `chunks` says (the engine's facts for the API driven).
+    pub fn with_token_chunks(mut self, chunks: TokenChunks) -> Self {
+        self.chunks = chunks;
+        self
     }
 
     /// Whether reads are dated by the kernel's receive stamp (on by default).
@@ -326,7 +336,7 @@ impl Executor for LeanClient {
         // A pooled connection the server has closed fails on the first read: retry once on a
         // fresh one, which is safe because nothing of the response was seen.
         if let Some(conn) = self.pooled() {
-            match exchange(conn, &req, rec, clock, &self.reads).await {
+            match exchange(conn, &req, rec, clock, &self.reads, self.chunks).await {
                 Outcome::Done(Some(conn)) => return self.give_back(conn),
                 Outcome::Done(None) => return,
                 Outcome::StaleConnection => {}
@@ -343,7 +353,7 @@ impl Executor for LeanClient {
                 return;
             }
         };
-        match exchange(conn, &req, rec, clock, &self.reads).await {
+        match exchange(conn, &req, rec, clock, &self.reads, self.chunks).await {
             Outcome::Done(Some(conn)) => self.give_back(conn),
             Outcome::Done(None) => {}
             Outcome::StaleConnection => {
