@@ -5,13 +5,15 @@
 //! trials already in the result file (on `--resume`) are skipped; a block whose trials are
 //! all done starts no server.
 
-mod block;
 mod cluster;
 mod inputs;
+mod planned;
 mod progress;
+mod recorder;
 mod rounds;
 mod search;
 mod setup;
+mod start;
 mod upfront;
 mod workload;
 
@@ -185,17 +187,17 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         .unwrap_or_else(|| PathBuf::from("."));
     preflight(spec, &spec_dir).await?;
     let allocation = cluster::preflight(spec).await?;
-    let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
+    let (result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
     let _reserve = ReleaseReserve(&store);
     setup::stop_orphans(&result).await;
     cluster::stop_orphan_steps(&result).await;
+    let ui = progress::Progress::new(opts.progress, &plan, &result);
+    let mut rec = recorder::Recorder::new(result, &store, Box::new(ui));
     if let Some(a) = &allocation {
-        cluster::record(&mut result, spec, a);
-        store.save(&result)?;
+        rec.update(|r| cluster::record(r, spec, a))?;
     }
-    let mut ui = progress::Progress::new(opts.progress, &plan, &result);
-    announce(&mut ui, spec, &plan, &result, &store);
-    let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
+    announce(&rec, spec, &plan);
+    let mut ctx = start::StartContext::new(spec, &plan, opts, &spec_dir)?;
     let mut stopped = false;
     for b in &plan.blocks {
         if opts.cancel.load(Ordering::SeqCst) {
@@ -205,38 +207,29 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
             stopped = true;
             break;
         }
-        ctx.run_block(b, &mut result, &mut ui).await?;
+        ctx.run_block(b, &mut rec).await?;
     }
     let first_stage_left = plan.trial_count.saturating_sub(
-        result
+        rec.result()
             .trials
             .iter()
             .filter(|t| t.seq < plan.trial_count)
             .count(),
     );
     let later_finished = if first_stage_left == 0 {
-        run_later_stages(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?
+        run_later_stages(&mut ctx, &plan, opts, &mut rec).await?
     } else {
-        run_search_only(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?;
+        run_search_only(&mut ctx, &plan, opts, &mut rec).await?;
         false
     };
     let interrupted = opts.cancel.load(Ordering::SeqCst);
     let verify = (!interrupted)
         .then(|| ctx.verify_summary(stopped, first_stage_left))
         .flatten();
-    settle(
-        &mut result,
-        interrupted,
-        later_finished,
-        verify,
-        &records_lost,
-    );
-    result.updated_at = servebench_result::now_rfc3339();
-    store.save(&result)?;
-    ui.finish();
+    rec.update(|r| settle(r, interrupted, later_finished, verify, &records_lost))?;
     Ok(RunOutcome {
         result_path: store.result_path.clone(),
-        result,
+        result: rec.finish(),
         interrupted,
     })
 }
@@ -300,13 +293,8 @@ async fn preflight(spec: &Spec, spec_dir: &Path) -> Result<(), RunError> {
 
 /// The run's first lines: what it runs and where it writes, and which owned fields the
 /// spec's request body takes over.
-fn announce(
-    ui: &mut progress::Progress,
-    spec: &Spec,
-    plan: &Plan,
-    result: &RunResult,
-    store: &ResultStore,
-) {
+fn announce(rec: &recorder::Recorder<'_>, spec: &Spec, plan: &Plan) {
+    let (ui, result, store) = (rec.reporter(), rec.result(), rec.store());
     ui.line(&format!(
         "run {} of {} ({} trials in {} blocks); result: {}",
         result.run_id,
@@ -328,13 +316,10 @@ fn announce(
 /// After the first stage: a sequential design's rounds, then a capacity search. Whether
 /// both finished (or had nothing to do).
 async fn run_later_stages(
-    ctx: &mut block::BlockContext<'_>,
-    spec: &Spec,
+    ctx: &mut start::StartContext<'_>,
     plan: &Plan,
     opts: &RunOptions,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut progress::Progress,
+    rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
     let mut rounds_finished = true;
     if let Some(sequencer) = opts
@@ -344,23 +329,20 @@ async fn run_later_stages(
         && !opts.cancel.load(Ordering::SeqCst)
     {
         rounds_finished = matches!(
-            rounds::run_rounds(ctx, plan, sequencer, result, store, ui).await?,
+            rounds::run_rounds(ctx, plan, sequencer, rec).await?,
             rounds::RoundsEnd::Finished
         );
     }
-    let search_finished = run_search_only(ctx, spec, plan, opts, result, store, ui).await?;
+    let search_finished = run_search_only(ctx, plan, opts, rec).await?;
     Ok(rounds_finished && search_finished)
 }
 
 /// A capacity search, where the spec has one; whether it finished (or had nothing to do).
 async fn run_search_only(
-    ctx: &mut block::BlockContext<'_>,
-    spec: &Spec,
+    ctx: &mut start::StartContext<'_>,
     plan: &Plan,
     opts: &RunOptions,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut progress::Progress,
+    rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
     let Some(judge) = opts
         .search_judge
@@ -373,7 +355,7 @@ async fn run_search_only(
         return Ok(true);
     }
     Ok(matches!(
-        search::run_search(ctx, &spec.file, judge, result, store, ui).await?,
+        search::run_search(ctx, judge, rec).await?,
         search::SearchEnd::Finished
     ))
 }

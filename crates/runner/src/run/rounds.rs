@@ -12,10 +12,10 @@
 
 use servebench_spec::plan::{Plan, round_blocks};
 
-use super::block::BlockContext;
-use super::progress::Progress;
+use super::recorder::Recorder;
+use super::start::StartContext;
 use super::{RunError, Sequencer};
-use servebench_result::{LookRecord, ResultStore, RunResult, cell_is_open};
+use servebench_result::{LookRecord, RunResult, cell_is_open};
 
 /// How the rounds ended.
 pub(super) enum RoundsEnd {
@@ -27,17 +27,15 @@ pub(super) enum RoundsEnd {
 
 /// Run the rounds of a sequential run after its first stage (module docs).
 pub(super) async fn run_rounds(
-    ctx: &mut BlockContext<'_>,
+    ctx: &mut StartContext<'_>,
     plan: &Plan,
     sequencer: &dyn Sequencer,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
+    rec: &mut Recorder<'_>,
 ) -> Result<RoundsEnd, RunError> {
     let Some(sp) = &plan.sequential else {
         return Ok(RoundsEnd::Finished);
     };
-    let spec = result.spec.clone();
+    let spec = rec.result().spec.clone();
     let arms = Arms::of(&spec);
     let (mut index, mut next_seq) = (plan.blocks.len(), plan.trial_count);
     let mut t = sp.first_stage;
@@ -45,15 +43,14 @@ pub(super) async fn run_rounds(
         if ctx.cancelled() {
             return Ok(RoundsEnd::Cancelled);
         }
-        if !result.looks.iter().any(|l| l.after_trial == t) {
-            let look = sequencer.look(result, t);
-            result.looks.push(look);
-            store.save(result)?;
-            if let Some(look) = result.looks.last() {
-                ui.line(&describe(look, &arms, result));
+        if !rec.result().looks.iter().any(|l| l.after_trial == t) {
+            let look = sequencer.look(rec.result(), t);
+            rec.update(|r| r.looks.push(look))?;
+            if let Some(look) = rec.result().looks.last() {
+                rec.reporter().line(&describe(look, &arms, rec.result()));
             }
         }
-        let todo = open_points(&arms, result);
+        let todo = open_points(&arms, rec.result());
         if t >= sp.max_trials || todo.iter().all(|(_, p)| p.is_empty()) {
             return Ok(RoundsEnd::Finished);
         }
@@ -62,8 +59,8 @@ pub(super) async fn run_rounds(
         let trials: usize = blocks.iter().map(|b| b.trials.len()).sum();
         index += blocks.len();
         next_seq += trials;
-        ui.add_planned(trials);
-        ui.line(&format!(
+        rec.reporter_mut().add_planned(trials);
+        rec.reporter().line(&format!(
             "round t={t}: {} block(s), {trials} trial(s) for the undecided cells",
             blocks.len()
         ));
@@ -71,7 +68,7 @@ pub(super) async fn run_rounds(
             if ctx.cancelled() {
                 return Ok(RoundsEnd::Cancelled);
             }
-            ctx.run_block(b, result, ui).await?;
+            ctx.run_block(b, rec).await?;
         }
     }
 }

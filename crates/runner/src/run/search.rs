@@ -16,8 +16,7 @@
 //! invalid, and gives no estimate.
 
 use servebench_result::{
-    PointInfo, ResultStore, RunResult, SearchBlock, SearchLog, SearchOutcome, SearchStep,
-    TrialStatus, now_rfc3339,
+    PointInfo, RunResult, SearchBlock, SearchLog, SearchOutcome, SearchStep, TrialResult,
 };
 use servebench_spec::plan::{
     Block, PlannedTrial, SweepPoint, prompt_seed, round_blocks, search_point,
@@ -29,9 +28,8 @@ use servebench_spec::{Search, SpecFile, TokenCount};
 
 mod judge;
 
-use super::block::{BlockContext, Opening, exited_soon_after, failed, sleep_unless_cancelled};
-use super::progress::Progress;
-use super::workload::PromptSource;
+use super::recorder::Recorder;
+use super::start::{StartContext, StartEnd, StartTrials, Step};
 use super::{RunError, SearchJudge};
 use judge::{bracket_outcome, describe, judge_trial, outcome_words};
 
@@ -53,18 +51,20 @@ pub(super) enum SearchEnd {
 
 /// Run (or continue) the search of `spec` (module docs).
 pub(super) async fn run_search(
-    ctx: &mut BlockContext<'_>,
-    spec: &SpecFile,
+    ctx: &mut StartContext<'_>,
     judge: &dyn SearchJudge,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
+    rec: &mut Recorder<'_>,
 ) -> Result<SearchEnd, RunError> {
+    let spec = ctx.spec();
     let Some(q) = spec.spec.search.clone() else {
         return Ok(SearchEnd::Finished);
     };
-    let log = result.search.get_or_insert_with(SearchLog::default);
-    if log.stopped.is_some() {
+    if rec.keep(|r| {
+        r.search
+            .get_or_insert_with(SearchLog::default)
+            .stopped
+            .is_some()
+    }) {
         return Ok(SearchEnd::Finished);
     }
     let budget = trial_budget(&q);
@@ -73,7 +73,7 @@ pub(super) async fn run_search(
         if ctx.cancelled() {
             return Ok(SearchEnd::Cancelled);
         }
-        let log = result.search.get_or_insert_with(SearchLog::default).clone();
+        let log = rec.keep(|r| r.search.get_or_insert_with(SearchLog::default).clone());
         let round = log.looks.last().map_or(1, |l| l.after_round + 1);
         let todo = round_variants(spec, &log, round);
         // The trial budget: a round starts only if every variant in it can afford a whole
@@ -84,21 +84,22 @@ pub(super) async fn run_search(
                 .blocks
                 .iter()
                 .any(|b| b.round == round && b.variant == **v);
-            !started && trials_of(result, v) + u64::from(need) > budget
+            !started && trials_of(rec.result(), v) + u64::from(need) > budget
         }) {
             let why = format!(
                 "trial budget spent: `{v}` has measured {} of its {budget} trials, and a start \
                  may take {need}",
-                trials_of(result, v)
+                trials_of(rec.result(), v)
             );
-            ui.line(&format!("search: {why}"));
-            if let Some(log) = result.search.as_mut() {
-                log.stopped = Some(why);
-            }
-            store.save(result)?;
+            rec.reporter().line(&format!("search: {why}"));
+            rec.update(|r| {
+                if let Some(log) = r.search.as_mut() {
+                    log.stopped = Some(why);
+                }
+            })?;
             return Ok(SearchEnd::Finished);
         }
-        ui.line(&format!(
+        rec.reporter().line(&format!(
             "search round {round}: {}",
             if todo.is_empty() {
                 "no variant left".to_owned()
@@ -110,7 +111,7 @@ pub(super) async fn run_search(
             if ctx.cancelled() {
                 return Ok(SearchEnd::Cancelled);
             }
-            let done = result.search.as_ref().is_some_and(|l| {
+            let done = rec.result().search.as_ref().is_some_and(|l| {
                 l.blocks
                     .iter()
                     .any(|b| b.round == round && b.variant == *v && b.outcome.is_some())
@@ -119,26 +120,31 @@ pub(super) async fn run_search(
                 continue;
             }
             let start = (round > 1)
-                .then(|| result.search.as_ref().and_then(|l| l.last_estimate(v)))
+                .then(|| {
+                    rec.result()
+                        .search
+                        .as_ref()
+                        .and_then(|l| l.last_estimate(v))
+                })
                 .flatten();
-            if !search_block(ctx, spec, &q, round, v, start, result, store, ui).await? {
+            if !search_start(ctx, &q, (round, v), start, rec).await? {
                 return Ok(SearchEnd::Cancelled);
             }
         }
-        let look = judge.look(result, round);
-        ui.line(&format!(
+        let look = judge.look(rec.result(), round);
+        rec.reporter().line(&format!(
             "look after round {round}: {}",
             describe(&look, &q)
         ));
         let stop = look.stop || todo.is_empty();
-        let why = look.why.clone();
-        let log = result.search.get_or_insert_with(SearchLog::default);
-        log.looks.push(look);
-        if stop {
-            log.stopped = Some(why);
-        }
-        result.updated_at = now_rfc3339();
-        store.save(result)?;
+        rec.update(|r| {
+            let why = look.why.clone();
+            let log = r.search.get_or_insert_with(SearchLog::default);
+            log.looks.push(look);
+            if stop {
+                log.stopped = Some(why);
+            }
+        })?;
         if stop {
             return Ok(SearchEnd::Finished);
         }
@@ -218,23 +224,20 @@ fn point_index(result: &mut RunResult, point: &SweepPoint) -> usize {
     index
 }
 
-/// One server start of `variant` in round `round`: start, bisect, stop. `false` when
-/// cancelled (the block stays in the log without an outcome).
-#[allow(clippy::too_many_arguments)]
-async fn search_block(
-    ctx: &mut BlockContext<'_>,
-    spec: &SpecFile,
+/// One server start of `variant` in round `round`, bisecting its grid (from the variant's
+/// last estimate, after round 1). `false` when cancelled (the start stays in the log without
+/// an outcome).
+async fn search_start(
+    ctx: &mut StartContext<'_>,
     q: &Search,
-    round: u32,
-    variant_name: &str,
+    (round, variant_name): (u32, &str),
     estimate: Option<f64>,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
+    rec: &mut Recorder<'_>,
 ) -> Result<bool, RunError> {
+    let spec = ctx.spec();
     let grid = Grid::for_round(spec, q, round);
     let start = estimate.map(|e| grid.nearest(e));
-    let index = next_block_index(result);
+    let index = next_block_index(rec.result());
     // A block with a placeholder trial of repetition `round` (SERVEBENCH_REPETITION).
     let block = Block {
         index,
@@ -249,8 +252,8 @@ async fn search_block(
             prompt_seed: 0,
         }],
     };
-    let log_index = {
-        let log = result.search.get_or_insert_with(SearchLog::default);
+    let log_index = rec.update(|r| {
+        let log = r.search.get_or_insert_with(SearchLog::default);
         log.blocks.push(SearchBlock {
             round,
             variant: variant_name.to_owned(),
@@ -262,155 +265,162 @@ async fn search_block(
             outcome: None,
         });
         log.blocks.len() - 1
+    })?;
+    let invalid = |rec: &mut Recorder<'_>, reason: String| {
+        rec.update(|r| set_outcome(r, log_index, SearchOutcome::Invalid { reason }))
     };
-    result.updated_at = now_rfc3339();
-    store.save(result)?;
-    let set_outcome = |result: &mut RunResult, o: SearchOutcome| {
-        if let Some(b) = result
-            .search
-            .as_mut()
-            .and_then(|l| l.blocks.get_mut(log_index))
-        {
-            b.outcome = Some(o);
-        }
-    };
-    if let Some(reason) = ctx.refused(variant_name).map(str::to_owned) {
-        set_outcome(result, SearchOutcome::Invalid { reason });
-        store.save(result)?;
+    if let Some(reason) = ctx.refused(variant_name) {
+        invalid(rec, reason.to_owned())?;
         return Ok(true);
     }
     let Some(variant) = ctx.variant(variant_name) else {
-        set_outcome(
-            result,
-            SearchOutcome::Invalid {
-                reason: "variant missing from the spec".into(),
-            },
-        );
-        store.save(result)?;
+        invalid(rec, "variant missing from the spec".into())?;
         return Ok(true);
     };
-    let (mut running, target) = match ctx.open(&block, variant, result, ui).await {
-        Ok(o) => o,
-        Err(Opening::Cancelled) => return Ok(false),
-        Err(Opening::Failed(reason)) => {
-            set_outcome(result, SearchOutcome::Invalid { reason });
-            store.save(result)?;
-            return Ok(true);
-        }
+    let mut bisection = Bisection {
+        spec,
+        q,
+        first: [search_point(spec, q, q.lower)],
+        grid,
+        start,
+        round,
+        variant: variant_name,
+        log_index,
+        block_index: index,
+        measuring: None,
+        invalid: None,
     };
-    let cooldown = spec.spec.trials.cooldown.get();
-    sleep_unless_cancelled(cooldown, ctx).await;
-    let first = search_point(spec, q, q.lower);
-    let tok = ctx.tokenizer_spec();
-    let mut source = PromptSource::new(spec, std::slice::from_ref(&first), &tok, ctx.spec_dir());
-    let mut cancelled = false;
-    let outcome = loop {
-        if ctx.cancelled() {
-            cancelled = true;
-            break None;
+    match ctx.run_start(&block, variant, &mut bisection, rec).await? {
+        StartEnd::Measured => Ok(true),
+        StartEnd::Cancelled => Ok(false),
+        StartEnd::Refused(reason) => {
+            invalid(rec, reason)?;
+            Ok(true)
         }
-        let steps = &result
+    }
+}
+
+/// The outcome of the search log's start `log_index`.
+fn set_outcome(result: &mut RunResult, log_index: usize, o: SearchOutcome) {
+    if let Some(b) = result
+        .search
+        .as_mut()
+        .and_then(|l| l.blocks.get_mut(log_index))
+    {
+        b.outcome = Some(o);
+    }
+}
+
+/// A start's bisection of its round's grid (the start's policy): the next load from the
+/// outcomes so far (`search::next_step`), each trial judged and logged as a step, until a
+/// load that passed lies next to one that failed, or a trial cannot be judged.
+struct Bisection<'s> {
+    spec: &'s SpecFile,
+    q: &'s Search,
+    /// The point the start's prompts are drawn at (its kernel probe's too).
+    first: [SweepPoint; 1],
+    grid: Grid,
+    start: Option<usize>,
+    round: u32,
+    variant: &'s str,
+    log_index: usize,
+    block_index: usize,
+    /// The trial being measured: its seq, point index, grid index, load and why.
+    measuring: Option<(usize, usize, usize, f64, &'static str)>,
+    /// Why the start ends without an estimate (a trial that cannot be judged).
+    invalid: Option<String>,
+}
+
+impl Bisection<'_> {
+    fn steps(&self, result: &RunResult) -> Vec<SearchStep> {
+        result
             .search
             .as_ref()
-            .map(|l| l.blocks[log_index].steps.clone());
-        let steps = steps.clone().unwrap_or_default();
+            .and_then(|l| l.blocks.get(self.log_index))
+            .map(|b| b.steps.clone())
+            .unwrap_or_default()
+    }
+
+    /// The start's outcome, said and recorded.
+    fn conclude(&self, o: SearchOutcome, rec: &mut Recorder<'_>) -> Result<(), RunError> {
+        rec.reporter().line(&format!(
+            "block {} ({}, round {}): {}",
+            self.block_index + 1,
+            self.variant,
+            self.round,
+            outcome_words(&o, self.q)
+        ));
+        rec.update(|r| set_outcome(r, self.log_index, o))?;
+        Ok(())
+    }
+}
+
+impl StartTrials for Bisection<'_> {
+    fn points(&self) -> &[SweepPoint] {
+        &self.first
+    }
+
+    fn next(&mut self, rec: &mut Recorder<'_>) -> Result<Option<Step>, RunError> {
+        if let Some(reason) = self.invalid.take() {
+            self.conclude(SearchOutcome::Invalid { reason }, rec)?;
+            return Ok(None);
+        }
+        let steps = self.steps(rec.result());
         let outcomes: Vec<(usize, bool)> = steps
             .iter()
             .filter_map(|s| s.passed.map(|p| (s.index, p)))
             .collect();
-        let (gi, why) = match next_step(grid.loads.len(), start, &outcomes) {
-            Next::Done(b) => break Some(bracket_outcome(&grid, b, &steps)),
+        let (gi, why) = match next_step(self.grid.loads.len(), self.start, &outcomes) {
+            Next::Done(b) => {
+                self.conclude(bracket_outcome(&self.grid, b, &steps), rec)?;
+                return Ok(None);
+            }
             Next::Measure { index, why } => (index, why),
         };
-        if !steps.is_empty() && !cooldown.is_zero() {
-            sleep_unless_cancelled(cooldown, ctx).await;
-        }
-        let load = grid.loads[gi];
-        let point = search_point(spec, q, load);
-        let pidx = point_index(result, &point);
-        let seq = next_seq(result);
-        let step_no = steps.len() as u32;
-        let key = round.saturating_mul(STEP_KEY).saturating_add(step_no);
-        let t = PlannedTrial {
-            seq,
-            variant: variant_name.to_owned(),
-            trial: round,
-            point: pidx,
-            repeat: 1,
-            prompt_seed: prompt_seed(spec.spec.workload.seed, key, 0),
-        };
-        ui.add_planned(1);
-        ui.trial_start(&t, &point.to_string());
-        let (mut trial, lines) = match &mut source {
-            Err(e) => (failed(&t, &block, &format!("prompts: {e}")), Vec::new()),
-            Ok(src) => match ctx
-                .measure_with_prompts(&t, &block, &point, (key, 0), src, &target, ui.trial_bar())
-                .await
-            {
-                Some(m) => m,
-                None => {
-                    cancelled = true;
-                    break None;
-                }
+        let load = self.grid.loads[gi];
+        let point = search_point(self.spec, self.q, load);
+        let pidx = rec.keep(|r| point_index(r, &point));
+        let seq = next_seq(rec.result());
+        let key = (self.round.saturating_mul(STEP_KEY)).saturating_add(steps.len() as u32);
+        rec.reporter_mut().add_planned(1);
+        self.measuring = Some((seq, pidx, gi, load, why.as_str()));
+        Ok(Some(Step {
+            trial: PlannedTrial {
+                seq,
+                variant: self.variant.to_owned(),
+                trial: self.round,
+                point: pidx,
+                repeat: 1,
+                prompt_seed: prompt_seed(self.spec.spec.workload.seed, key, 0),
             },
+            point,
+            prompts: (key, 0),
+        }))
+    }
+
+    fn measured(&mut self, trial: &TrialResult, result: &mut RunResult) {
+        let Some((seq, point, index, load, why)) = self.measuring.take() else {
+            return;
         };
-        if let Some(s) = running.as_mut()
-            && let Some(status) = exited_soon_after(s, &trial).await
-        {
-            trial.status = TrialStatus::Failed;
-            trial.failure = Some(format!(
-                "the server exited during the trial ({status}); see its log {}",
-                s.log_path().display()
-            ));
-        }
-        ui.trial_end(&trial);
-        let (attainment, passed, invalid) = judge_trial(&trial, q);
-        if let Err(e) = ctx.record(result, trial, &lines) {
-            return Err(ctx.stop_after_error(running, &block, result, ui, e).await);
-        }
+        let (attainment, passed, invalid) = judge_trial(trial, self.q);
         if let Some(b) = result
             .search
             .as_mut()
-            .and_then(|l| l.blocks.get_mut(log_index))
+            .and_then(|l| l.blocks.get_mut(self.log_index))
         {
             b.steps.push(SearchStep {
                 seq,
-                point: pidx,
-                index: gi,
+                point,
+                index,
                 load,
-                why: why.as_str().to_owned(),
+                why: why.to_owned(),
                 attainment,
                 passed,
                 invalid: invalid.clone(),
             });
         }
-        if let Err(e) = store.save(result) {
-            return Err(ctx
-                .stop_after_error(running, &block, result, ui, e.into())
-                .await);
-        }
-        if let Some(reason) = invalid {
-            break Some(SearchOutcome::Invalid {
-                reason: format!("at {load} {}: {reason}", q.axis.unit()),
-            });
-        }
-    };
-    if let Some(o) = outcome {
-        ui.line(&format!(
-            "block {} ({variant_name}, round {round}): {}",
-            index + 1,
-            outcome_words(&o, q)
-        ));
-        set_outcome(result, o);
+        self.invalid = invalid.map(|reason| format!("at {load} {}: {reason}", self.q.axis.unit()));
     }
-    result.updated_at = now_rfc3339();
-    if let Err(e) = store.save(result) {
-        return Err(ctx
-            .stop_after_error(running, &block, result, ui, e.into())
-            .await);
-    }
-    ctx.close(running, &block, result, ui).await?;
-    Ok(!cancelled)
 }
 
 /// The next block index: after every block recorded (servers, trials, search log).

@@ -6,13 +6,136 @@ use servebench_spec::Variant;
 use servebench_spec::plan::Block;
 use servebench_spec::substitute::{Context, resolve, substitute};
 
-use super::BlockContext;
+use super::super::recorder::Recorder;
+use super::super::workload::api_kind;
+use super::{Opening, Start, StartContext};
 use crate::engine::{self, Endpoint, Resolved};
+use crate::loadgen::Target;
 use crate::server::{self, RunningServer, ServerLaunch};
 use servebench_result::now_rfc3339;
 use servebench_result::{RunResult, ServerStart, VerifyRecord};
 
-impl BlockContext<'_> {
+impl<'a> StartContext<'a> {
+    /// The start's first stages: its server launched and verified (when the spec launches
+    /// one) or the variant's endpoint resolved, then the engine's checks (`preflight`).
+    pub(super) async fn open<'b>(
+        &mut self,
+        block: &'b Block,
+        variant: &'b Variant,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Start<'b>, Opening> {
+        self.telemetry_for(rec.result());
+        let (running, resolved, base_url) = self.reach(block, variant, rec).await?;
+        let mut start = Start {
+            block,
+            variant,
+            running,
+            target: Target {
+                base_url: base_url.trim_end_matches('/').to_owned(),
+                api: api_kind(self.spec.spec.target.api),
+                model: self.spec.spec.target.model.clone(),
+                api_key: self.api_key.clone(),
+                headers: self.headers.clone(),
+                ca_file: self.ca_file(),
+            },
+            profile: &servebench_spec::engine::GENERIC,
+        };
+        self.block_plan = None;
+        self.profile = None;
+        self.limit = None;
+        if let Err(reason) = self
+            .preflight(block, variant, &mut start.target, resolved, rec)
+            .await
+        {
+            rec.reporter()
+                .line(&format!("block {}: {reason}", block.index + 1));
+            if start.running.is_some() {
+                self.close(start, rec)
+                    .await
+                    .map_err(|e| Opening::Failed(format!("{reason} ({e})")))?;
+            }
+            return Err(Opening::Failed(reason));
+        }
+        start.profile = self.profile.unwrap_or(&servebench_spec::engine::GENERIC);
+        Ok(start)
+    }
+
+    /// The run's telemetry, set up when its first start opens.
+    fn telemetry_for(&mut self, result: &RunResult) {
+        if self.telemetry.is_none() {
+            let gpus = result.accelerators.iter().map(|a| a.name.clone()).collect();
+            self.telemetry = Some(crate::telemetry::RunTelemetry::new(
+                self.spec,
+                result.model_facts,
+                gpus,
+                self.ca_file().as_deref(),
+            ));
+        }
+        if self.spec.spec.server.is_none()
+            && let Some(t) = &self.telemetry
+        {
+            // A running endpoint: the runner's own CUDA_VISIBLE_DEVICES, else every GPU.
+            t.set_server_env(&BTreeMap::new());
+        }
+    }
+
+    /// The server started for `block` (when the spec launches one) with its engine, or the
+    /// variant's endpoint, and the base URL the trials go to.
+    async fn reach(
+        &mut self,
+        block: &Block,
+        variant: &Variant,
+        rec: &mut Recorder<'_>,
+    ) -> Result<(Option<RunningServer>, Option<Resolved>, String), Opening> {
+        let n = block.index + 1;
+        if let Some(server_spec) = &self.spec.spec.server {
+            rec.reporter().line(&format!(
+                "block {n}: starting server for `{}`",
+                variant.name
+            ));
+            return match self.start_server(block, variant, server_spec, rec).await {
+                // `target.base_url` resolved for this start, or http://127.0.0.1:${port}.
+                Ok((s, r)) => {
+                    let url = s.base_url();
+                    Ok((Some(s), Some(r), url))
+                }
+                Err(_) if self.cancelled() => Err(Opening::Cancelled),
+                Err(reason) => {
+                    // A verify failure is said once, with what the server reported, at the
+                    // run's end; here only that it happened.
+                    if self.refused.contains_key(&variant.name) {
+                        rec.reporter().line(&format!(
+                            "block {n}: `{}` failed verify: its later blocks are not run",
+                            variant.name
+                        ));
+                    } else {
+                        rec.reporter().line(&format!("block {n}: {reason}"));
+                    }
+                    Err(Opening::Failed(reason))
+                }
+            };
+        }
+        let raw = variant
+            .base_url
+            .clone()
+            .or_else(|| self.spec.spec.target.base_url.clone())
+            .unwrap_or_default();
+        let ctx = Context {
+            vars: Some(&variant.vars),
+            env: true,
+            ..Context::default()
+        };
+        let url = resolve(&raw, &ctx).map_err(|e| Opening::Failed(format!("target URL: {e}")))?;
+        // An https:// endpoint whose certificate does not verify fails here, before any
+        // trial of the block, not as every request's connect error.
+        if let Err(e) = crate::tls::check(&url, self.ca_file().as_deref()).await {
+            let reason = e.to_string();
+            rec.reporter().line(&format!("block {n}: {reason}"));
+            return Err(Opening::Failed(reason));
+        }
+        Ok((None, None, url))
+    }
+
     /// Start, wait for readiness, tell its engine (named or detected), verify by that
     /// engine's profile. On failure the server is stopped and the reason returned; a verify
     /// failure also refuses the variant for the rest of the run.
@@ -21,8 +144,9 @@ impl BlockContext<'_> {
         block: &Block,
         variant: &Variant,
         server_spec: &servebench_spec::Server,
-        result: &mut RunResult,
+        rec: &mut Recorder<'_>,
     ) -> Result<(RunningServer, Resolved), String> {
+        let run_id = rec.result().run_id.clone();
         let port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let head_port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let slurm_spec = server_spec.launcher.as_ref().and_then(|l| l.slurm.as_ref());
@@ -77,8 +201,8 @@ impl BlockContext<'_> {
                 env.insert(k.clone(), val);
             }
         }
-        let block_seed = block_seed(&result.run_id, block.index);
-        env.insert("SERVEBENCH_RUN_ID".into(), result.run_id.clone());
+        let block_seed = block_seed(&run_id, block.index);
+        env.insert("SERVEBENCH_RUN_ID".into(), run_id.clone());
         env.insert("SERVEBENCH_BLOCK".into(), block.index.to_string());
         env.insert(
             "SERVEBENCH_REPETITION".into(),
@@ -105,7 +229,7 @@ impl BlockContext<'_> {
                 a.equals = serde_json::Value::String(fin(s)?);
             }
         }
-        let log_dir = self.store.result_path.with_extension("logs");
+        let log_dir = rec.store().result_path.with_extension("logs");
         let log_path = log_dir.join(format!("block-{:03}-{}.log", block.index + 1, variant.name));
         let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
         secrets.extend(env_secret_values(server_spec, variant));
@@ -182,7 +306,7 @@ impl BlockContext<'_> {
                 Some(server::slurm::SlurmLaunch {
                     allocation,
                     launcher: sl.clone(),
-                    step_name: format!("servebench-{}-b{}", result.run_id, block.index + 1),
+                    step_name: format!("servebench-{run_id}-b{}", block.index + 1),
                     worker_argv,
                     env_per_rank,
                     worker_env,
@@ -190,56 +314,20 @@ impl BlockContext<'_> {
             }
             _ => None,
         };
-        // A local server's group is recorded as soon as it is spawned, before readiness: a
-        // runner killed while it starts leaves it findable, and `run --resume` stops it.
-        let mut spawned = false;
-        let started = match &slurm_launch {
-            Some(sl) => server::slurm::start(&launch, sl).await,
-            None => {
-                let store = self.store;
-                let early = record.clone();
-                let (servers, flag) = (&mut *result, &mut spawned);
-                server::start_with(&launch, |pid, pgid| {
-                    servers.servers.push(ServerStart {
-                        pid: Some(pid),
-                        pgid: Some(pgid),
-                        ..early
-                    });
-                    *flag = true;
-                    let _ = store.save(servers);
-                })
-                .await
-            }
-        };
-        if spawned {
-            // The record is the one written at the spawn: complete it rather than add one.
-            if let Some(early) = result.servers.pop() {
-                record.pid = early.pid;
-                record.pgid = early.pgid;
-            }
-        }
-        let running = match started {
-            Ok(s) => s,
-            Err(e) => {
-                record.error = Some(e.to_string());
-                result.servers.push(record);
-                let _ = self.store.save(result);
-                return Err(format!("server did not start: {e}"));
-            }
-        };
-        record.pid = Some(running.pid());
-        record.pgid = Some(running.pgid());
+        let running = spawn(&launch, slurm_launch.as_ref(), record, &log_path, rec).await?;
         self.server_pgid = (!through_slurm).then(|| running.pgid());
-        record.started_at = running.started_at().to_owned();
-        record.ready_after_s = Some(running.ready_after().as_secs_f64());
-        if let Some(step) = running.slurm_record() {
-            // The step's srun and its ranks; the recorded argv is srun's (what ran locally).
-            record.argv = running.argv().to_vec();
-            record.slurm = Some(step.clone());
-            super::super::cluster::note_nodes(result, step, &log_path);
-        }
-        result.servers.push(record);
-        let _ = self.store.save(result);
+        self.verify_started(running, &verify, variant, rec).await
+    }
+
+    /// The started server's engine, and its verify rules judged: a failure refuses the
+    /// variant for the rest of the run and stops the server.
+    async fn verify_started(
+        &mut self,
+        running: RunningServer,
+        verify: &[servebench_spec::VerifyRule],
+        variant: &Variant,
+        rec: &mut Recorder<'_>,
+    ) -> Result<(RunningServer, Resolved), String> {
         let ep = Endpoint {
             base_url: running.base_url(),
             ca_file: running.ca_file().map(std::path::Path::to_path_buf),
@@ -251,15 +339,11 @@ impl BlockContext<'_> {
             Err(e) => {
                 let reason = format!("the server was ready but its API does not answer: {e}");
                 let report = server::stop(running).await;
-                if let Some(rec) = result.servers.last_mut() {
-                    rec.stop = Some(report);
-                    rec.error = Some(reason.clone());
-                }
-                let _ = self.store.save(result);
+                rec.note(|r| refuse_start(r, report, &reason));
                 return Err(reason);
             }
         };
-        let outcome = server::verify(&running, &verify, resolved.profile).await;
+        let outcome = server::verify(&running, verify, resolved.profile).await;
         let info = server::server_info(&running, resolved.profile).await;
         let (records, failure) = match outcome {
             Ok(outcomes) => (
@@ -272,10 +356,12 @@ impl BlockContext<'_> {
                 (recs, Some(e.to_string()))
             }
         };
-        if let Some(rec) = result.servers.last_mut() {
-            rec.verify = records;
-            rec.info = info;
-        }
+        rec.note(|r| {
+            if let Some(s) = r.servers.last_mut() {
+                s.verify = records;
+                s.info = info;
+            }
+        });
         if let Some(reason) = failure {
             let reason = format!(
                 "verify failed for variant `{}`: {reason}. The variant is not measured (its change may not be in effect)",
@@ -283,14 +369,84 @@ impl BlockContext<'_> {
             );
             self.refused.insert(variant.name.clone(), reason.clone());
             let report = server::stop(running).await;
-            if let Some(rec) = result.servers.last_mut() {
-                rec.stop = Some(report);
-                rec.error = Some(reason.clone());
-            }
-            let _ = self.store.save(result);
+            rec.note(|r| refuse_start(r, report, &reason));
             return Err(reason);
         }
         Ok((running, resolved))
+    }
+}
+
+/// Launch the server (locally, or as a Slurm step) and record its start. A local server's
+/// group is recorded as soon as it is spawned, before readiness: a runner killed while it
+/// starts leaves it findable, and `run --resume` stops it.
+async fn spawn(
+    launch: &ServerLaunch,
+    slurm_launch: Option<&server::slurm::SlurmLaunch>,
+    mut record: ServerStart,
+    log_path: &std::path::Path,
+    rec: &mut Recorder<'_>,
+) -> Result<RunningServer, String> {
+    let mut spawned = false;
+    let started = match slurm_launch {
+        Some(sl) => server::slurm::start(launch, sl).await,
+        None => {
+            let early = record.clone();
+            let (rec, flag) = (&mut *rec, &mut spawned);
+            server::start_with(launch, |pid, pgid| {
+                rec.note(|r| {
+                    r.servers.push(ServerStart {
+                        pid: Some(pid),
+                        pgid: Some(pgid),
+                        ..early
+                    });
+                });
+                *flag = true;
+            })
+            .await
+        }
+    };
+    if spawned && let Some(early) = rec.result().servers.last() {
+        // The record is the one written at the spawn: complete it rather than add one.
+        record.pid = early.pid;
+        record.pgid = early.pgid;
+    }
+    let replace = |r: &mut RunResult, record: ServerStart| {
+        if spawned {
+            r.servers.pop();
+        }
+        r.servers.push(record);
+    };
+    let running = match started {
+        Ok(s) => s,
+        Err(e) => {
+            record.error = Some(e.to_string());
+            rec.note(|r| replace(r, record));
+            return Err(format!("server did not start: {e}"));
+        }
+    };
+    record.pid = Some(running.pid());
+    record.pgid = Some(running.pgid());
+    record.started_at = running.started_at().to_owned();
+    record.ready_after_s = Some(running.ready_after().as_secs_f64());
+    if let Some(step) = running.slurm_record() {
+        // The step's srun and its ranks; the recorded argv is srun's (what ran locally).
+        record.argv = running.argv().to_vec();
+        record.slurm = Some(step.clone());
+    }
+    rec.note(|r| {
+        if let Some(step) = &record.slurm {
+            super::super::cluster::note_nodes(r, step, log_path);
+        }
+        replace(r, record);
+    });
+    Ok(running)
+}
+
+/// The last start's record: stopped, with why it is not measured.
+fn refuse_start(result: &mut RunResult, report: server::StopReport, reason: &str) {
+    if let Some(s) = result.servers.last_mut() {
+        s.stop = Some(report);
+        s.error = Some(reason.to_owned());
     }
 }
 

@@ -1,48 +1,31 @@
 //! Measuring one trial of a block: its prompts (announced when there are many), the check
 //! against the longest request the server takes, the load, and the trial's record.
 
-use servebench_spec::plan::{Block, PlannedTrial, SweepPoint};
+use servebench_spec::plan::SweepPoint;
 
 use super::super::progress::Progress;
+use super::super::recorder::Recorder;
 use super::super::workload::{PromptSource, load_config, schedule_seed};
-use super::{BlockContext, failed, wait_cancel};
-use crate::loadgen::{Target, run_trial};
+use super::{Start, StartContext, Step, failed, wait_cancel};
+use crate::loadgen::run_trial;
 use servebench_result::rfc3339;
 use servebench_result::{RequestLine, TrialResult, TrialStatus};
 
 /// Prompt counts from which their preparation is announced.
 const PREPARE_NOTICE: usize = 1000;
 
-impl BlockContext<'_> {
-    /// Measure trial `t` at `point`; `None` when interrupted (then nothing is recorded).
-    pub(in crate::run) async fn measure(
+impl StartContext<'_> {
+    /// Measure `step` on `start`'s server; `None` when interrupted (then nothing is
+    /// recorded).
+    pub(super) async fn measure(
         &self,
-        t: &PlannedTrial,
-        block: &Block,
-        point: &SweepPoint,
+        step: &Step,
+        start: &Start<'_>,
         source: &mut PromptSource,
-        target: &Target,
-        live: Option<indicatif::ProgressBar>,
+        rec: &Recorder<'_>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let draw =
-            servebench_spec::plan::draw_index(t.trial, t.repeat, self.spec.spec.trials.per_start);
-        self.measure_with_prompts(t, block, point, (draw, t.point), source, target, live)
-            .await
-    }
-
-    /// [`BlockContext::measure`] with the prompts of `prompts = (trial, point)` of the
-    /// source (a search draws them per round and step, its points being loads).
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::run) async fn measure_with_prompts(
-        &self,
-        t: &PlannedTrial,
-        block: &Block,
-        point: &SweepPoint,
-        prompts: (u32, usize),
-        source: &mut PromptSource,
-        target: &Target,
-        live: Option<indicatif::ProgressBar>,
-    ) -> Option<(TrialResult, Vec<RequestLine>)> {
+        let (t, point, block, target) = (&step.trial, &step.point, start.block, &start.target);
+        let live = rec.reporter().trial_bar();
         let mut cfg = load_config(
             self.spec,
             point,
@@ -54,11 +37,7 @@ impl BlockContext<'_> {
         // The engine's profile reads the answers (its finish words, a stream it cuts).
         cfg.engine = self.block_plan.as_ref().map(|p| p.profile);
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
-        let say = |msg: String| match (&live, self.opts.progress) {
-            (_, super::super::ProgressMode::Quiet) => {}
-            (Some(bar), _) => bar.println(format!("servebench: {msg}")),
-            (None, _) => eprintln!("servebench: {msg}"),
-        };
+        let say = |msg: String| rec.reporter().line(&msg);
         let count = cfg.requests + self.spec.spec.workload.warmup_requests as usize;
         if count >= PREPARE_NOTICE {
             say(format!("preparing {count} prompts …"));
@@ -73,7 +52,7 @@ impl BlockContext<'_> {
         }
         let preparing = std::time::Instant::now();
         let prompts = tokio::select! {
-            p = source.trial_prompts(self.spec, prompts.0, prompts.1, cfg.requests) => p,
+            p = source.trial_prompts(self.spec, step.prompts.0, step.prompts.1, cfg.requests) => p,
             _ = wait_cancel(self) => return None,
         };
         let took = preparing.elapsed().as_secs_f64();
@@ -141,7 +120,7 @@ impl BlockContext<'_> {
                 let limit = cfg.max_concurrency.filter(|_| closed);
                 tel.summarise(line.as_ref(), &o.records, &mut o.summary, limit);
                 if let Some(line) = &line
-                    && let Err(e) = self.store.append_telemetry(line)
+                    && let Err(e) = rec.store().append_telemetry(line)
                 {
                     // Telemetry is a witness of the trial, not its data: the trial is kept.
                     eprintln!("servebench: warning: the trial's telemetry was not saved: {e}");

@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use servebench_result::{ProbeOutput, ProbeRecord, RunResult, now_rfc3339};
+use servebench_result::{ProbeOutput, ProbeRecord, now_rfc3339};
 use servebench_spec::engine::{LogprobsAsk, Profile};
-use servebench_spec::plan::Block;
 use servebench_spec::{Equivalence, SpecFile};
 
-use super::super::progress::Progress;
+use super::super::recorder::Recorder;
 use super::super::workload::PromptSource;
-use super::BlockContext;
+use super::{Start, StartContext};
 use crate::dataset::{PromptBody, load_jsonl};
 use crate::loadgen::{ApiKind, Target};
 use crate::reference::{AnswerRule, load_reference};
@@ -28,22 +27,26 @@ const PROBE_TRIAL: u32 = 0;
 /// The warm-up prompt: not one of the probe's.
 const WARMUP_PROMPT: &str = "Count from one to ten.";
 
-impl BlockContext<'_> {
+impl StartContext<'_> {
     /// Probe the block's server (when the spec asks and this block has no probe yet).
     pub(super) async fn probe(
         &self,
-        block: &Block,
-        target: &Target,
-        profile: &'static Profile,
-        result: &mut RunResult,
-        ui: &mut Progress,
+        start: &Start<'_>,
+        rec: &mut Recorder<'_>,
     ) -> Result<(), super::super::RunError> {
         let Some(eq) = &self.spec.spec.equivalence else {
             return Ok(());
         };
-        if result.equivalence.iter().any(|r| r.block == block.index) {
+        let (block, target, profile) = (start.block, &start.target, start.profile);
+        if rec
+            .result()
+            .equivalence
+            .iter()
+            .any(|r| r.block == block.index)
+        {
             return Ok(());
         }
+        let ui = rec.reporter();
         let (prompts, rules) = match self.probe_prompts(eq).await {
             Ok(p) => p,
             Err(why) => {
@@ -82,9 +85,10 @@ impl BlockContext<'_> {
             let _ = asker.ask(&PromptBody::Text(WARMUP_PROMPT.to_owned())).await;
         }
         let repetition = block.trials.first().map_or(0, |t| t.trial);
+        let mut records = Vec::new();
         for &c in &eq.concurrency {
             if self.cancelled() {
-                return Ok(());
+                break;
             }
             let started_at = now_rfc3339();
             let mut outputs = asker.clone().all(&prompts, c).await;
@@ -110,7 +114,7 @@ impl BlockContext<'_> {
                     ", {r} of {n} answered right"
                 ))
             ));
-            result.equivalence.push(ProbeRecord {
+            records.push(ProbeRecord {
                 block: block.index,
                 variant: block.variant.clone(),
                 repetition,
@@ -120,8 +124,7 @@ impl BlockContext<'_> {
                 outputs,
             });
         }
-        result.updated_at = now_rfc3339();
-        self.store.save(result)?;
+        rec.update(|r| r.equivalence.extend(records))?;
         Ok(())
     }
 
