@@ -9,11 +9,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+use servebench_engines::profile;
 use servebench_runner::dataset::{AnyCounter, ChatMessage, TokenCounter, TokenizerSpec};
 use servebench_runner::engine::{BlockPlan, Endpoint, resolve};
 use servebench_runner::loadgen::{ApiKind, MinTokens, Target, run_trial};
 use servebench_spec::Engine;
-use servebench_spec::engine::profile;
 
 use crate::loadgen_support::{config, prompts};
 

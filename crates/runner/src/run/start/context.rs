@@ -33,7 +33,7 @@ pub(in crate::run) struct StartContext<'a> {
     pub(super) block_plan: Option<BlockPlan>,
     /// The open block's engine profile (`preflight`): how the equivalence probe asks for
     /// token ids and log-probabilities.
-    pub(super) profile: Option<&'static servebench_spec::engine::Profile>,
+    pub(super) profile: Option<&'static servebench_engines::Profile>,
     /// Lines said once per run (the engine, what it cannot do).
     pub(super) said: BTreeSet<String>,
     /// GPU samples and server scrapes during trials, the decode ceiling (`spec.telemetry`,
@@ -157,11 +157,11 @@ impl<'a> StartContext<'a> {
     }
 
     /// The open block's request fields (set by [`StartContext::open`]).
-    pub(in crate::run) fn body_plan(&self) -> servebench_spec::engine::BodyPlan {
+    pub(in crate::run) fn body_plan(&self) -> servebench_engines::BodyPlan {
         self.block_plan.as_ref().map_or_else(
             || {
                 let w = &self.spec.spec.workload;
-                servebench_spec::engine::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens)
+                servebench_engines::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens)
             },
             |p| p.body.clone(),
         )

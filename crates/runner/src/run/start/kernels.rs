@@ -9,9 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use servebench_engines::{Profiler, ProfilerFacts};
 use servebench_result::kernels::{KernelEvidence, judge, top_lines};
 use servebench_result::{VerifyRecord, describe_kernel_rule};
-use servebench_spec::engine::{Profiler, ProfilerFacts};
 use servebench_spec::plan::SweepPoint;
 use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{KernelEvidenceSpec, Variant};

@@ -38,7 +38,7 @@ impl<'a> StartContext<'a> {
                 headers: self.headers.clone(),
                 ca_file: self.ca_file(),
             },
-            profile: &servebench_spec::engine::GENERIC,
+            profile: &servebench_engines::GENERIC,
         };
         self.block_plan = None;
         self.profile = None;
@@ -56,7 +56,7 @@ impl<'a> StartContext<'a> {
             }
             return Err(Opening::Failed(reason));
         }
-        start.profile = self.profile.unwrap_or(&servebench_spec::engine::GENERIC);
+        start.profile = self.profile.unwrap_or(&servebench_engines::GENERIC);
         Ok(start)
     }
 

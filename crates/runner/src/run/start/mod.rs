@@ -17,8 +17,8 @@ mod trials;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use servebench_engines::Profile;
 use servebench_spec::Variant;
-use servebench_spec::engine::Profile;
 use servebench_spec::plan::{Block, PlannedTrial};
 
 use super::RunError;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use servebench_engines::{LogprobsAsk, Profile};
 use servebench_result::{ProbeOutput, ProbeRecord, now_rfc3339};
-use servebench_spec::engine::{LogprobsAsk, Profile};
 use servebench_spec::{Equivalence, SpecFile};
 
 use super::super::recorder::Recorder;
@@ -436,8 +436,8 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_engines::profile;
     use servebench_spec::Engine;
-    use servebench_spec::engine::profile;
 
     #[test]
     fn a_prompts_file_is_read_and_refused_as_the_workload_reads_it() {
@@ -501,7 +501,7 @@ mod tests {
         let o = parse_completion(&v, false, llama);
         assert_eq!(o.token_ids, Some(vec![7, 9]));
         assert_eq!(o.logprobs, Some(vec![-0.1, -0.5]));
-        let generic = &servebench_spec::engine::GENERIC;
+        let generic = &servebench_engines::GENERIC;
         let v = json!({"choices": [{"text": "a b", "logprobs": {
             "tokens": ["a", " b"], "token_logprobs": [-0.1, -0.2]}}]});
         let o = parse_completion(&v, false, generic);

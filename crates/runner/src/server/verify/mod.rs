@@ -8,8 +8,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use servebench_engines::Profile;
 use servebench_result::{VerifyRecord, describe_rule};
-use servebench_spec::engine::Profile;
 use servebench_spec::{JsonCheck, VerifyRule};
 use tokio::time::Instant;
 
