@@ -14,6 +14,7 @@ mod rounds;
 mod search;
 mod setup;
 mod start;
+mod starts;
 mod upfront;
 mod workload;
 
@@ -35,6 +36,7 @@ use servebench_result::{
 };
 
 pub use search::MIN_RATE_HELD;
+use starts::LoopEnd;
 
 /// Decides, in a sequential run (`trials.until_decided`), which cells stay open: after the
 /// first stage and after every round the runner records a look from it and measures only the
@@ -198,17 +200,8 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
     }
     announce(&rec, spec, &plan);
     let mut ctx = start::StartContext::new(spec, &plan, opts, &spec_dir)?;
-    let mut stopped = false;
-    for b in &plan.blocks {
-        if opts.cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        if ctx.nothing_left_to_compare() {
-            stopped = true;
-            break;
-        }
-        ctx.run_block(b, &mut rec).await?;
-    }
+    let first = planned::PlannedStarts::FirstStage(Some(&plan.blocks));
+    let stopped = starts::run_starts(&mut ctx, &mut { first }, &mut rec).await? == LoopEnd::Stopped;
     let first_stage_left = plan.trial_count.saturating_sub(
         rec.result()
             .trials
@@ -315,49 +308,40 @@ fn announce(rec: &recorder::Recorder<'_>, spec: &Spec, plan: &Plan) {
 
 /// After the first stage: a sequential design's rounds, then a capacity search. Whether
 /// both finished (or had nothing to do).
-async fn run_later_stages(
-    ctx: &mut start::StartContext<'_>,
-    plan: &Plan,
-    opts: &RunOptions,
+async fn run_later_stages<'a>(
+    ctx: &mut start::StartContext<'a>,
+    plan: &'a Plan,
+    opts: &'a RunOptions,
     rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
     let mut rounds_finished = true;
-    if let Some(sequencer) = opts
-        .sequencer
-        .as_deref()
-        .filter(|_| plan.sequential.is_some())
+    if let (Some(sequencer), Some(sequential)) = (opts.sequencer.as_deref(), &plan.sequential)
         && !opts.cancel.load(Ordering::SeqCst)
     {
-        rounds_finished = matches!(
-            rounds::run_rounds(ctx, plan, sequencer, rec).await?,
-            rounds::RoundsEnd::Finished
-        );
+        let spec = rec.result().spec.clone();
+        let rounds = rounds::Rounds::after(plan, sequential, sequencer, &spec);
+        let mut policy = planned::PlannedStarts::Rounds(Box::new(rounds));
+        rounds_finished = starts::run_starts(ctx, &mut policy, rec).await? == LoopEnd::Finished;
     }
     let search_finished = run_search_only(ctx, plan, opts, rec).await?;
     Ok(rounds_finished && search_finished)
 }
 
 /// A capacity search, where the spec has one; whether it finished (or had nothing to do).
-async fn run_search_only(
-    ctx: &mut start::StartContext<'_>,
+async fn run_search_only<'a>(
+    ctx: &mut start::StartContext<'a>,
     plan: &Plan,
-    opts: &RunOptions,
+    opts: &'a RunOptions,
     rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
-    let Some(judge) = opts
-        .search_judge
-        .as_deref()
-        .filter(|_| plan.search.is_some())
-    else {
+    let (Some(judge), Some(q)) = (opts.search_judge.as_deref(), &ctx.spec().spec.search) else {
         return Ok(true);
     };
-    if opts.cancel.load(Ordering::SeqCst) {
+    if plan.search.is_none() || opts.cancel.load(Ordering::SeqCst) {
         return Ok(true);
     }
-    Ok(matches!(
-        search::run_search(ctx, judge, rec).await?,
-        search::SearchEnd::Finished
-    ))
+    let mut policy = search::SearchStarts::new(judge, q.clone());
+    Ok(starts::run_starts(ctx, &mut policy, rec).await? != LoopEnd::Cancelled)
 }
 
 /// The run's status and error: interrupted (resumable), complete, or failed with what the

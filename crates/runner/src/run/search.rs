@@ -29,7 +29,8 @@ use servebench_spec::{Search, SpecFile, TokenCount};
 mod judge;
 
 use super::recorder::Recorder;
-use super::start::{StartContext, StartEnd, StartTrials, Step};
+use super::start::{StartContext, StartTrials, Step};
+use super::starts::{Begun, Policy};
 use super::{RunError, SearchJudge};
 use judge::{bracket_outcome, describe, judge_trial, outcome_words};
 
@@ -41,63 +42,80 @@ pub const MIN_RATE_HELD: f64 = 0.98;
 /// across the variants of a round, different across steps and rounds.
 const STEP_KEY: u32 = 1000;
 
-/// How the search ended.
-pub(super) enum SearchEnd {
-    /// The judge stopped it, or the budget was spent.
-    Finished,
-    /// Stopped by `cancel`.
-    Cancelled,
+/// A capacity search as the run's policy (module docs): rounds of one start per variant
+/// still open, each start a [`Bisection`], a look after each round.
+pub(super) struct SearchStarts<'p> {
+    judge: &'p dyn SearchJudge,
+    q: Search,
+    /// The round under way, and whether it had no variant left.
+    round: u32,
+    no_variant_left: bool,
+    /// The search log's entry of the start under way.
+    log_index: usize,
 }
 
-/// Run (or continue) the search of `spec` (module docs).
-pub(super) async fn run_search(
-    ctx: &mut StartContext<'_>,
-    judge: &dyn SearchJudge,
-    rec: &mut Recorder<'_>,
-) -> Result<SearchEnd, RunError> {
-    let spec = ctx.spec();
-    let Some(q) = spec.spec.search.clone() else {
-        return Ok(SearchEnd::Finished);
-    };
-    if rec.keep(|r| {
-        r.search
-            .get_or_insert_with(SearchLog::default)
-            .stopped
-            .is_some()
-    }) {
-        return Ok(SearchEnd::Finished);
-    }
-    let budget = trial_budget(&q);
-    let len = max_grid_len(&q);
-    loop {
-        if ctx.cancelled() {
-            return Ok(SearchEnd::Cancelled);
+impl<'p> SearchStarts<'p> {
+    pub(super) fn new(judge: &'p dyn SearchJudge, q: Search) -> Self {
+        Self {
+            judge,
+            q,
+            round: 0,
+            no_variant_left: false,
+            log_index: 0,
         }
-        let log = rec.keep(|r| r.search.get_or_insert_with(SearchLog::default).clone());
-        let round = log.looks.last().map_or(1, |l| l.after_round + 1);
-        let todo = round_variants(spec, &log, round);
-        // The trial budget: a round starts only if every variant in it can afford a whole
-        // start's search.
-        let need = worst_case_trials(len, round > 1);
-        if let Some(v) = todo.iter().find(|v| {
+    }
+
+    /// Stops the search when a variant of `round` cannot afford a whole start's search
+    /// within the trial budget; whether it did.
+    fn over_budget(
+        &self,
+        round: u32,
+        todo: &[String],
+        rec: &mut Recorder<'_>,
+    ) -> Result<bool, RunError> {
+        let budget = trial_budget(&self.q);
+        let need = worst_case_trials(max_grid_len(&self.q), round > 1);
+        let log = rec.result().search.clone().unwrap_or_default();
+        let Some(v) = todo.iter().find(|v| {
             let started = log
                 .blocks
                 .iter()
                 .any(|b| b.round == round && b.variant == **v);
             !started && trials_of(rec.result(), v) + u64::from(need) > budget
-        }) {
-            let why = format!(
-                "trial budget spent: `{v}` has measured {} of its {budget} trials, and a start \
-                 may take {need}",
-                trials_of(rec.result(), v)
-            );
-            rec.reporter().line(&format!("search: {why}"));
-            rec.update(|r| {
-                if let Some(log) = r.search.as_mut() {
-                    log.stopped = Some(why);
-                }
-            })?;
-            return Ok(SearchEnd::Finished);
+        }) else {
+            return Ok(false);
+        };
+        let why = format!(
+            "trial budget spent: `{v}` has measured {} of its {budget} trials, and a start \
+             may take {need}",
+            trials_of(rec.result(), v)
+        );
+        rec.reporter().line(&format!("search: {why}"));
+        rec.update(|r| {
+            if let Some(log) = r.search.as_mut() {
+                log.stopped = Some(why);
+            }
+        })?;
+        Ok(true)
+    }
+}
+
+impl<'a> Policy<'a> for SearchStarts<'_> {
+    /// The variants of the next round (placeholder blocks; a start's block is made when it
+    /// begins, after every block recorded), unless the search stopped or its budget is spent.
+    fn round(
+        &mut self,
+        ctx: &StartContext<'a>,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Option<Vec<Block>>, RunError> {
+        let log = rec.keep(|r| r.search.get_or_insert_with(SearchLog::default).clone());
+        if log.stopped.is_some() {
+            return Ok(None);
+        }
+        let round = log.looks.last().map_or(1, |l| l.after_round + 1);
+        let todo = round_variants(ctx.spec(), &log, round);
+        if self.over_budget(round, &todo, rec)? {
+            return Ok(None);
         }
         rec.reporter().line(&format!(
             "search round {round}: {}",
@@ -107,36 +125,71 @@ pub(super) async fn run_search(
                 todo.join(", ")
             }
         ));
-        for v in &todo {
-            if ctx.cancelled() {
-                return Ok(SearchEnd::Cancelled);
-            }
-            let done = rec.result().search.as_ref().is_some_and(|l| {
-                l.blocks
-                    .iter()
-                    .any(|b| b.round == round && b.variant == *v && b.outcome.is_some())
-            });
-            if done {
-                continue;
-            }
-            let start = (round > 1)
-                .then(|| {
-                    rec.result()
-                        .search
-                        .as_ref()
-                        .and_then(|l| l.last_estimate(v))
-                })
-                .flatten();
-            if !search_start(ctx, &q, (round, v), start, rec).await? {
-                return Ok(SearchEnd::Cancelled);
-            }
+        (self.round, self.no_variant_left) = (round, todo.is_empty());
+        let ask = |variant: String| Block {
+            index: 0,
+            variant,
+            server_start: false,
+            trials: Vec::new(),
+        };
+        Ok(Some(todo.into_iter().map(ask).collect()))
+    }
+
+    /// The variant's start of this round, bisecting its grid from its last estimate (after
+    /// round 1), logged before it starts; none when it has its outcome already (resumed),
+    /// and an invalid one, unstarted, when its variant was refused.
+    fn begin(
+        &mut self,
+        ask: Block,
+        ctx: &StartContext<'a>,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Option<Begun<'a>>, RunError> {
+        let (round, v) = (self.round, ask.variant.as_str());
+        let log = rec.result().search.as_ref();
+        if log.is_some_and(|l| {
+            l.blocks
+                .iter()
+                .any(|b| b.round == round && b.variant == v && b.outcome.is_some())
+        }) {
+            return Ok(None);
         }
-        let look = judge.look(rec.result(), round);
+        let estimate = (round > 1)
+            .then(|| log.and_then(|l| l.last_estimate(v)))
+            .flatten();
+        let bisection = Bisection::new(ctx.spec(), &self.q, (round, v), estimate, rec);
+        let block = bisection.block(ctx.spec());
+        self.log_index = rec.update(|r| bisection.log(r))?;
+        let refused = match ctx.refused(v) {
+            Some(reason) => Some(reason.to_owned()),
+            None => ctx
+                .variant(v)
+                .is_none()
+                .then(|| "variant missing from the spec".to_owned()),
+        };
+        if let Some(reason) = refused {
+            self.refused(&block, &reason, rec)?;
+            return Ok(None);
+        }
+        Ok(Some((block, Box::new(bisection))))
+    }
+
+    /// The start ends without an estimate.
+    fn refused(&mut self, _: &Block, reason: &str, rec: &mut Recorder<'_>) -> Result<(), RunError> {
+        let reason = reason.to_owned();
+        let log_index = self.log_index;
+        rec.update(|r| set_outcome(r, log_index, SearchOutcome::Invalid { reason }))?;
+        Ok(())
+    }
+
+    /// The judge's look at the round: each variant's capacity so far, and whether to stop.
+    fn look(&mut self, rec: &mut Recorder<'_>) -> Result<bool, RunError> {
+        let round = self.round;
+        let look = self.judge.look(rec.result(), round);
         rec.reporter().line(&format!(
             "look after round {round}: {}",
-            describe(&look, &q)
+            describe(&look, &self.q)
         ));
-        let stop = look.stop || todo.is_empty();
+        let stop = look.stop || self.no_variant_left;
         rec.update(|r| {
             let why = look.why.clone();
             let log = r.search.get_or_insert_with(SearchLog::default);
@@ -145,9 +198,7 @@ pub(super) async fn run_search(
                 log.stopped = Some(why);
             }
         })?;
-        if stop {
-            return Ok(SearchEnd::Finished);
-        }
+        Ok(stop)
     }
 }
 
@@ -224,82 +275,6 @@ fn point_index(result: &mut RunResult, point: &SweepPoint) -> usize {
     index
 }
 
-/// One server start of `variant` in round `round`, bisecting its grid (from the variant's
-/// last estimate, after round 1). `false` when cancelled (the start stays in the log without
-/// an outcome).
-async fn search_start(
-    ctx: &mut StartContext<'_>,
-    q: &Search,
-    (round, variant_name): (u32, &str),
-    estimate: Option<f64>,
-    rec: &mut Recorder<'_>,
-) -> Result<bool, RunError> {
-    let spec = ctx.spec();
-    let grid = Grid::for_round(spec, q, round);
-    let start = estimate.map(|e| grid.nearest(e));
-    let index = next_block_index(rec.result());
-    // A block with a placeholder trial of repetition `round` (SERVEBENCH_REPETITION).
-    let block = Block {
-        index,
-        variant: variant_name.to_owned(),
-        server_start: spec.spec.server.is_some(),
-        trials: vec![PlannedTrial {
-            seq: 0,
-            variant: variant_name.to_owned(),
-            trial: round,
-            point: 0,
-            repeat: 1,
-            prompt_seed: 0,
-        }],
-    };
-    let log_index = rec.update(|r| {
-        let log = r.search.get_or_insert_with(SearchLog::default);
-        log.blocks.push(SearchBlock {
-            round,
-            variant: variant_name.to_owned(),
-            block: index,
-            offset: grid.offset,
-            grid_points: grid.loads.len(),
-            start: start.map(|i| grid.loads[i]),
-            steps: Vec::new(),
-            outcome: None,
-        });
-        log.blocks.len() - 1
-    })?;
-    let invalid = |rec: &mut Recorder<'_>, reason: String| {
-        rec.update(|r| set_outcome(r, log_index, SearchOutcome::Invalid { reason }))
-    };
-    if let Some(reason) = ctx.refused(variant_name) {
-        invalid(rec, reason.to_owned())?;
-        return Ok(true);
-    }
-    let Some(variant) = ctx.variant(variant_name) else {
-        invalid(rec, "variant missing from the spec".into())?;
-        return Ok(true);
-    };
-    let mut bisection = Bisection {
-        spec,
-        q,
-        first: [search_point(spec, q, q.lower)],
-        grid,
-        start,
-        round,
-        variant: variant_name,
-        log_index,
-        block_index: index,
-        measuring: None,
-        invalid: None,
-    };
-    match ctx.run_start(&block, variant, &mut bisection, rec).await? {
-        StartEnd::Measured => Ok(true),
-        StartEnd::Cancelled => Ok(false),
-        StartEnd::Refused(reason) => {
-            invalid(rec, reason)?;
-            Ok(true)
-        }
-    }
-}
-
 /// The outcome of the search log's start `log_index`.
 fn set_outcome(result: &mut RunResult, log_index: usize, o: SearchOutcome) {
     if let Some(b) = result
@@ -316,22 +291,80 @@ fn set_outcome(result: &mut RunResult, log_index: usize, o: SearchOutcome) {
 /// load that passed lies next to one that failed, or a trial cannot be judged.
 struct Bisection<'s> {
     spec: &'s SpecFile,
-    q: &'s Search,
+    q: Search,
     /// The point the start's prompts are drawn at (its kernel probe's too).
     first: [SweepPoint; 1],
     grid: Grid,
     start: Option<usize>,
     round: u32,
-    variant: &'s str,
-    log_index: usize,
+    variant: String,
     block_index: usize,
+    log_index: usize,
     /// The trial being measured: its seq, point index, grid index, load and why.
     measuring: Option<(usize, usize, usize, f64, &'static str)>,
     /// Why the start ends without an estimate (a trial that cannot be judged).
     invalid: Option<String>,
 }
 
-impl Bisection<'_> {
+impl<'s> Bisection<'s> {
+    /// The start of `variant` in `round`, from the grid point nearest `estimate`; its block
+    /// after every block recorded, its log entry after every entry.
+    fn new(
+        spec: &'s SpecFile,
+        q: &Search,
+        (round, variant): (u32, &str),
+        estimate: Option<f64>,
+        rec: &Recorder<'_>,
+    ) -> Self {
+        let grid = Grid::for_round(spec, q, round);
+        Self {
+            spec,
+            q: q.clone(),
+            first: [search_point(spec, q, q.lower)],
+            start: estimate.map(|e| grid.nearest(e)),
+            grid,
+            round,
+            variant: variant.to_owned(),
+            block_index: next_block_index(rec.result()),
+            log_index: rec.result().search.as_ref().map_or(0, |l| l.blocks.len()),
+            measuring: None,
+            invalid: None,
+        }
+    }
+
+    /// Its block: a placeholder trial of repetition `round` (SERVEBENCH_REPETITION).
+    fn block(&self, spec: &SpecFile) -> Block {
+        Block {
+            index: self.block_index,
+            variant: self.variant.clone(),
+            server_start: spec.spec.server.is_some(),
+            trials: vec![PlannedTrial {
+                seq: 0,
+                variant: self.variant.clone(),
+                trial: self.round,
+                point: 0,
+                repeat: 1,
+                prompt_seed: 0,
+            }],
+        }
+    }
+
+    /// Its entry in the search log, without steps or outcome yet; the entry's index.
+    fn log(&self, result: &mut RunResult) -> usize {
+        let log = result.search.get_or_insert_with(SearchLog::default);
+        log.blocks.push(SearchBlock {
+            round: self.round,
+            variant: self.variant.clone(),
+            block: self.block_index,
+            offset: self.grid.offset,
+            grid_points: self.grid.loads.len(),
+            start: self.start.map(|i| self.grid.loads[i]),
+            steps: Vec::new(),
+            outcome: None,
+        });
+        log.blocks.len() - 1
+    }
+
     fn steps(&self, result: &RunResult) -> Vec<SearchStep> {
         result
             .search
@@ -348,7 +381,7 @@ impl Bisection<'_> {
             self.block_index + 1,
             self.variant,
             self.round,
-            outcome_words(&o, self.q)
+            outcome_words(&o, &self.q)
         ));
         rec.update(|r| set_outcome(r, self.log_index, o))?;
         Ok(())
@@ -378,7 +411,7 @@ impl StartTrials for Bisection<'_> {
             Next::Measure { index, why } => (index, why),
         };
         let load = self.grid.loads[gi];
-        let point = search_point(self.spec, self.q, load);
+        let point = search_point(self.spec, &self.q, load);
         let pidx = rec.keep(|r| point_index(r, &point));
         let seq = next_seq(rec.result());
         let key = (self.round.saturating_mul(STEP_KEY)).saturating_add(steps.len() as u32);
@@ -387,7 +420,7 @@ impl StartTrials for Bisection<'_> {
         Ok(Some(Step {
             trial: PlannedTrial {
                 seq,
-                variant: self.variant.to_owned(),
+                variant: self.variant.clone(),
                 trial: self.round,
                 point: pidx,
                 repeat: 1,
@@ -402,7 +435,7 @@ impl StartTrials for Bisection<'_> {
         let Some((seq, point, index, load, why)) = self.measuring.take() else {
             return;
         };
-        let (attainment, passed, invalid) = judge_trial(trial, self.q);
+        let (attainment, passed, invalid) = judge_trial(trial, &self.q);
         if let Some(b) = result
             .search
             .as_mut()
