@@ -7,135 +7,13 @@ use servebench_spec::plan::Block;
 use servebench_spec::substitute::{Context, resolve, substitute};
 
 use super::super::recorder::Recorder;
-use super::super::workload::api_kind;
-use super::{Opening, Start, StartContext};
+use super::StartContext;
 use crate::engine::{self, Endpoint, Resolved};
-use crate::loadgen::Target;
 use crate::server::{self, RunningServer, ServerLaunch};
 use servebench_result::now_rfc3339;
 use servebench_result::{RunResult, ServerStart, VerifyRecord};
 
-impl<'a> StartContext<'a> {
-    /// The start's first stages: its server launched and verified (when the spec launches
-    /// one) or the variant's endpoint resolved, then the engine's checks (`preflight`).
-    pub(super) async fn open<'b>(
-        &mut self,
-        block: &'b Block,
-        variant: &'b Variant,
-        rec: &mut Recorder<'_>,
-    ) -> Result<Start<'b>, Opening> {
-        self.telemetry_for(rec.result());
-        let (running, resolved, base_url) = self.reach(block, variant, rec).await?;
-        let mut start = Start {
-            block,
-            variant,
-            running,
-            target: Target {
-                base_url: base_url.trim_end_matches('/').to_owned(),
-                api: api_kind(self.spec.spec.target.api),
-                model: self.spec.spec.target.model.clone(),
-                api_key: self.api_key.clone(),
-                headers: self.headers.clone(),
-                ca_file: self.ca_file(),
-            },
-            profile: &servebench_engines::GENERIC,
-        };
-        self.block_plan = None;
-        self.profile = None;
-        self.limit = None;
-        if let Err(reason) = self
-            .preflight(block, variant, &mut start.target, resolved, rec)
-            .await
-        {
-            rec.reporter()
-                .line(&format!("block {}: {reason}", block.index + 1));
-            if start.running.is_some() {
-                self.close(start, rec)
-                    .await
-                    .map_err(|e| Opening::Failed(format!("{reason} ({e})")))?;
-            }
-            return Err(Opening::Failed(reason));
-        }
-        start.profile = self.profile.unwrap_or(&servebench_engines::GENERIC);
-        Ok(start)
-    }
-
-    /// The run's telemetry, set up when its first start opens.
-    fn telemetry_for(&mut self, result: &RunResult) {
-        if self.telemetry.is_none() {
-            let gpus = result.accelerators.iter().map(|a| a.name.clone()).collect();
-            self.telemetry = Some(crate::telemetry::RunTelemetry::new(
-                self.spec,
-                result.model_facts,
-                gpus,
-                self.ca_file().as_deref(),
-            ));
-        }
-        if self.spec.spec.server.is_none()
-            && let Some(t) = &self.telemetry
-        {
-            // A running endpoint: the runner's own CUDA_VISIBLE_DEVICES, else every GPU.
-            t.set_server_env(&BTreeMap::new());
-        }
-    }
-
-    /// The server started for `block` (when the spec launches one) with its engine, or the
-    /// variant's endpoint, and the base URL the trials go to.
-    async fn reach(
-        &mut self,
-        block: &Block,
-        variant: &Variant,
-        rec: &mut Recorder<'_>,
-    ) -> Result<(Option<RunningServer>, Option<Resolved>, String), Opening> {
-        let n = block.index + 1;
-        if let Some(server_spec) = &self.spec.spec.server {
-            rec.reporter().line(&format!(
-                "block {n}: starting server for `{}`",
-                variant.name
-            ));
-            return match self.start_server(block, variant, server_spec, rec).await {
-                // `target.base_url` resolved for this start, or http://127.0.0.1:${port}.
-                Ok((s, r)) => {
-                    let url = s.base_url();
-                    Ok((Some(s), Some(r), url))
-                }
-                Err(_) if self.cancelled() => Err(Opening::Cancelled),
-                Err(reason) => {
-                    // A verify failure is said once, with what the server reported, at the
-                    // run's end; here only that it happened.
-                    if self.refused.contains_key(&variant.name) {
-                        rec.reporter().line(&format!(
-                            "block {n}: `{}` failed verify: its later blocks are not run",
-                            variant.name
-                        ));
-                    } else {
-                        rec.reporter().line(&format!("block {n}: {reason}"));
-                    }
-                    Err(Opening::Failed(reason))
-                }
-            };
-        }
-        let raw = variant
-            .base_url
-            .clone()
-            .or_else(|| self.spec.spec.target.base_url.clone())
-            .unwrap_or_default();
-        let ctx = Context {
-            vars: Some(&variant.vars),
-            env: true,
-            ..Context::default()
-        };
-        let url = resolve(&raw, &ctx).map_err(|e| Opening::Failed(format!("target URL: {e}")))?;
-        // An https:// endpoint whose certificate does not verify fails here, before any
-        // trial of the block, not as every request's connect error.
-        if let Err(e) = crate::tls::check(&url, self.ca_file().as_deref()).await {
-            let reason = e.to_string();
-            rec.reporter().line(&format!("block {n}: {reason}"));
-            return Err(Opening::Failed(reason));
-        }
-        Ok((None, None, url))
-    }
-
+impl StartContext<'_> {
     /// Start, wait for readiness, tell its engine (named or detected), verify by that
     /// engine's profile. On failure the server is stopped and the reason returned; a verify
     /// failure also refuses the variant for the rest of the run.
@@ -209,38 +87,11 @@ impl<'a> StartContext<'a> {
             block_repetition(block).to_string(),
         );
         env.insert("SERVEBENCH_BLOCK_SEED".into(), block_seed.to_string());
-        // Verify rules are checked by servebench itself: always fully resolved (`$$` → `$`).
         let fin = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
-        let mut verify = server_spec.verify.clone();
-        verify.extend(variant.server.verify.iter().cloned());
-        for r in &mut verify {
-            if let Some(t) = &r.log_contains {
-                r.log_contains = Some(fin(t)?);
-            }
-            if let Some(j) = &mut r.json {
-                j.path = fin(&j.path)?;
-                if let Some(s) = j.equals.as_str() {
-                    j.equals = serde_json::Value::String(fin(s)?);
-                }
-            }
-            if let Some(a) = &mut r.server_arg
-                && let Some(s) = a.equals.as_str()
-            {
-                a.equals = serde_json::Value::String(fin(s)?);
-            }
-        }
+        let verify = verify_rules(server_spec, variant, &fin)?;
         let log_dir = rec.store().result_path.with_extension("logs");
         let log_path = log_dir.join(format!("block-{:03}-{}.log", block.index + 1, variant.name));
-        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
-        secrets.extend(env_secret_values(server_spec, variant));
-        // Header values read from the environment (target.headers) are redacted too.
-        secrets.extend(
-            self.headers
-                .iter()
-                .zip(self.spec.spec.target.headers.values())
-                .filter(|((_, v), raw)| raw.contains("${env.") && !v.is_empty())
-                .map(|((_, v), _)| v.clone()),
-        );
+        let secrets = self.secrets(server_spec, variant);
         let launch = ServerLaunch {
             argv: argv.clone(),
             env: env.clone(),
@@ -319,6 +170,21 @@ impl<'a> StartContext<'a> {
         self.verify_started(running, &verify, variant, rec).await
     }
 
+    /// The values a start's record and log never show: the API key, the server block's
+    /// `${env.*}` values, and header values read from the environment (`target.headers`).
+    fn secrets(&self, server_spec: &servebench_spec::Server, variant: &Variant) -> Vec<String> {
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        secrets.extend(env_secret_values(server_spec, variant));
+        secrets.extend(
+            self.headers
+                .iter()
+                .zip(self.spec.spec.target.headers.values())
+                .filter(|((_, v), raw)| raw.contains("${env.") && !v.is_empty())
+                .map(|((_, v), _)| v.clone()),
+        );
+        secrets
+    }
+
     /// The started server's engine, and its verify rules judged: a failure refuses the
     /// variant for the rest of the run and stops the server.
     async fn verify_started(
@@ -374,6 +240,34 @@ impl<'a> StartContext<'a> {
         }
         Ok((running, resolved))
     }
+}
+
+/// The server's and the variant's verify rules, substituted by `fin`: servebench checks
+/// them itself, so they are always fully resolved (`$$` → `$`).
+fn verify_rules(
+    server_spec: &servebench_spec::Server,
+    variant: &Variant,
+    fin: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Vec<servebench_spec::VerifyRule>, String> {
+    let mut verify = server_spec.verify.clone();
+    verify.extend(variant.server.verify.iter().cloned());
+    for r in &mut verify {
+        if let Some(t) = &r.log_contains {
+            r.log_contains = Some(fin(t)?);
+        }
+        if let Some(j) = &mut r.json {
+            j.path = fin(&j.path)?;
+            if let Some(s) = j.equals.as_str() {
+                j.equals = serde_json::Value::String(fin(s)?);
+            }
+        }
+        if let Some(a) = &mut r.server_arg
+            && let Some(s) = a.equals.as_str()
+        {
+            a.equals = serde_json::Value::String(fin(s)?);
+        }
+    }
+    Ok(verify)
 }
 
 /// Launch the server (locally, or as a Slurm step) and record its start. A local server's

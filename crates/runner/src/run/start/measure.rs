@@ -1,18 +1,30 @@
-//! Measuring one trial of a block: its prompts (announced when there are many), the check
-//! against the longest request the server takes, the load, and the trial's record.
+//! Measuring one trial of a start: its prompts (announced when there are many), the check
+//! against the longest request the server takes, the load with its telemetry
+//! (`telemetry.rs`) and host load, and the trial's record.
 
-use servebench_spec::plan::SweepPoint;
+use servebench_spec::plan::{Block, PlannedTrial, SweepPoint};
 
 use super::super::progress::Progress;
 use super::super::recorder::Recorder;
 use super::super::workload::{PromptSource, load_config, schedule_seed};
-use super::{Start, StartContext, Step, failed, wait_cancel};
-use crate::loadgen::run_trial;
+use super::{Start, StartContext, Step, failed, unmeasured, wait_cancel};
+use crate::dataset::TrialPrompts;
+use crate::loadgen::{LoadConfig, TrialOutcome, run_trial};
 use servebench_result::rfc3339;
 use servebench_result::{RequestLine, TrialResult, TrialStatus};
 
 /// Prompt counts from which their preparation is announced.
 const PREPARE_NOTICE: usize = 1000;
+
+/// A trial's prompts, once prepared.
+enum Prepared {
+    /// Ready to send.
+    Ready(TrialPrompts),
+    /// Not sent, and why (longer than the server takes, or the prompts could not be made).
+    Refused(String),
+    /// Interrupted.
+    Cancelled,
+}
 
 impl StartContext<'_> {
     /// Measure `step` on `start`'s server; `None` when interrupted (then nothing is
@@ -24,11 +36,10 @@ impl StartContext<'_> {
         source: &mut PromptSource,
         rec: &Recorder<'_>,
     ) -> Option<(TrialResult, Vec<RequestLine>)> {
-        let (t, point, block, target) = (&step.trial, &step.point, start.block, &start.target);
-        let live = rec.reporter().trial_bar();
+        let (t, target) = (&step.trial, &start.target);
         let mut cfg = load_config(
             self.spec,
-            point,
+            &step.point,
             schedule_seed(t.prompt_seed),
             &self.body_plan(),
         );
@@ -36,6 +47,41 @@ impl StartContext<'_> {
         cfg.extra_body = self.spec.request_body(&t.variant);
         // The engine's profile reads the answers (its finish words, a stream it cuts).
         cfg.engine = self.block_plan.as_ref().map(|p| p.profile);
+        let prompts = match self.prepare(step, &cfg, source, rec).await {
+            Prepared::Ready(p) => p,
+            Prepared::Refused(why) => return Some((failed(t, start.block, &why), Vec::new())),
+            Prepared::Cancelled => return None,
+        };
+        let capture = self.telemetry_begin(t, target);
+        let sampler = crate::hostprobe::load::Sampler::begin(self.server_pgid);
+        let outcome = tokio::select! {
+            r = run_trial(target, &cfg, &prompts) => r,
+            _ = wait_cancel(self) => return None,
+            _ = Progress::live_throughput(rec.reporter().trial_bar()) => return None,
+        };
+        let host_load = sampler.and_then(|s| s.finish());
+        Some(match outcome {
+            Err(e) => (
+                failed(t, start.block, &format!("load generator: {e}")),
+                Vec::new(),
+            ),
+            Ok(mut o) => {
+                self.telemetry_end(capture, step, &cfg, &mut o, rec).await;
+                record(t, start.block, o, host_load)
+            }
+        })
+    }
+
+    /// The trial's prompts (announced when there are many), checked against the longest
+    /// request the server takes — before they are built where their lengths are known.
+    async fn prepare(
+        &self,
+        step: &Step,
+        cfg: &LoadConfig,
+        source: &mut PromptSource,
+        rec: &Recorder<'_>,
+    ) -> Prepared {
+        let (t, point) = (&step.trial, &step.point);
         // Preparing thousands of exact-length prompts takes a while: say so (not with -q).
         let say = |msg: String| rec.reporter().line(&msg);
         let count = cfg.requests + self.spec.spec.workload.warmup_requests as usize;
@@ -48,12 +94,12 @@ impl StartContext<'_> {
             && let Some(lengths) = planned_lengths(self.spec, point, source, count, limit.tokens)
             && let Err(why) = crate::server::check_planned(lengths.into_iter().map(Some), limit)
         {
-            return Some((failed(t, block, &why), Vec::new()));
+            return Prepared::Refused(why);
         }
         let preparing = std::time::Instant::now();
         let prompts = tokio::select! {
             p = source.trial_prompts(self.spec, step.prompts.0, step.prompts.1, cfg.requests) => p,
-            _ = wait_cancel(self) => return None,
+            _ = wait_cancel(self) => return Prepared::Cancelled,
         };
         let took = preparing.elapsed().as_secs_f64();
         if count >= PREPARE_NOTICE || took >= 1.0 {
@@ -64,21 +110,9 @@ impl StartContext<'_> {
         }
         let mut prompts = match prompts {
             Ok(p) => p,
-            Err(e) => return Some((failed(t, block, &format!("prompts: {e}")), Vec::new())),
+            Err(e) => return Prepared::Refused(format!("prompts: {e}")),
         };
-        // Prompts are fitted with the workload's render fields (the same for every variant,
-        // so prompts stay paired); a variant rendering them otherwise has estimated lengths.
-        // A field the engine drops at generation and tokenize alike renders nothing (TGI's
-        // `chat_template_kwargs`): it is no difference.
-        let renders = |mut m: servebench_spec::request_body::BodyMap| {
-            if let Some(p) = self.block_plan.as_ref().map(|p| p.profile) {
-                m.retain(|k, _| p.drops_field(k).is_none());
-            }
-            m
-        };
-        if renders(self.spec.render_fields(&t.variant))
-            != renders(self.spec.workload_render_fields())
-        {
+        if !self.renders_as_fitted(&t.variant) {
             for p in prompts.measured.iter_mut().chain(prompts.warmup.iter_mut()) {
                 p.input_tokens_exact = false;
             }
@@ -87,89 +121,60 @@ impl StartContext<'_> {
         if let Some(limit) = &self.limit
             && let Err(why) = crate::server::check_lengths(&prompts, limit)
         {
-            return Some((failed(t, block, &why), Vec::new()));
+            return Prepared::Refused(why);
         }
-        let metrics = self.block_plan.as_ref().and_then(|p| p.metrics.clone());
-        let auth = (target.api_key.clone(), target.headers.clone());
-        let capture = self
-            .telemetry
-            .as_ref()
-            .and_then(|tel| tel.begin(&t.variant, &target.base_url, metrics, auth));
-        let sampler = crate::hostprobe::load::Sampler::begin(self.server_pgid);
-        let outcome = tokio::select! {
-            r = run_trial(target, &cfg, &prompts) => r,
-            _ = wait_cancel(self) => return None,
-            _ = Progress::live_throughput(live) => return None,
-        };
-        let host_load = sampler.and_then(|s| s.finish());
-        let outcome = match (outcome, &self.telemetry) {
-            (Ok(mut o), Some(tel)) => {
-                let line = match capture {
-                    Some(c) => {
-                        let start = (o.started_at.unix_timestamp_nanos() / 1_000_000) as i64;
-                        let mut line = tel.finish(c, start).await;
-                        line.seq = t.seq;
-                        line.variant.clone_from(&t.variant);
-                        line.trial = t.trial;
-                        line.point = t.point;
-                        Some(line)
-                    }
-                    None => None,
-                };
-                let closed = point.request_rate == servebench_spec::Rate::Inf;
-                let limit = cfg.max_concurrency.filter(|_| closed);
-                tel.summarise(line.as_ref(), &o.records, &mut o.summary, limit);
-                if let Some(line) = &line
-                    && let Err(e) = rec.store().append_telemetry(line)
-                {
-                    // Telemetry is a witness of the trial, not its data: the trial is kept.
-                    eprintln!("servebench: warning: the trial's telemetry was not saved: {e}");
-                }
-                Ok(o)
-            }
-            (r, _) => r,
-        };
-        Some(match outcome {
-            Err(e) => (
-                failed(t, block, &format!("load generator: {e}")),
-                Vec::new(),
-            ),
-            Ok(o) => {
-                let errors = o
-                    .summary
-                    .errors
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), *v))
-                    .collect();
-                // The records move into the sidecar lines (no copy: a trial's records are its
-                // largest allocation).
-                let mut lines = Vec::with_capacity(o.records.len() + o.warmup_records.len());
-                for (warmup, recs) in [(true, o.warmup_records), (false, o.records)] {
-                    lines.extend(recs.into_iter().map(|record| {
-                        RequestLine::new(t.seq, t.variant.clone(), t.trial, t.point, warmup, record)
-                    }));
-                }
-                let trial = TrialResult {
-                    seq: t.seq,
-                    block: block.index,
-                    variant: t.variant.clone(),
-                    trial: t.trial,
-                    point: t.point,
-                    repeat: t.repeat,
-                    prompt_seed: t.prompt_seed,
-                    status: TrialStatus::Ok,
-                    failure: None,
-                    started_at: rfc3339(o.started_at),
-                    ended_at: rfc3339(o.ended_at),
-                    errors,
-                    summary: Some(o.summary),
-                    receive_stamps: o.receive_stamps,
-                    host_load,
-                };
-                (trial, lines)
-            }
-        })
+        Prepared::Ready(prompts)
     }
+
+    /// Whether `variant` renders prompts as they were fitted. Prompts are fitted with the
+    /// workload's render fields (the same for every variant, so prompts stay paired); a
+    /// variant rendering them otherwise has estimated lengths. A field the engine drops at
+    /// generation and tokenize alike renders nothing (TGI's `chat_template_kwargs`): it is
+    /// no difference.
+    fn renders_as_fitted(&self, variant: &str) -> bool {
+        let renders = |mut m: servebench_spec::request_body::BodyMap| {
+            if let Some(p) = self.block_plan.as_ref().map(|p| p.profile) {
+                m.retain(|k, _| p.drops_field(k).is_none());
+            }
+            m
+        };
+        renders(self.spec.render_fields(variant)) == renders(self.spec.workload_render_fields())
+    }
+}
+
+/// A measured trial's record, and its requests' lines for the sidecar.
+fn record(
+    t: &PlannedTrial,
+    block: &Block,
+    o: TrialOutcome,
+    host_load: Option<servebench_result::HostLoad>,
+) -> (TrialResult, Vec<RequestLine>) {
+    let errors = o
+        .summary
+        .errors
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    // The records move into the sidecar lines (no copy: a trial's records are its largest
+    // allocation).
+    let mut lines = Vec::with_capacity(o.records.len() + o.warmup_records.len());
+    for (warmup, recs) in [(true, o.warmup_records), (false, o.records)] {
+        lines.extend(recs.into_iter().map(|record| {
+            RequestLine::new(t.seq, t.variant.clone(), t.trial, t.point, warmup, record)
+        }));
+    }
+    let trial = TrialResult {
+        status: TrialStatus::Ok,
+        failure: None,
+        started_at: rfc3339(o.started_at),
+        ended_at: rfc3339(o.ended_at),
+        errors,
+        summary: Some(o.summary),
+        receive_stamps: o.receive_stamps,
+        host_load,
+        ..unmeasured(t, block)
+    };
+    (trial, lines)
 }
 
 /// The (prompt, output) lengths of a trial's `count` requests (warm-up included), where the

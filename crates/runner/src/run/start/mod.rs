@@ -10,8 +10,10 @@ mod context;
 mod kernels;
 mod launch;
 mod measure;
+mod open;
 mod preflight;
 mod probe;
+mod telemetry;
 mod trials;
 
 use std::collections::BTreeMap;
@@ -169,6 +171,14 @@ async fn exited_soon_after(
 
 /// A trial that was not measured, and why.
 pub(super) fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResult {
+    TrialResult {
+        failure: Some(reason.to_owned()),
+        ..unmeasured(t, block)
+    }
+}
+
+/// The record of trial `t` of `block` before anything is measured: failed, at this time.
+fn unmeasured(t: &PlannedTrial, block: &Block) -> TrialResult {
     let now = now_rfc3339();
     TrialResult {
         seq: t.seq,
@@ -179,7 +189,7 @@ pub(super) fn failed(t: &PlannedTrial, block: &Block, reason: &str) -> TrialResu
         repeat: t.repeat,
         prompt_seed: t.prompt_seed,
         status: TrialStatus::Failed,
-        failure: Some(reason.to_owned()),
+        failure: None,
         started_at: now.clone(),
         ended_at: now,
         errors: BTreeMap::new(),

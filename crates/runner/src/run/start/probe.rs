@@ -47,21 +47,15 @@ impl StartContext<'_> {
             return Ok(());
         }
         let ui = rec.reporter();
-        let (prompts, rules) = match self.probe_prompts(eq).await {
-            Ok(p) => p,
+        let ready = match self.probe_prompts(eq).await {
+            Ok(p) => crate::server::probe_client(target.ca_file.as_deref()).map(|c| (p, c)),
+            Err(why) => Err(why),
+        };
+        let ((prompts, rules), client) = match ready {
+            Ok(r) => r,
             Err(why) => {
                 // Said even with `-q`: the result will have no probe for this block, and an
                 // output gate on it fails as unjudged (docs/ci.md).
-                ui.warn(&format!(
-                    "block {}: equivalence probe not sent: {why}",
-                    block.index + 1
-                ));
-                return Ok(());
-            }
-        };
-        let client = match crate::server::probe_client(target.ca_file.as_deref()) {
-            Ok(c) => c,
-            Err(why) => {
                 ui.warn(&format!(
                     "block {}: equivalence probe not sent: {why}",
                     block.index + 1
