@@ -45,7 +45,9 @@ latest() { # latest result file (not a .compare/.rerun one) under results/<name>
 # result when that one is not complete — then `compare` and `report`; `run:SPEC@A,B,…` adds
 # the run options A B … (e.g. `@--trials,5,--set,trials.until_decided=null`: a fixed design);
 # `rerun:RESULT` re-runs a published result (its stored spec) and judges what reproduces, and
-# `rerun:latest:NAME` the latest result of spec NAME made here.
+# `rerun:latest:NAME` the latest result of spec NAME made here. With ONLY_UNFINISHED=1 a
+# `run:` job whose latest result is complete is skipped, so that the same call can be made
+# again until every job is done.
 # The device call has a hard limit (DEADLINE seconds from the script's start, default 570):
 # each job gets what is left less a minute for compare, report and packing, and is stopped
 # with SIGINT when it runs out, which keeps every finished trial; the next call resumes it.
@@ -79,6 +81,9 @@ gpu_run_jobs() {
       if [ -n "$PREV" ] && python3 -c "import json,sys; sys.exit(0 if json.load(open('$PREV'))['status'] != 'complete' else 1)"; then
         echo "== resuming $PREV"
         resume=(--resume "$PREV")
+      elif [ -n "$PREV" ] && [ "${ONLY_UNFINISHED:-0}" = 1 ]; then
+        echo "== $job: $PREV is complete (ONLY_UNFINISHED=1): skipped"
+        continue
       fi
       step run "servebench run $arg ${extra[*]} ${resume[*]} (at most ${left}s)" \
         timeout -s INT -k 30 "$left" "$SB" run "$arg" "${extra[@]}" --results-dir "$RES" --no-bars "${resume[@]}" || rc=$?

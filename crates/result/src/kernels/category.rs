@@ -68,7 +68,13 @@ pub const PATTERNS: [(Category, &str); 6] = [
     ),
     (
         Category::Attention,
-        r"attention|attn|flash|fmha|mha|sdpa|paged|mla|decode_?kernel|prefill_?kernel",
+        // Not every `flash…` name is attention: FlashInfer's norms (`flashinfer::norm::…`,
+        // seen in SGLang 0.5.17's traces) fall through to elementwise/norm. SGLang's Triton
+        // attention backend names its kernels `_fwd_kernel` (extend and prefill),
+        // `_fwd_grouped_kernel_stage1` and `_fwd_kernel_stage2` (decode): SGLang 0.5.17,
+        // kernels/ops/attention/extend_attention.py:242, prefill_attention.py:35,
+        // decode_attention.py:384,732.
+        r"attention|attn|flash_?(fwd|bwd|decod|prefill|mla)|flashinfer::(prefill|decode|mla|page|attention)|(batch|single)_?(prefill|decode)|fmha|mha|sdpa|paged|mla|decode_?kernel|prefill_?kernel|^_fwd_(grouped_)?kernel(_stage[12])?$",
     ),
     (
         Category::Gemm,
@@ -76,7 +82,7 @@ pub const PATTERNS: [(Category, &str); 6] = [
     ),
     (
         Category::Copies,
-        r"memcpy|memset|copy|aten::(to|_to_copy|contiguous|cat|clone|empty|zeros|index_select|slice|narrow|view|reshape|expand|transpose|permute|t|select|stack|split|unsqueeze|squeeze)\b|cat_?array|fill|gather|scatter|index",
+        r"memcpy|memset|copy|reshape_and_cache|aten::(to|_to_copy|contiguous|cat|clone|empty|zeros|index_select|slice|narrow|view|reshape|expand|transpose|permute|t|select|stack|split|unsqueeze|squeeze)\b|cat_?array|fill|gather|scatter|index",
     ),
     (
         Category::Elementwise,

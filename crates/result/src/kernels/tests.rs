@@ -264,3 +264,34 @@ fn not_json_a_gzip_bomb_and_a_cut_gzip_are_each_said_for_what_they_are() {
         kept.len()
     );
 }
+
+#[test]
+fn flashinfer_norms_are_norms_and_sglang_triton_attention_is_attention() {
+    // names as SGLang 0.5.17 and vLLM 0.26.0 ran them on an H100 (results/gpu-*-moe-*/traces)
+    let cases = [
+        (
+            "void flashinfer::norm::FusedAddRMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*)",
+            Category::Elementwise,
+        ),
+        ("_fwd_kernel", Category::Attention),
+        ("_fwd_grouped_kernel_stage1", Category::Attention),
+        ("_fwd_kernel_stage2", Category::Attention),
+        (
+            "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<2>>>",
+            Category::Attention,
+        ),
+        (
+            "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>(__nv_bfloat16 const*)",
+            Category::Copies,
+        ),
+        ("flash_fwd_splitkv_kernel", Category::Attention),
+        (
+            "flashinfer::BatchPrefillWithPagedKVCacheKernel",
+            Category::Attention,
+        ),
+        ("fused_moe_kernel", Category::GroupedGemm),
+    ];
+    for (name, want) in cases {
+        assert_eq!(categorize(name), want, "{name}");
+    }
+}

@@ -126,6 +126,17 @@ impl Arranged {
         })
     }
 
+    /// The fewest server starts of any group (a variant's starts in one run): the unit of
+    /// every contrast, so one start in a group leaves no spread to measure.
+    pub(crate) fn fewest_starts(&self) -> usize {
+        self.group_size
+            .iter()
+            .copied()
+            .filter(|&k| k > 0)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// The contrast `Σ λ_c·d_c` with its interval at `level`. `None` when a cell with
     /// `λ_c ≠ 0` lacks values in a run, or a group that carries weight has one start.
     pub(crate) fn contrast(&self, lambda: &[f64], level: f64) -> Option<Contrast> {

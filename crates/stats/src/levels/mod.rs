@@ -242,6 +242,15 @@ pub fn levels(
         n: usable.len(),
         required: 1,
     };
+    // Server starts are the unit: a variant with one start in a run (`server_restart: once`)
+    // has trials enough but no spread between starts to measure.
+    if !kept.is_empty() && data.fewest_starts() < 2 {
+        return Err(StatsError::TooFewSamples {
+            what: "levels: server starts of one variant in one run (starts are the unit; `server_restart: once` gives one)",
+            n: data.fewest_starts(),
+            required: 2,
+        });
+    }
     let common_w = spread(&vec![1.0 / kept.len().max(1) as f64; kept.len()]);
     let common = data
         .contrast(&common_w, level)

@@ -153,3 +153,22 @@ fn no_shift_and_too_few_trials() {
         Err(StatsError::InvalidValue { index: 3, .. })
     ));
 }
+
+#[test]
+fn one_start_per_variant_says_starts_are_too_few_not_trials() {
+    // every trial of an arm in one start, as `server_restart: once` runs them
+    let once: Vec<LevelObs> = data(|_, _| 1.0, None)
+        .into_iter()
+        .map(|o| LevelObs {
+            start: o.start / 100,
+            ..o
+        })
+        .collect();
+    match levels(&once, &places(), &settings()) {
+        Err(StatsError::TooFewSamples { what, n, required }) => {
+            assert!(what.contains("server starts"), "{what}");
+            assert_eq!((n, required), (1, 2));
+        }
+        other => panic!("expected too few starts, got {other:?}"),
+    }
+}
