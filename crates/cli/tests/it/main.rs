@@ -47,6 +47,7 @@ mod rerun_levels;
 mod run_e2e;
 mod run_overrides;
 mod search_e2e;
+mod search_kernels;
 mod secrets_e2e;
 mod sequential_e2e;
 mod sim_engines;

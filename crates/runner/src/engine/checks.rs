@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use serde_json::Value;
+use servebench_engines::{BodyPlan, Profile};
 use servebench_result::checks::{CheckOutcome, CheckRecord, Guarantee};
-use servebench_spec::engine::{BodyPlan, Profile};
 use servebench_spec::{SpecFile, TokenizerSource};
 
 use super::Endpoint;
@@ -24,7 +24,7 @@ pub struct BlockPlan {
     pub tokenizer: TokenizerSpec,
     /// Where the engine serves its Prometheus metrics and their names (telemetry scrapes
     /// them), where its profile knows, with the path to scrape for the spec's model.
-    pub metrics: Option<(servebench_spec::engine::MetricsFacts, String)>,
+    pub metrics: Option<(servebench_engines::MetricsFacts, String)>,
     /// The engine's profile, by which the trials' streams are read (its finish words, a
     /// stream it cuts on a generation error).
     pub profile: &'static Profile,
@@ -60,9 +60,7 @@ fn tokenizer(
 ) -> TokenizerSpec {
     // An engine without one (transformers serve) is refused by the block's checks; the
     // generic endpoint is named so the message says where it was looked for.
-    let t = profile
-        .tokenize
-        .or(servebench_spec::engine::GENERIC.tokenize);
+    let t = profile.tokenize.or(servebench_engines::GENERIC.tokenize);
     // `request_body` fields that change how a chat prompt renders go to the chat endpoint
     // where the profile says it takes them; otherwise chat prompts are not counted there
     // (their lengths are estimates, docs/spec.md "Request bodies").
@@ -160,7 +158,7 @@ pub fn model_check(models: Result<&Value, &str>, model: &str, profile: &Profile)
         .map(|i| format!("`{i}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let router = servebench_spec::engine::detect::is_router(models);
+    let router = servebench_engines::detect::is_router(models);
     if !profile.request.checks_model && !router {
         return CheckRecord::new(
             Guarantee::ModelServed,
@@ -335,7 +333,7 @@ pub(crate) async fn metrics_check(ep: &Endpoint, p: &Profile, model: &str) -> Ch
 
 /// The metrics check of an answer `body` of `path`.
 pub(crate) fn metrics_body(
-    m: &servebench_spec::engine::MetricsFacts,
+    m: &servebench_engines::MetricsFacts,
     path: &str,
     body: &str,
 ) -> CheckRecord {
@@ -415,7 +413,7 @@ mod tests {
         // The simulator's answer (crates/sim/src/server/endpoints.rs) to a spec asking for
         // `default` while it serves `sim-model`.
         let models = json!({"object": "list", "data": [{"id": "sim-model", "object": "model", "owned_by": "servebench-sim"}]});
-        let sim = servebench_spec::engine::GENERIC;
+        let sim = servebench_engines::GENERIC;
         let c = model_check(Ok(&models), "default", &sim);
         assert_eq!(c.outcome, CheckOutcome::Fails);
         assert!(c.is_blocking());
@@ -439,7 +437,7 @@ mod tests {
         // llama.cpp (llama-cpp-python 0.3.36, tools/server/server-common.cpp:1487) lists the
         // model's path and echoes whatever name a request sends: not a failure.
         let llama =
-            servebench_spec::engine::profile(servebench_spec::Engine::Llamacpp).expect("profile");
+            servebench_engines::profile(servebench_spec::Engine::Llamacpp).expect("profile");
         let models = json!({"object": "list", "data": [{"id": "/models/gemma.gguf", "object": "model", "owned_by": "llamacpp"}]});
         let c = model_check(Ok(&models), "gemma", llama);
         assert_eq!(c.outcome, CheckOutcome::Holds);
@@ -456,7 +454,7 @@ mod tests {
     /// even when it was set. After requests, the transcripts still tell the two apart.
     #[test]
     fn trtllms_series_are_not_judged_before_a_request_has_finished() {
-        let m = servebench_spec::engine::profile(servebench_spec::Engine::Trtllm)
+        let m = servebench_engines::profile(servebench_spec::Engine::Trtllm)
             .and_then(|p| p.metrics)
             .expect("trtllm metrics");
         let fixture = |f: &str| {

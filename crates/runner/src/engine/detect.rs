@@ -1,12 +1,12 @@
 //! Which engine a target runs, and its version: named by `target.engine`, or told apart from
-//! what it answers (servebench_spec::engine::detect says what each answer means).
+//! what it answers (servebench_engines::detect says what each answer means).
 
 use std::time::Duration;
 
 use serde_json::Value;
+use servebench_engines::{GENERIC, Profile, detect, profile};
 use servebench_result::checks::{EngineRecord, EngineSource};
 use servebench_spec::Engine;
-use servebench_spec::engine::{GENERIC, Profile, detect, profile};
 
 use super::Endpoint;
 

@@ -1,11 +1,11 @@
 //! The most requests an engine takes at once, where its profile can read it
-//! (servebench_spec::engine::ConcurrencyLimit), checked against the block's sweep before load
+//! (servebench_engines::ConcurrencyLimit), checked against the block's sweep before load
 //! starts: TGI refuses a request beyond `--max-concurrent-requests` ("Model is overloaded"),
 //! so a point above it is refused with what to set; llama.cpp queues a request beyond its
 //! slots, which is said as a warning (the point measures the queue as well).
 
 use serde_json::Value;
-use servebench_spec::engine::{ConcurrencyLimit, Profile};
+use servebench_engines::{ConcurrencyLimit, Profile};
 
 use super::Endpoint;
 use super::detect::get_ok;
@@ -65,8 +65,8 @@ pub fn check(
 mod tests {
     use super::*;
     use serde_json::json;
+    use servebench_engines::profile;
     use servebench_spec::Engine;
-    use servebench_spec::engine::profile;
 
     #[test]
     fn tgi_refuses_a_point_above_max_concurrent_requests() {

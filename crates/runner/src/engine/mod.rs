@@ -1,5 +1,5 @@
 //! The engine behind a target: told apart from what it answers (`target.engine: auto`) or
-//! named by the spec, its profile (servebench_spec::engine) used for everything
+//! named by the spec, its profile (servebench_engines) used for everything
 //! engine-specific, and the guarantees a spec relies on checked — all of them by `servebench
 //! probe` ([`probe`]), the ones that send no generation request at each block's start
 //! ([`block_checks`]).

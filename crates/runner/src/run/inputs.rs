@@ -378,7 +378,7 @@ fn prompt_file(spec: &SpecFile, spec_dir: &Path, out: &mut Vec<InputProblem>) {
              `target.api: openai-chat`, or take the images out",
         ));
     }
-    if let Some(p) = servebench_spec::engine::profile(spec.spec.target.engine)
+    if let Some(p) = servebench_engines::profile(spec.spec.target.engine)
         && !p.request.images
         && let Some(e) = entries.iter().find(|e| !e.images.is_empty())
     {
@@ -450,7 +450,7 @@ fn largest_trial(spec: &SpecFile) -> Option<(usize, String)> {
     let plan = plan(spec);
     // Only the request count is read: the request fields do not change it.
     let w = &spec.spec.workload;
-    let body = servebench_spec::engine::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens);
+    let body = servebench_engines::GENERIC.body_plan(w.ignore_eos, w.send_min_tokens);
     let mut best: Option<(usize, String)> = None;
     for t in plan.blocks.iter().flat_map(|b| &b.trials) {
         let Some(point) = plan.points.get(t.point) else {

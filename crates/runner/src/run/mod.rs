@@ -5,13 +5,16 @@
 //! trials already in the result file (on `--resume`) are skipped; a block whose trials are
 //! all done starts no server.
 
-mod block;
 mod cluster;
 mod inputs;
+mod planned;
 mod progress;
+mod recorder;
 mod rounds;
 mod search;
 mod setup;
+mod start;
+mod starts;
 mod upfront;
 mod workload;
 
@@ -33,6 +36,7 @@ use servebench_result::{
 };
 
 pub use search::MIN_RATE_HELD;
+use starts::LoopEnd;
 
 /// Decides, in a sequential run (`trials.until_decided`), which cells stay open: after the
 /// first stage and after every round the runner records a look from it and measures only the
@@ -185,58 +189,40 @@ async fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<RunOutcome, RunError
         .unwrap_or_else(|| PathBuf::from("."));
     preflight(spec, &spec_dir).await?;
     let allocation = cluster::preflight(spec).await?;
-    let (mut result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
+    let (result, store, records_lost) = setup::open(spec, &plan, opts, &spec_dir)?;
     let _reserve = ReleaseReserve(&store);
     setup::stop_orphans(&result).await;
     cluster::stop_orphan_steps(&result).await;
+    let ui = progress::Progress::new(opts.progress, &plan, &result);
+    let mut rec = recorder::Recorder::new(result, &store, Box::new(ui));
     if let Some(a) = &allocation {
-        cluster::record(&mut result, spec, a);
-        store.save(&result)?;
+        rec.update(|r| cluster::record(r, spec, a))?;
     }
-    let mut ui = progress::Progress::new(opts.progress, &plan, &result);
-    announce(&mut ui, spec, &plan, &result, &store);
-    let mut ctx = block::BlockContext::new(spec, &plan, opts, &spec_dir, &store)?;
-    let mut stopped = false;
-    for b in &plan.blocks {
-        if opts.cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        if ctx.nothing_left_to_compare() {
-            stopped = true;
-            break;
-        }
-        ctx.run_block(b, &mut result, &mut ui).await?;
-    }
+    announce(&rec, spec, &plan);
+    let mut ctx = start::StartContext::new(spec, &plan, opts, &spec_dir)?;
+    let first = planned::PlannedStarts::FirstStage(Some(&plan.blocks));
+    let stopped = starts::run_starts(&mut ctx, &mut { first }, &mut rec).await? == LoopEnd::Stopped;
     let first_stage_left = plan.trial_count.saturating_sub(
-        result
+        rec.result()
             .trials
             .iter()
             .filter(|t| t.seq < plan.trial_count)
             .count(),
     );
     let later_finished = if first_stage_left == 0 {
-        run_later_stages(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?
+        run_later_stages(&mut ctx, &plan, opts, &mut rec).await?
     } else {
-        run_search_only(&mut ctx, spec, &plan, opts, &mut result, &store, &mut ui).await?;
+        run_search_only(&mut ctx, &plan, opts, &mut rec).await?;
         false
     };
     let interrupted = opts.cancel.load(Ordering::SeqCst);
     let verify = (!interrupted)
         .then(|| ctx.verify_summary(stopped, first_stage_left))
         .flatten();
-    settle(
-        &mut result,
-        interrupted,
-        later_finished,
-        verify,
-        &records_lost,
-    );
-    result.updated_at = servebench_result::now_rfc3339();
-    store.save(&result)?;
-    ui.finish();
+    rec.update(|r| settle(r, interrupted, later_finished, verify, &records_lost))?;
     Ok(RunOutcome {
         result_path: store.result_path.clone(),
-        result,
+        result: rec.finish(),
         interrupted,
     })
 }
@@ -300,13 +286,8 @@ async fn preflight(spec: &Spec, spec_dir: &Path) -> Result<(), RunError> {
 
 /// The run's first lines: what it runs and where it writes, and which owned fields the
 /// spec's request body takes over.
-fn announce(
-    ui: &mut progress::Progress,
-    spec: &Spec,
-    plan: &Plan,
-    result: &RunResult,
-    store: &ResultStore,
-) {
+fn announce(rec: &recorder::Recorder<'_>, spec: &Spec, plan: &Plan) {
+    let (ui, result, store) = (rec.reporter(), rec.result(), rec.store());
     ui.line(&format!(
         "run {} of {} ({} trials in {} blocks); result: {}",
         result.run_id,
@@ -327,55 +308,40 @@ fn announce(
 
 /// After the first stage: a sequential design's rounds, then a capacity search. Whether
 /// both finished (or had nothing to do).
-async fn run_later_stages(
-    ctx: &mut block::BlockContext<'_>,
-    spec: &Spec,
-    plan: &Plan,
-    opts: &RunOptions,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut progress::Progress,
+async fn run_later_stages<'a>(
+    ctx: &mut start::StartContext<'a>,
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
     let mut rounds_finished = true;
-    if let Some(sequencer) = opts
-        .sequencer
-        .as_deref()
-        .filter(|_| plan.sequential.is_some())
+    if let (Some(sequencer), Some(sequential)) = (opts.sequencer.as_deref(), &plan.sequential)
         && !opts.cancel.load(Ordering::SeqCst)
     {
-        rounds_finished = matches!(
-            rounds::run_rounds(ctx, plan, sequencer, result, store, ui).await?,
-            rounds::RoundsEnd::Finished
-        );
+        let spec = rec.result().spec.clone();
+        let rounds = rounds::Rounds::after(plan, sequential, sequencer, &spec);
+        let mut policy = planned::PlannedStarts::Rounds(Box::new(rounds));
+        rounds_finished = starts::run_starts(ctx, &mut policy, rec).await? == LoopEnd::Finished;
     }
-    let search_finished = run_search_only(ctx, spec, plan, opts, result, store, ui).await?;
+    let search_finished = run_search_only(ctx, plan, opts, rec).await?;
     Ok(rounds_finished && search_finished)
 }
 
 /// A capacity search, where the spec has one; whether it finished (or had nothing to do).
-async fn run_search_only(
-    ctx: &mut block::BlockContext<'_>,
-    spec: &Spec,
+async fn run_search_only<'a>(
+    ctx: &mut start::StartContext<'a>,
     plan: &Plan,
-    opts: &RunOptions,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut progress::Progress,
+    opts: &'a RunOptions,
+    rec: &mut recorder::Recorder<'_>,
 ) -> Result<bool, RunError> {
-    let Some(judge) = opts
-        .search_judge
-        .as_deref()
-        .filter(|_| plan.search.is_some())
-    else {
+    let (Some(judge), Some(q)) = (opts.search_judge.as_deref(), &ctx.spec().spec.search) else {
         return Ok(true);
     };
-    if opts.cancel.load(Ordering::SeqCst) {
+    if plan.search.is_none() || opts.cancel.load(Ordering::SeqCst) {
         return Ok(true);
     }
-    Ok(matches!(
-        search::run_search(ctx, &spec.file, judge, result, store, ui).await?,
-        search::SearchEnd::Finished
-    ))
+    let mut policy = search::SearchStarts::new(judge, q.clone());
+    Ok(starts::run_starts(ctx, &mut policy, rec).await? != LoopEnd::Cancelled)
 }
 
 /// The run's status and error: interrupted (resumable), complete, or failed with what the

@@ -9,6 +9,8 @@ use servebench_spec::plan::{Plan, PlannedTrial};
 
 use servebench_result::{RunResult, TrialResult, TrialStatus};
 
+use super::recorder::Reporter;
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressMode {
@@ -65,8 +67,36 @@ impl Progress {
         }
     }
 
+    /// Update `bar` every half second with the live output-token rate until dropped.
+    pub(super) async fn live_throughput(bar: Option<ProgressBar>) {
+        let Some(bar) = bar else {
+            return std::future::pending().await;
+        };
+        let _counting = crate::loadgen::progress::Counting::start();
+        let base = bar.message();
+        let mut last = (
+            std::time::Instant::now(),
+            crate::loadgen::progress::tokens_received(),
+        );
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let now = (
+                std::time::Instant::now(),
+                crate::loadgen::progress::tokens_received(),
+            );
+            let dt = now.0.duration_since(last.0).as_secs_f64();
+            if dt > 0.0 {
+                let rate = (now.1 - last.1) as f64 / dt;
+                bar.set_message(format!("{base} — {rate:.0} tok/s live"));
+            }
+            last = now;
+        }
+    }
+}
+
+impl Reporter for Progress {
     /// Trials added to the run after it started (a round of a sequential run).
-    pub(super) fn add_planned(&mut self, trials: usize) {
+    fn add_planned(&mut self, trials: usize) {
         self.total += trials;
         if let Some((_, run, _)) = &self.bars {
             run.set_length(self.total as u64);
@@ -74,7 +104,7 @@ impl Progress {
     }
 
     /// A status line.
-    pub(super) fn line(&self, msg: &str) {
+    fn line(&self, msg: &str) {
         // Status lines carry what servers said (a failure's detail, a log's tail).
         let msg = &*servebench_spec::text::printable(msg);
         match (&self.bars, self.mode) {
@@ -87,7 +117,7 @@ impl Progress {
     }
 
     /// A line said even with `-q`: something the result will lack (a probe not sent).
-    pub(super) fn warn(&self, msg: &str) {
+    fn warn(&self, msg: &str) {
         let msg = format!("warning: {}", servebench_spec::text::printable(msg));
         match &self.bars {
             Some((mp, ..)) => {
@@ -98,7 +128,7 @@ impl Progress {
     }
 
     /// A trial begins.
-    pub(super) fn trial_start(&self, t: &PlannedTrial, point: &str) {
+    fn trial_start(&self, t: &PlannedTrial, point: &str) {
         let msg = format!(
             "#{}/{} {} t={} {}",
             t.seq + 1,
@@ -118,12 +148,12 @@ impl Progress {
     }
 
     /// The trial bar, when bars are shown (for live updates while a trial runs).
-    pub(super) fn trial_bar(&self) -> Option<ProgressBar> {
+    fn trial_bar(&self) -> Option<ProgressBar> {
         self.bars.as_ref().map(|(_, _, bar)| bar.clone())
     }
 
     /// A trial ended (recorded).
-    pub(super) fn trial_end(&self, t: &TrialResult) {
+    fn trial_end(&self, t: &TrialResult) {
         let what = match (&t.status, &t.summary) {
             (TrialStatus::Ok, Some(s)) => {
                 // A trial whose requests all failed has no latency: "—", not "NaN".
@@ -183,34 +213,8 @@ impl Progress {
         }
     }
 
-    /// Update `bar` every half second with the live output-token rate until dropped.
-    pub(super) async fn live_throughput(bar: Option<ProgressBar>) {
-        let Some(bar) = bar else {
-            return std::future::pending().await;
-        };
-        let _counting = crate::loadgen::progress::Counting::start();
-        let base = bar.message();
-        let mut last = (
-            std::time::Instant::now(),
-            crate::loadgen::progress::tokens_received(),
-        );
-        loop {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let now = (
-                std::time::Instant::now(),
-                crate::loadgen::progress::tokens_received(),
-            );
-            let dt = now.0.duration_since(last.0).as_secs_f64();
-            if dt > 0.0 {
-                let rate = (now.1 - last.1) as f64 / dt;
-                bar.set_message(format!("{base} — {rate:.0} tok/s live"));
-            }
-            last = now;
-        }
-    }
-
     /// Clear the bars.
-    pub(super) fn finish(&self) {
+    fn finish(&self) {
         if let Some((_, run, trial)) = &self.bars {
             trial.finish_and_clear();
             run.finish();

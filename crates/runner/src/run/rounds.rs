@@ -10,69 +10,75 @@
 //! recorded in the result, so `run --resume` regenerates them exactly, skips the trials
 //! already measured, and continues the sequence.
 
-use servebench_spec::plan::{Plan, round_blocks};
+use servebench_spec::SpecFile;
+use servebench_spec::plan::{Block, Plan, SequentialPlan, round_blocks};
 
-use super::block::BlockContext;
-use super::progress::Progress;
+use super::recorder::Recorder;
 use super::{RunError, Sequencer};
-use servebench_result::{LookRecord, ResultStore, RunResult, cell_is_open};
+use servebench_result::{LookRecord, RunResult, cell_is_open};
 
-/// How the rounds ended.
-pub(super) enum RoundsEnd {
-    /// Every cell stopped, or the budget was spent.
-    Finished,
-    /// Stopped by `cancel`.
-    Cancelled,
+/// Where a sequential design's rounds stand: the last repetition `t` measured, the next
+/// block index and trial seq.
+pub(super) struct Rounds<'p> {
+    plan: &'p SequentialPlan,
+    sequencer: &'p dyn Sequencer,
+    spec: SpecFile,
+    arms: Arms,
+    t: u32,
+    index: usize,
+    next_seq: usize,
 }
 
-/// Run the rounds of a sequential run after its first stage (module docs).
-pub(super) async fn run_rounds(
-    ctx: &mut BlockContext<'_>,
-    plan: &Plan,
-    sequencer: &dyn Sequencer,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
-) -> Result<RoundsEnd, RunError> {
-    let Some(sp) = &plan.sequential else {
-        return Ok(RoundsEnd::Finished);
-    };
-    let spec = result.spec.clone();
-    let arms = Arms::of(&spec);
-    let (mut index, mut next_seq) = (plan.blocks.len(), plan.trial_count);
-    let mut t = sp.first_stage;
-    loop {
-        if ctx.cancelled() {
-            return Ok(RoundsEnd::Cancelled);
+impl<'p> Rounds<'p> {
+    /// The rounds after `plan`'s first stage.
+    pub(super) fn after(
+        plan: &'p Plan,
+        sequential: &'p SequentialPlan,
+        sequencer: &'p dyn Sequencer,
+        spec: &SpecFile,
+    ) -> Self {
+        Self {
+            plan: sequential,
+            sequencer,
+            spec: spec.clone(),
+            arms: Arms::of(spec),
+            t: sequential.first_stage,
+            index: plan.blocks.len(),
+            next_seq: plan.trial_count,
         }
-        if !result.looks.iter().any(|l| l.after_trial == t) {
-            let look = sequencer.look(result, t);
-            result.looks.push(look);
-            store.save(result)?;
-            if let Some(look) = result.looks.last() {
-                ui.line(&describe(look, &arms, result));
+    }
+
+    /// The look after repetition `t` (unless the result holds it already), then the next
+    /// round's blocks: `None` when every cell stopped or the budget is spent.
+    pub(super) fn next_round(
+        &mut self,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Option<Vec<Block>>, RunError> {
+        let t = self.t;
+        if !rec.result().looks.iter().any(|l| l.after_trial == t) {
+            let look = self.sequencer.look(rec.result(), t);
+            rec.update(|r| r.looks.push(look))?;
+            if let Some(look) = rec.result().looks.last() {
+                rec.reporter()
+                    .line(&describe(look, &self.arms, rec.result()));
             }
         }
-        let todo = open_points(&arms, result);
-        if t >= sp.max_trials || todo.iter().all(|(_, p)| p.is_empty()) {
-            return Ok(RoundsEnd::Finished);
+        let todo = open_points(&self.arms, rec.result());
+        if t >= self.plan.max_trials || todo.iter().all(|(_, p)| p.is_empty()) {
+            return Ok(None);
         }
-        t += 1;
-        let blocks = round_blocks(&spec, t, &todo, index, next_seq);
+        self.t += 1;
+        let blocks = round_blocks(&self.spec, self.t, &todo, self.index, self.next_seq);
         let trials: usize = blocks.iter().map(|b| b.trials.len()).sum();
-        index += blocks.len();
-        next_seq += trials;
-        ui.add_planned(trials);
-        ui.line(&format!(
-            "round t={t}: {} block(s), {trials} trial(s) for the undecided cells",
+        self.index += blocks.len();
+        self.next_seq += trials;
+        rec.reporter_mut().add_planned(trials);
+        rec.reporter().line(&format!(
+            "round t={}: {} block(s), {trials} trial(s) for the undecided cells",
+            self.t,
             blocks.len()
         ));
-        for b in &blocks {
-            if ctx.cancelled() {
-                return Ok(RoundsEnd::Cancelled);
-            }
-            ctx.run_block(b, result, ui).await?;
-        }
+        Ok(Some(blocks))
     }
 }
 
@@ -84,7 +90,7 @@ struct Arms {
 }
 
 impl Arms {
-    fn of(spec: &servebench_spec::SpecFile) -> Self {
+    fn of(spec: &SpecFile) -> Self {
         let variants = &spec.spec.variants;
         let baseline = variants
             .iter()

@@ -16,8 +16,7 @@
 //! invalid, and gives no estimate.
 
 use servebench_result::{
-    PointInfo, ResultStore, RunResult, SearchBlock, SearchLog, SearchOutcome, SearchStep,
-    TrialStatus, now_rfc3339,
+    PointInfo, RunResult, SearchBlock, SearchLog, SearchOutcome, SearchStep, TrialResult,
 };
 use servebench_spec::plan::{
     Block, PlannedTrial, SweepPoint, prompt_seed, round_blocks, search_point,
@@ -29,9 +28,9 @@ use servebench_spec::{Search, SpecFile, TokenCount};
 
 mod judge;
 
-use super::block::{BlockContext, Opening, exited_soon_after, failed, sleep_unless_cancelled};
-use super::progress::Progress;
-use super::workload::PromptSource;
+use super::recorder::Recorder;
+use super::start::{StartContext, StartTrials, Step};
+use super::starts::{Begun, Policy};
 use super::{RunError, SearchJudge};
 use judge::{bracket_outcome, describe, judge_trial, outcome_words};
 
@@ -43,62 +42,82 @@ pub const MIN_RATE_HELD: f64 = 0.98;
 /// across the variants of a round, different across steps and rounds.
 const STEP_KEY: u32 = 1000;
 
-/// How the search ended.
-pub(super) enum SearchEnd {
-    /// The judge stopped it, or the budget was spent.
-    Finished,
-    /// Stopped by `cancel`.
-    Cancelled,
+/// A capacity search as the run's policy (module docs): rounds of one start per variant
+/// still open, each start a [`Bisection`], a look after each round.
+pub(super) struct SearchStarts<'p> {
+    judge: &'p dyn SearchJudge,
+    q: Search,
+    /// The round under way, and whether it had no variant left.
+    round: u32,
+    no_variant_left: bool,
+    /// The search log's entry of the start under way.
+    log_index: usize,
 }
 
-/// Run (or continue) the search of `spec` (module docs).
-pub(super) async fn run_search(
-    ctx: &mut BlockContext<'_>,
-    spec: &SpecFile,
-    judge: &dyn SearchJudge,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
-) -> Result<SearchEnd, RunError> {
-    let Some(q) = spec.spec.search.clone() else {
-        return Ok(SearchEnd::Finished);
-    };
-    let log = result.search.get_or_insert_with(SearchLog::default);
-    if log.stopped.is_some() {
-        return Ok(SearchEnd::Finished);
-    }
-    let budget = trial_budget(&q);
-    let len = max_grid_len(&q);
-    loop {
-        if ctx.cancelled() {
-            return Ok(SearchEnd::Cancelled);
+impl<'p> SearchStarts<'p> {
+    pub(super) fn new(judge: &'p dyn SearchJudge, q: Search) -> Self {
+        Self {
+            judge,
+            q,
+            round: 0,
+            no_variant_left: false,
+            log_index: 0,
         }
-        let log = result.search.get_or_insert_with(SearchLog::default).clone();
-        let round = log.looks.last().map_or(1, |l| l.after_round + 1);
-        let todo = round_variants(spec, &log, round);
-        // The trial budget: a round starts only if every variant in it can afford a whole
-        // start's search.
-        let need = worst_case_trials(len, round > 1);
-        if let Some(v) = todo.iter().find(|v| {
+    }
+
+    /// Stops the search when a variant of `round` cannot afford a whole start's search
+    /// within the trial budget; whether it did.
+    fn over_budget(
+        &self,
+        round: u32,
+        todo: &[String],
+        rec: &mut Recorder<'_>,
+    ) -> Result<bool, RunError> {
+        let budget = trial_budget(&self.q);
+        let need = worst_case_trials(max_grid_len(&self.q), round > 1);
+        let log = rec.result().search.clone().unwrap_or_default();
+        let Some(v) = todo.iter().find(|v| {
             let started = log
                 .blocks
                 .iter()
                 .any(|b| b.round == round && b.variant == **v);
-            !started && trials_of(result, v) + u64::from(need) > budget
-        }) {
-            let why = format!(
-                "trial budget spent: `{v}` has measured {} of its {budget} trials, and a start \
-                 may take {need}",
-                trials_of(result, v)
-            );
-            ui.line(&format!("search: {why}"));
-            if let Some(log) = result.search.as_mut() {
+            !started && trials_of(rec.result(), v) + u64::from(need) > budget
+        }) else {
+            return Ok(false);
+        };
+        let why = format!(
+            "trial budget spent: `{v}` has measured {} of its {budget} trials, and a start \
+             may take {need}",
+            trials_of(rec.result(), v)
+        );
+        rec.reporter().line(&format!("search: {why}"));
+        rec.update(|r| {
+            if let Some(log) = r.search.as_mut() {
                 log.stopped = Some(why);
             }
-            store.save(result)?;
-            return Ok(SearchEnd::Finished);
+        })?;
+        Ok(true)
+    }
+}
+
+impl<'a> Policy<'a> for SearchStarts<'_> {
+    /// The variants of the next round (placeholder blocks; a start's block is made when it
+    /// begins, after every block recorded), unless the search stopped or its budget is spent.
+    fn round(
+        &mut self,
+        ctx: &StartContext<'a>,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Option<Vec<Block>>, RunError> {
+        let log = rec.keep(|r| r.search.get_or_insert_with(SearchLog::default).clone());
+        if log.stopped.is_some() {
+            return Ok(None);
         }
-        ui.line(&format!(
+        let round = log.looks.last().map_or(1, |l| l.after_round + 1);
+        let todo = round_variants(ctx.spec(), &log, round);
+        if self.over_budget(round, &todo, rec)? {
+            return Ok(None);
+        }
+        rec.reporter().line(&format!(
             "search round {round}: {}",
             if todo.is_empty() {
                 "no variant left".to_owned()
@@ -106,42 +125,80 @@ pub(super) async fn run_search(
                 todo.join(", ")
             }
         ));
-        for v in &todo {
-            if ctx.cancelled() {
-                return Ok(SearchEnd::Cancelled);
-            }
-            let done = result.search.as_ref().is_some_and(|l| {
-                l.blocks
-                    .iter()
-                    .any(|b| b.round == round && b.variant == *v && b.outcome.is_some())
-            });
-            if done {
-                continue;
-            }
-            let start = (round > 1)
-                .then(|| result.search.as_ref().and_then(|l| l.last_estimate(v)))
-                .flatten();
-            if !search_block(ctx, spec, &q, round, v, start, result, store, ui).await? {
-                return Ok(SearchEnd::Cancelled);
-            }
+        (self.round, self.no_variant_left) = (round, todo.is_empty());
+        let ask = |variant: String| Block {
+            index: 0,
+            variant,
+            server_start: false,
+            trials: Vec::new(),
+        };
+        Ok(Some(todo.into_iter().map(ask).collect()))
+    }
+
+    /// The variant's start of this round, bisecting its grid from its last estimate (after
+    /// round 1), logged before it starts; none when it has its outcome already (resumed),
+    /// and an invalid one, unstarted, when its variant was refused.
+    fn begin(
+        &mut self,
+        ask: Block,
+        ctx: &StartContext<'a>,
+        rec: &mut Recorder<'_>,
+    ) -> Result<Option<Begun<'a>>, RunError> {
+        let (round, v) = (self.round, ask.variant.as_str());
+        let log = rec.result().search.as_ref();
+        if log.is_some_and(|l| {
+            l.blocks
+                .iter()
+                .any(|b| b.round == round && b.variant == v && b.outcome.is_some())
+        }) {
+            return Ok(None);
         }
-        let look = judge.look(result, round);
-        ui.line(&format!(
+        let estimate = (round > 1)
+            .then(|| log.and_then(|l| l.last_estimate(v)))
+            .flatten();
+        let bisection = Bisection::new(ctx.spec(), &self.q, (round, v), estimate, rec);
+        let block = bisection.block(ctx.spec());
+        self.log_index = rec.update(|r| bisection.log(r))?;
+        let refused = match ctx.refused(v) {
+            Some(reason) => Some(reason.to_owned()),
+            None => ctx
+                .variant(v)
+                .is_none()
+                .then(|| "variant missing from the spec".to_owned()),
+        };
+        if let Some(reason) = refused {
+            self.refused(&block, &reason, rec)?;
+            return Ok(None);
+        }
+        Ok(Some((block, Box::new(bisection))))
+    }
+
+    /// The start ends without an estimate.
+    fn refused(&mut self, _: &Block, reason: &str, rec: &mut Recorder<'_>) -> Result<(), RunError> {
+        let reason = reason.to_owned();
+        let log_index = self.log_index;
+        rec.update(|r| set_outcome(r, log_index, SearchOutcome::Invalid { reason }))?;
+        Ok(())
+    }
+
+    /// The judge's look at the round: each variant's capacity so far, and whether to stop.
+    fn look(&mut self, rec: &mut Recorder<'_>) -> Result<bool, RunError> {
+        let round = self.round;
+        let look = self.judge.look(rec.result(), round);
+        rec.reporter().line(&format!(
             "look after round {round}: {}",
-            describe(&look, &q)
+            describe(&look, &self.q)
         ));
-        let stop = look.stop || todo.is_empty();
-        let why = look.why.clone();
-        let log = result.search.get_or_insert_with(SearchLog::default);
-        log.looks.push(look);
-        if stop {
-            log.stopped = Some(why);
-        }
-        result.updated_at = now_rfc3339();
-        store.save(result)?;
-        if stop {
-            return Ok(SearchEnd::Finished);
-        }
+        let stop = look.stop || self.no_variant_left;
+        rec.update(|r| {
+            let why = look.why.clone();
+            let log = r.search.get_or_insert_with(SearchLog::default);
+            log.looks.push(look);
+            if stop {
+                log.stopped = Some(why);
+            }
+        })?;
+        Ok(stop)
     }
 }
 
@@ -218,199 +275,185 @@ fn point_index(result: &mut RunResult, point: &SweepPoint) -> usize {
     index
 }
 
-/// One server start of `variant` in round `round`: start, bisect, stop. `false` when
-/// cancelled (the block stays in the log without an outcome).
-#[allow(clippy::too_many_arguments)]
-async fn search_block(
-    ctx: &mut BlockContext<'_>,
-    spec: &SpecFile,
-    q: &Search,
+/// The outcome of the search log's start `log_index`.
+fn set_outcome(result: &mut RunResult, log_index: usize, o: SearchOutcome) {
+    if let Some(b) = result
+        .search
+        .as_mut()
+        .and_then(|l| l.blocks.get_mut(log_index))
+    {
+        b.outcome = Some(o);
+    }
+}
+
+/// A start's bisection of its round's grid (the start's policy): the next load from the
+/// outcomes so far (`search::next_step`), each trial judged and logged as a step, until a
+/// load that passed lies next to one that failed, or a trial cannot be judged.
+struct Bisection<'s> {
+    spec: &'s SpecFile,
+    q: Search,
+    /// The point the start's prompts are drawn at (its kernel probe's too).
+    first: [SweepPoint; 1],
+    grid: Grid,
+    start: Option<usize>,
     round: u32,
-    variant_name: &str,
-    estimate: Option<f64>,
-    result: &mut RunResult,
-    store: &ResultStore,
-    ui: &mut Progress,
-) -> Result<bool, RunError> {
-    let grid = Grid::for_round(spec, q, round);
-    let start = estimate.map(|e| grid.nearest(e));
-    let index = next_block_index(result);
-    // A block with a placeholder trial of repetition `round` (SERVEBENCH_REPETITION).
-    let block = Block {
-        index,
-        variant: variant_name.to_owned(),
-        server_start: spec.spec.server.is_some(),
-        trials: vec![PlannedTrial {
-            seq: 0,
-            variant: variant_name.to_owned(),
-            trial: round,
-            point: 0,
-            repeat: 1,
-            prompt_seed: 0,
-        }],
-    };
-    let log_index = {
+    variant: String,
+    block_index: usize,
+    log_index: usize,
+    /// The trial being measured: its seq, point index, grid index, load and why.
+    measuring: Option<(usize, usize, usize, f64, &'static str)>,
+    /// Why the start ends without an estimate (a trial that cannot be judged).
+    invalid: Option<String>,
+}
+
+impl<'s> Bisection<'s> {
+    /// The start of `variant` in `round`, from the grid point nearest `estimate`; its block
+    /// after every block recorded, its log entry after every entry.
+    fn new(
+        spec: &'s SpecFile,
+        q: &Search,
+        (round, variant): (u32, &str),
+        estimate: Option<f64>,
+        rec: &Recorder<'_>,
+    ) -> Self {
+        let grid = Grid::for_round(spec, q, round);
+        Self {
+            spec,
+            q: q.clone(),
+            first: [search_point(spec, q, q.lower)],
+            start: estimate.map(|e| grid.nearest(e)),
+            grid,
+            round,
+            variant: variant.to_owned(),
+            block_index: next_block_index(rec.result()),
+            log_index: rec.result().search.as_ref().map_or(0, |l| l.blocks.len()),
+            measuring: None,
+            invalid: None,
+        }
+    }
+
+    /// Its block: a placeholder trial of repetition `round` (SERVEBENCH_REPETITION).
+    fn block(&self, spec: &SpecFile) -> Block {
+        Block {
+            index: self.block_index,
+            variant: self.variant.clone(),
+            server_start: spec.spec.server.is_some(),
+            trials: vec![PlannedTrial {
+                seq: 0,
+                variant: self.variant.clone(),
+                trial: self.round,
+                point: 0,
+                repeat: 1,
+                prompt_seed: 0,
+            }],
+        }
+    }
+
+    /// Its entry in the search log, without steps or outcome yet; the entry's index.
+    fn log(&self, result: &mut RunResult) -> usize {
         let log = result.search.get_or_insert_with(SearchLog::default);
         log.blocks.push(SearchBlock {
-            round,
-            variant: variant_name.to_owned(),
-            block: index,
-            offset: grid.offset,
-            grid_points: grid.loads.len(),
-            start: start.map(|i| grid.loads[i]),
+            round: self.round,
+            variant: self.variant.clone(),
+            block: self.block_index,
+            offset: self.grid.offset,
+            grid_points: self.grid.loads.len(),
+            start: self.start.map(|i| self.grid.loads[i]),
             steps: Vec::new(),
             outcome: None,
         });
         log.blocks.len() - 1
-    };
-    result.updated_at = now_rfc3339();
-    store.save(result)?;
-    let set_outcome = |result: &mut RunResult, o: SearchOutcome| {
-        if let Some(b) = result
-            .search
-            .as_mut()
-            .and_then(|l| l.blocks.get_mut(log_index))
-        {
-            b.outcome = Some(o);
-        }
-    };
-    if let Some(reason) = ctx.refused(variant_name).map(str::to_owned) {
-        set_outcome(result, SearchOutcome::Invalid { reason });
-        store.save(result)?;
-        return Ok(true);
     }
-    let Some(variant) = ctx.variant(variant_name) else {
-        set_outcome(
-            result,
-            SearchOutcome::Invalid {
-                reason: "variant missing from the spec".into(),
-            },
-        );
-        store.save(result)?;
-        return Ok(true);
-    };
-    let (mut running, target) = match ctx.open(&block, variant, result, ui).await {
-        Ok(o) => o,
-        Err(Opening::Cancelled) => return Ok(false),
-        Err(Opening::Failed(reason)) => {
-            set_outcome(result, SearchOutcome::Invalid { reason });
-            store.save(result)?;
-            return Ok(true);
-        }
-    };
-    let cooldown = spec.spec.trials.cooldown.get();
-    sleep_unless_cancelled(cooldown, ctx).await;
-    let first = search_point(spec, q, q.lower);
-    let tok = ctx.tokenizer_spec();
-    let mut source = PromptSource::new(spec, std::slice::from_ref(&first), &tok, ctx.spec_dir());
-    let mut cancelled = false;
-    let outcome = loop {
-        if ctx.cancelled() {
-            cancelled = true;
-            break None;
-        }
-        let steps = &result
+
+    fn steps(&self, result: &RunResult) -> Vec<SearchStep> {
+        result
             .search
             .as_ref()
-            .map(|l| l.blocks[log_index].steps.clone());
-        let steps = steps.clone().unwrap_or_default();
+            .and_then(|l| l.blocks.get(self.log_index))
+            .map(|b| b.steps.clone())
+            .unwrap_or_default()
+    }
+
+    /// The start's outcome, said and recorded.
+    fn conclude(&self, o: SearchOutcome, rec: &mut Recorder<'_>) -> Result<(), RunError> {
+        rec.reporter().line(&format!(
+            "block {} ({}, round {}): {}",
+            self.block_index + 1,
+            self.variant,
+            self.round,
+            outcome_words(&o, &self.q)
+        ));
+        rec.update(|r| set_outcome(r, self.log_index, o))?;
+        Ok(())
+    }
+}
+
+impl StartTrials for Bisection<'_> {
+    fn points(&self) -> &[SweepPoint] {
+        &self.first
+    }
+
+    fn next(&mut self, rec: &mut Recorder<'_>) -> Result<Option<Step>, RunError> {
+        if let Some(reason) = self.invalid.take() {
+            self.conclude(SearchOutcome::Invalid { reason }, rec)?;
+            return Ok(None);
+        }
+        let steps = self.steps(rec.result());
         let outcomes: Vec<(usize, bool)> = steps
             .iter()
             .filter_map(|s| s.passed.map(|p| (s.index, p)))
             .collect();
-        let (gi, why) = match next_step(grid.loads.len(), start, &outcomes) {
-            Next::Done(b) => break Some(bracket_outcome(&grid, b, &steps)),
+        let (gi, why) = match next_step(self.grid.loads.len(), self.start, &outcomes) {
+            Next::Done(b) => {
+                self.conclude(bracket_outcome(&self.grid, b, &steps), rec)?;
+                return Ok(None);
+            }
             Next::Measure { index, why } => (index, why),
         };
-        if !steps.is_empty() && !cooldown.is_zero() {
-            sleep_unless_cancelled(cooldown, ctx).await;
-        }
-        let load = grid.loads[gi];
-        let point = search_point(spec, q, load);
-        let pidx = point_index(result, &point);
-        let seq = next_seq(result);
-        let step_no = steps.len() as u32;
-        let key = round.saturating_mul(STEP_KEY).saturating_add(step_no);
-        let t = PlannedTrial {
-            seq,
-            variant: variant_name.to_owned(),
-            trial: round,
-            point: pidx,
-            repeat: 1,
-            prompt_seed: prompt_seed(spec.spec.workload.seed, key, 0),
-        };
-        ui.add_planned(1);
-        ui.trial_start(&t, &point.to_string());
-        let (mut trial, lines) = match &mut source {
-            Err(e) => (failed(&t, &block, &format!("prompts: {e}")), Vec::new()),
-            Ok(src) => match ctx
-                .measure_with_prompts(&t, &block, &point, (key, 0), src, &target, ui.trial_bar())
-                .await
-            {
-                Some(m) => m,
-                None => {
-                    cancelled = true;
-                    break None;
-                }
+        let load = self.grid.loads[gi];
+        let point = search_point(self.spec, &self.q, load);
+        let pidx = rec.keep(|r| point_index(r, &point));
+        let seq = next_seq(rec.result());
+        let key = (self.round.saturating_mul(STEP_KEY)).saturating_add(steps.len() as u32);
+        rec.reporter_mut().add_planned(1);
+        self.measuring = Some((seq, pidx, gi, load, why.as_str()));
+        Ok(Some(Step {
+            trial: PlannedTrial {
+                seq,
+                variant: self.variant.clone(),
+                trial: self.round,
+                point: pidx,
+                repeat: 1,
+                prompt_seed: prompt_seed(self.spec.spec.workload.seed, key, 0),
             },
+            point,
+            prompts: (key, 0),
+        }))
+    }
+
+    fn measured(&mut self, trial: &TrialResult, result: &mut RunResult) {
+        let Some((seq, point, index, load, why)) = self.measuring.take() else {
+            return;
         };
-        if let Some(s) = running.as_mut()
-            && let Some(status) = exited_soon_after(s, &trial).await
-        {
-            trial.status = TrialStatus::Failed;
-            trial.failure = Some(format!(
-                "the server exited during the trial ({status}); see its log {}",
-                s.log_path().display()
-            ));
-        }
-        ui.trial_end(&trial);
-        let (attainment, passed, invalid) = judge_trial(&trial, q);
-        if let Err(e) = ctx.record(result, trial, &lines) {
-            return Err(ctx.stop_after_error(running, &block, result, ui, e).await);
-        }
+        let (attainment, passed, invalid) = judge_trial(trial, &self.q);
         if let Some(b) = result
             .search
             .as_mut()
-            .and_then(|l| l.blocks.get_mut(log_index))
+            .and_then(|l| l.blocks.get_mut(self.log_index))
         {
             b.steps.push(SearchStep {
                 seq,
-                point: pidx,
-                index: gi,
+                point,
+                index,
                 load,
-                why: why.as_str().to_owned(),
+                why: why.to_owned(),
                 attainment,
                 passed,
                 invalid: invalid.clone(),
             });
         }
-        if let Err(e) = store.save(result) {
-            return Err(ctx
-                .stop_after_error(running, &block, result, ui, e.into())
-                .await);
-        }
-        if let Some(reason) = invalid {
-            break Some(SearchOutcome::Invalid {
-                reason: format!("at {load} {}: {reason}", q.axis.unit()),
-            });
-        }
-    };
-    if let Some(o) = outcome {
-        ui.line(&format!(
-            "block {} ({variant_name}, round {round}): {}",
-            index + 1,
-            outcome_words(&o, q)
-        ));
-        set_outcome(result, o);
+        self.invalid = invalid.map(|reason| format!("at {load} {}: {reason}", self.q.axis.unit()));
     }
-    result.updated_at = now_rfc3339();
-    if let Err(e) = store.save(result) {
-        return Err(ctx
-            .stop_after_error(running, &block, result, ui, e.into())
-            .await);
-    }
-    ctx.close(running, &block, result, ui).await?;
-    Ok(!cancelled)
 }
 
 /// The next block index: after every block recorded (servers, trials, search log).

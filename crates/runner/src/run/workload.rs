@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use servebench_spec::engine::BodyPlan;
+use servebench_engines::BodyPlan;
 use servebench_spec::plan::SweepPoint;
 use servebench_spec::{
     ApiKind as SpecApi, ArrivalProcess, DatasetKind, Rate, SpecFile, TimestampUnit, TokenCount,
@@ -38,7 +38,7 @@ pub fn api_kind(api: SpecApi) -> ApiKind {
 /// prompts built for the trial are the ones it sends.
 ///
 /// The request fields are `body`'s, the engine profile's plan for the spec's `ignore_eos` and
-/// `send_min_tokens` (servebench_spec::engine::Profile::body_plan).
+/// `send_min_tokens` (servebench_engines::Profile::body_plan).
 pub fn load_config(
     spec: &SpecFile,
     point: &SweepPoint,

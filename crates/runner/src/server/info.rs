@@ -1,5 +1,5 @@
 //! What a server says about itself (version, arguments), read back for the result file from
-//! the endpoints its engine profile lists, richest first (servebench_spec::engine, `info`):
+//! the endpoints its engine profile lists, richest first (servebench_engines, `info`):
 //! SGLang `/server_info` (every server argument; `/get_server_info` on older versions),
 //! llama.cpp `/props`, TGI `/info`, vLLM and TensorRT-LLM `/version`, then `/v1/models`, which
 //! every OpenAI-compatible server has. A plain OpenAI-compatible server is asked every one of
@@ -7,14 +7,14 @@
 
 use std::time::Duration;
 
+use servebench_engines::Profile;
 use servebench_result::server::ServerInfo;
-use servebench_spec::engine::Profile;
 
 use super::RunningServer;
 use super::http;
 
 /// The endpoints tried for a server whose engine is not known: the generic profile's.
-pub const INFO_ENDPOINTS: &[&str] = servebench_spec::engine::GENERIC.info;
+pub const INFO_ENDPOINTS: &[&str] = servebench_engines::GENERIC.info;
 
 /// Timeout of each endpoint's request.
 const INFO_TIMEOUT: Duration = Duration::from_secs(3);

@@ -2,7 +2,7 @@
 //! a workload the server cannot take is refused with what to change, instead of every request
 //! failing one by one (docs/workloads.md, "Requests longer than the server takes").
 //!
-//! Where it is read is the engine profile's (servebench_spec::engine, `context_limit`):
+//! Where it is read is the engine profile's (servebench_engines, `context_limit`):
 //! - `GET /v1/models`: vLLM, SGLang and the simulator list `max_model_len` for each model.
 //! - `GET /props`: llama.cpp's `default_generation_settings.n_ctx`, the context of one slot
 //!   (its `--ctx-size` divided among `--parallel` slots), which is what one request may use.
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use servebench_spec::engine::{LimitSource, Profile};
+use servebench_engines::{LimitSource, Profile};
 
 use super::http;
 use crate::dataset::TrialPrompts;

@@ -16,13 +16,13 @@ mod scrape;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use servebench_engines::{MetricKind, MetricsFacts};
 use servebench_result::metrics::TrialSummary;
 use servebench_result::record::RequestRecord;
 use servebench_result::telemetry::{
     CeilingInput, GpuCheck, GpuDevice, GpuSeries, TelemetryWindow, TrialTelemetry, decode_ceiling,
     gpus_bandwidth, summarize_telemetry,
 };
-use servebench_spec::engine::{MetricKind, MetricsFacts};
 use servebench_spec::model_facts::ResolvedModelFacts;
 use servebench_spec::{ServerMetrics, SpecFile, TelemetrySettings};
 

@@ -5,7 +5,7 @@
 //! samples kept.
 //!
 //! Series are told apart by what the profile says their labels are
-//! (servebench_spec::engine::LabelRole): label sets that differ in a *part* label (vLLM's
+//! (servebench_engines::LabelRole): label sets that differ in a *part* label (vLLM's
 //! `engine`, SGLang's `dp_rank`) or in a label the profile does not name are separate parts
 //! of the server and are summed (KV use: the fullest part is taken); label sets that differ
 //! only in *replica* labels (SGLang's `tp_rank`, `pp_rank`, `moe_ep_rank` within one
@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use prom_text_format_parser::{Metric, Scrape, Type};
-use servebench_spec::engine::{LabelRole, MetricKind, MetricsFacts};
+use servebench_engines::{LabelRole, MetricKind, MetricsFacts};
 
 /// The names an engine serves its common series under, where, and what its labels say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,8 +260,8 @@ pub fn has_sample(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_engines::profile;
     use servebench_spec::Engine;
-    use servebench_spec::engine::profile;
 
     fn names(engine: Engine) -> MetricNames {
         let facts = profile(engine).and_then(|p| p.metrics).expect("metrics");

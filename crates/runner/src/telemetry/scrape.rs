@@ -93,8 +93,8 @@ impl Scraper {
                     .as_ref()
                     .map(|_| {
                         let kind = match names.preemptions_kind {
-                            servebench_spec::engine::MetricKind::Counter => "counter",
-                            servebench_spec::engine::MetricKind::Gauge => "gauge",
+                            servebench_engines::MetricKind::Counter => "counter",
+                            servebench_engines::MetricKind::Gauge => "gauge",
                         };
                         [("preemptions".to_owned(), kind.to_owned())].into()
                     })

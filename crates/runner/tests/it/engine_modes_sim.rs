@@ -118,7 +118,7 @@ async fn sglangs_priority_breakdown_is_not_counted_twice() {
         .text()
         .await
         .expect("text");
-    let facts = servebench_spec::engine::profile(Engine::Sglang)
+    let facts = servebench_engines::profile(Engine::Sglang)
         .and_then(|p| p.metrics)
         .expect("metrics");
     let names = MetricNames::of(&facts, facts.path.to_owned());

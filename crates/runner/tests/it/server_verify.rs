@@ -5,10 +5,10 @@ use crate::server_support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use servebench_engines::GENERIC;
 use servebench_runner::server::{
     RuleProblem, ServerRecord, server_info, server_info_at, start, stop, verify,
 };
-use servebench_spec::engine::GENERIC;
 use servebench_spec::{JsonCheck, VerifyRule};
 use server_support::fake_launch;
 
@@ -212,8 +212,8 @@ fn arg_rule(name: &str, equals: serde_json::Value) -> VerifyRule {
 
 #[tokio::test]
 async fn server_arg_rules_read_sglang_and_vllm_where_each_version_reports_them() {
+    use servebench_engines::profile;
     use servebench_spec::Engine;
-    use servebench_spec::engine::profile;
     let sglang = profile(Engine::Sglang).expect("profile");
     let dir = tempfile::tempdir().unwrap();
     // Older SGLang: `/get_server_info` only (the fake server has no `/server_info`: 404).
@@ -299,7 +299,7 @@ async fn server_arg_rules_read_sglang_and_vllm_where_each_version_reports_them()
 
 #[tokio::test]
 async fn the_seed_specs_rule_tells_its_variants_apart_in_both_sglang_log_forms() {
-    use servebench_spec::engine::profile;
+    use servebench_engines::profile;
     use servebench_spec::substitute::{Context, resolve};
     let spec = servebench_spec::load(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,7 +1,7 @@
 //! Counting tokens the way the server does, before a trial.
 //!
 //! - [`ServerTokenizer`]: the server's own tokenize endpoint, where and in the shape its
-//!   engine profile says (servebench_spec::engine): SGLang, vLLM and TensorRT-LLM
+//!   engine profile says (servebench_engines): SGLang, vLLM and TensorRT-LLM
 //!   (`/_internal/tokenize`) take `{"prompt": text}` and answer `{"count": n, "tokens":
 //!   [...]}`; llama.cpp takes `{"content": text}` and answers `{"tokens": [...]}`; TGI takes
 //!   `{"inputs": text}` and answers a JSON array of tokens. Every answer shape is read

@@ -22,9 +22,9 @@ pub enum TokenizeStyle {
     Inputs,
 }
 
-impl From<servebench_spec::engine::TokenizeBody> for TokenizeStyle {
-    fn from(b: servebench_spec::engine::TokenizeBody) -> Self {
-        use servebench_spec::engine::TokenizeBody as B;
+impl From<servebench_engines::TokenizeBody> for TokenizeStyle {
+    fn from(b: servebench_engines::TokenizeBody) -> Self {
+        use servebench_engines::TokenizeBody as B;
         match b {
             B::Prompt => TokenizeStyle::Prompt,
             B::Content => TokenizeStyle::Content,

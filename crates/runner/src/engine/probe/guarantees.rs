@@ -1,9 +1,9 @@
 //! The guarantees a probe checks from its generation request and the spec: streaming,
 //! usage, output length, the tokenizer against `usage`, the verify rules per variant.
 
+use servebench_engines::{Profile, StreamUsage};
 use servebench_result::checks::{CheckOutcome, CheckRecord, Guarantee};
 use servebench_result::record::RequestRecord;
-use servebench_spec::engine::{Profile, StreamUsage};
 use servebench_spec::substitute::{Context, resolve as substitute};
 use servebench_spec::{SpecFile, TokenizerSource, VerifyRule};
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use servebench_engines::Profile;
 use servebench_result::{VerifyRecord, describe_rule};
-use servebench_spec::engine::Profile;
 use servebench_spec::{JsonCheck, VerifyRule};
 use tokio::time::Instant;
 
@@ -260,7 +260,7 @@ pub(crate) async fn verify_rules(
     let mut failures = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
         if rule.kernel.is_some() {
-            // Judged on the kernel evidence, after the warm-up (run/block/kernels.rs).
+            // Judged on the kernel evidence, after the warm-up (run/start/kernels.rs).
             continue;
         }
         let number = i + 1;

@@ -1,11 +1,11 @@
 //! `server_arg` rules: a server argument read back where the engine's profile says it is
-//! reported (servebench_spec::engine, `server_args`).
+//! reported (servebench_engines, `server_args`).
 
 use std::time::Duration;
 
 use serde_json::Value;
+use servebench_engines::{ArgSource, args};
 use servebench_spec::ServerArgCheck;
-use servebench_spec::engine::{ArgSource, args};
 use tokio::time::Instant;
 
 use super::super::http::{self, GetJsonError};

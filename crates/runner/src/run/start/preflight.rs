@@ -2,17 +2,16 @@
 //! from what it answers), what its requests carry by that engine's profile, and the
 //! guarantees that cost no generation request, recorded in `result.preflight`.
 
-use servebench_result::RunResult;
 use servebench_result::checks::{BlockChecks, CheckOutcome, CheckRecord, Guarantee};
 use servebench_spec::Variant;
 use servebench_spec::plan::Block;
 
-use super::super::progress::Progress;
-use super::BlockContext;
+use super::super::recorder::{Recorder, Reporter};
+use super::StartContext;
 use crate::engine::{self, BlockPlan, Endpoint, Resolved};
 use crate::loadgen::Target;
 
-impl BlockContext<'_> {
+impl StartContext<'_> {
     /// The engine of `target` (`resolved` already for a launched server), the block's plan,
     /// its checks. A needed check that fails (the model not served, no tokenize endpoint for
     /// `tokenizer: server`) refuses the block: its reason is returned.
@@ -22,8 +21,7 @@ impl BlockContext<'_> {
         variant: &Variant,
         target: &mut Target,
         resolved: Option<Resolved>,
-        result: &mut RunResult,
-        ui: &mut Progress,
+        rec: &mut Recorder<'_>,
     ) -> Result<(), String> {
         let ep = Endpoint::of(target);
         let resolved = match resolved {
@@ -32,7 +30,7 @@ impl BlockContext<'_> {
                 .await
                 .map_err(|e| format!("the target does not answer: {e}"))?,
         };
-        let chosen = self.auto_model(block, target, &resolved, ui)?;
+        let chosen = self.auto_model(block, target, &resolved, rec.reporter())?;
         let w = &self.spec.spec.workload;
         let plan = BlockPlan::new(self.spec, target, &self.spec_dir, resolved.profile);
         let (mut checks, limit) =
@@ -67,11 +65,12 @@ impl BlockContext<'_> {
         }
         let engine = resolved.record.describe();
         if self.said.insert(engine.clone()) {
-            ui.line(&format!("block {}: engine {engine}", block.index + 1));
+            rec.reporter()
+                .line(&format!("block {}: engine {engine}", block.index + 1));
         }
         for warning in &warnings {
             if self.said.insert(warning.clone()) {
-                ui.line(&format!("warning: {warning}"));
+                rec.reporter().line(&format!("warning: {warning}"));
             }
         }
         let blocking: Vec<String> = checks
@@ -85,15 +84,16 @@ impl BlockContext<'_> {
                 format!("{}: {}{set}", c.guarantee.label(), c.detail)
             })
             .collect();
-        result.preflight.push(BlockChecks {
-            block: block.index,
-            variant: variant.name.clone(),
-            engine: Some(resolved.record.clone()),
-            model: Some(target.model.clone()),
-            checks,
-            warnings,
+        rec.note(|r| {
+            r.preflight.push(BlockChecks {
+                block: block.index,
+                variant: variant.name.clone(),
+                engine: Some(resolved.record.clone()),
+                model: Some(target.model.clone()),
+                checks,
+                warnings,
+            });
         });
-        let _ = self.store.save(result);
         self.block_plan = Some(plan);
         self.profile = Some(resolved.profile);
         if let Err(why) = over {
@@ -113,7 +113,7 @@ impl BlockContext<'_> {
         block: &Block,
         target: &mut Target,
         resolved: &Resolved,
-        ui: &mut Progress,
+        ui: &dyn Reporter,
     ) -> Result<Option<CheckRecord>, String> {
         if self.spec.spec.target.model != servebench_spec::AUTO_MODEL {
             return Ok(None);

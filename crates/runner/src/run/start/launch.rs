@@ -6,13 +6,14 @@ use servebench_spec::Variant;
 use servebench_spec::plan::Block;
 use servebench_spec::substitute::{Context, resolve, substitute};
 
-use super::BlockContext;
+use super::super::recorder::Recorder;
+use super::StartContext;
 use crate::engine::{self, Endpoint, Resolved};
 use crate::server::{self, RunningServer, ServerLaunch};
 use servebench_result::now_rfc3339;
 use servebench_result::{RunResult, ServerStart, VerifyRecord};
 
-impl BlockContext<'_> {
+impl StartContext<'_> {
     /// Start, wait for readiness, tell its engine (named or detected), verify by that
     /// engine's profile. On failure the server is stopped and the reason returned; a verify
     /// failure also refuses the variant for the rest of the run.
@@ -21,8 +22,9 @@ impl BlockContext<'_> {
         block: &Block,
         variant: &Variant,
         server_spec: &servebench_spec::Server,
-        result: &mut RunResult,
+        rec: &mut Recorder<'_>,
     ) -> Result<(RunningServer, Resolved), String> {
+        let run_id = rec.result().run_id.clone();
         let port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let head_port = server::pick_free_port().map_err(|e| format!("no free port: {e}"))?;
         let slurm_spec = server_spec.launcher.as_ref().and_then(|l| l.slurm.as_ref());
@@ -77,46 +79,19 @@ impl BlockContext<'_> {
                 env.insert(k.clone(), val);
             }
         }
-        let block_seed = block_seed(&result.run_id, block.index);
-        env.insert("SERVEBENCH_RUN_ID".into(), result.run_id.clone());
+        let block_seed = block_seed(&run_id, block.index);
+        env.insert("SERVEBENCH_RUN_ID".into(), run_id.clone());
         env.insert("SERVEBENCH_BLOCK".into(), block.index.to_string());
         env.insert(
             "SERVEBENCH_REPETITION".into(),
             block_repetition(block).to_string(),
         );
         env.insert("SERVEBENCH_BLOCK_SEED".into(), block_seed.to_string());
-        // Verify rules are checked by servebench itself: always fully resolved (`$$` → `$`).
         let fin = |s: &str| resolve(s, &ctx).map_err(|e| format!("server block: {e}"));
-        let mut verify = server_spec.verify.clone();
-        verify.extend(variant.server.verify.iter().cloned());
-        for r in &mut verify {
-            if let Some(t) = &r.log_contains {
-                r.log_contains = Some(fin(t)?);
-            }
-            if let Some(j) = &mut r.json {
-                j.path = fin(&j.path)?;
-                if let Some(s) = j.equals.as_str() {
-                    j.equals = serde_json::Value::String(fin(s)?);
-                }
-            }
-            if let Some(a) = &mut r.server_arg
-                && let Some(s) = a.equals.as_str()
-            {
-                a.equals = serde_json::Value::String(fin(s)?);
-            }
-        }
-        let log_dir = self.store.result_path.with_extension("logs");
+        let verify = verify_rules(server_spec, variant, &fin)?;
+        let log_dir = rec.store().result_path.with_extension("logs");
         let log_path = log_dir.join(format!("block-{:03}-{}.log", block.index + 1, variant.name));
-        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
-        secrets.extend(env_secret_values(server_spec, variant));
-        // Header values read from the environment (target.headers) are redacted too.
-        secrets.extend(
-            self.headers
-                .iter()
-                .zip(self.spec.spec.target.headers.values())
-                .filter(|((_, v), raw)| raw.contains("${env.") && !v.is_empty())
-                .map(|((_, v), _)| v.clone()),
-        );
+        let secrets = self.secrets(server_spec, variant);
         let launch = ServerLaunch {
             argv: argv.clone(),
             env: env.clone(),
@@ -182,7 +157,7 @@ impl BlockContext<'_> {
                 Some(server::slurm::SlurmLaunch {
                     allocation,
                     launcher: sl.clone(),
-                    step_name: format!("servebench-{}-b{}", result.run_id, block.index + 1),
+                    step_name: format!("servebench-{run_id}-b{}", block.index + 1),
                     worker_argv,
                     env_per_rank,
                     worker_env,
@@ -190,56 +165,35 @@ impl BlockContext<'_> {
             }
             _ => None,
         };
-        // A local server's group is recorded as soon as it is spawned, before readiness: a
-        // runner killed while it starts leaves it findable, and `run --resume` stops it.
-        let mut spawned = false;
-        let started = match &slurm_launch {
-            Some(sl) => server::slurm::start(&launch, sl).await,
-            None => {
-                let store = self.store;
-                let early = record.clone();
-                let (servers, flag) = (&mut *result, &mut spawned);
-                server::start_with(&launch, |pid, pgid| {
-                    servers.servers.push(ServerStart {
-                        pid: Some(pid),
-                        pgid: Some(pgid),
-                        ..early
-                    });
-                    *flag = true;
-                    let _ = store.save(servers);
-                })
-                .await
-            }
-        };
-        if spawned {
-            // The record is the one written at the spawn: complete it rather than add one.
-            if let Some(early) = result.servers.pop() {
-                record.pid = early.pid;
-                record.pgid = early.pgid;
-            }
-        }
-        let running = match started {
-            Ok(s) => s,
-            Err(e) => {
-                record.error = Some(e.to_string());
-                result.servers.push(record);
-                let _ = self.store.save(result);
-                return Err(format!("server did not start: {e}"));
-            }
-        };
-        record.pid = Some(running.pid());
-        record.pgid = Some(running.pgid());
+        let running = spawn(&launch, slurm_launch.as_ref(), record, &log_path, rec).await?;
         self.server_pgid = (!through_slurm).then(|| running.pgid());
-        record.started_at = running.started_at().to_owned();
-        record.ready_after_s = Some(running.ready_after().as_secs_f64());
-        if let Some(step) = running.slurm_record() {
-            // The step's srun and its ranks; the recorded argv is srun's (what ran locally).
-            record.argv = running.argv().to_vec();
-            record.slurm = Some(step.clone());
-            super::super::cluster::note_nodes(result, step, &log_path);
-        }
-        result.servers.push(record);
-        let _ = self.store.save(result);
+        self.verify_started(running, &verify, variant, rec).await
+    }
+
+    /// The values a start's record and log never show: the API key, the server block's
+    /// `${env.*}` values, and header values read from the environment (`target.headers`).
+    fn secrets(&self, server_spec: &servebench_spec::Server, variant: &Variant) -> Vec<String> {
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        secrets.extend(env_secret_values(server_spec, variant));
+        secrets.extend(
+            self.headers
+                .iter()
+                .zip(self.spec.spec.target.headers.values())
+                .filter(|((_, v), raw)| raw.contains("${env.") && !v.is_empty())
+                .map(|((_, v), _)| v.clone()),
+        );
+        secrets
+    }
+
+    /// The started server's engine, and its verify rules judged: a failure refuses the
+    /// variant for the rest of the run and stops the server.
+    async fn verify_started(
+        &mut self,
+        running: RunningServer,
+        verify: &[servebench_spec::VerifyRule],
+        variant: &Variant,
+        rec: &mut Recorder<'_>,
+    ) -> Result<(RunningServer, Resolved), String> {
         let ep = Endpoint {
             base_url: running.base_url(),
             ca_file: running.ca_file().map(std::path::Path::to_path_buf),
@@ -251,15 +205,11 @@ impl BlockContext<'_> {
             Err(e) => {
                 let reason = format!("the server was ready but its API does not answer: {e}");
                 let report = server::stop(running).await;
-                if let Some(rec) = result.servers.last_mut() {
-                    rec.stop = Some(report);
-                    rec.error = Some(reason.clone());
-                }
-                let _ = self.store.save(result);
+                rec.note(|r| refuse_start(r, report, &reason));
                 return Err(reason);
             }
         };
-        let outcome = server::verify(&running, &verify, resolved.profile).await;
+        let outcome = server::verify(&running, verify, resolved.profile).await;
         let info = server::server_info(&running, resolved.profile).await;
         let (records, failure) = match outcome {
             Ok(outcomes) => (
@@ -272,10 +222,12 @@ impl BlockContext<'_> {
                 (recs, Some(e.to_string()))
             }
         };
-        if let Some(rec) = result.servers.last_mut() {
-            rec.verify = records;
-            rec.info = info;
-        }
+        rec.note(|r| {
+            if let Some(s) = r.servers.last_mut() {
+                s.verify = records;
+                s.info = info;
+            }
+        });
         if let Some(reason) = failure {
             let reason = format!(
                 "verify failed for variant `{}`: {reason}. The variant is not measured (its change may not be in effect)",
@@ -283,14 +235,112 @@ impl BlockContext<'_> {
             );
             self.refused.insert(variant.name.clone(), reason.clone());
             let report = server::stop(running).await;
-            if let Some(rec) = result.servers.last_mut() {
-                rec.stop = Some(report);
-                rec.error = Some(reason.clone());
-            }
-            let _ = self.store.save(result);
+            rec.note(|r| refuse_start(r, report, &reason));
             return Err(reason);
         }
         Ok((running, resolved))
+    }
+}
+
+/// The server's and the variant's verify rules, substituted by `fin`: servebench checks
+/// them itself, so they are always fully resolved (`$$` → `$`).
+fn verify_rules(
+    server_spec: &servebench_spec::Server,
+    variant: &Variant,
+    fin: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Vec<servebench_spec::VerifyRule>, String> {
+    let mut verify = server_spec.verify.clone();
+    verify.extend(variant.server.verify.iter().cloned());
+    for r in &mut verify {
+        if let Some(t) = &r.log_contains {
+            r.log_contains = Some(fin(t)?);
+        }
+        if let Some(j) = &mut r.json {
+            j.path = fin(&j.path)?;
+            if let Some(s) = j.equals.as_str() {
+                j.equals = serde_json::Value::String(fin(s)?);
+            }
+        }
+        if let Some(a) = &mut r.server_arg
+            && let Some(s) = a.equals.as_str()
+        {
+            a.equals = serde_json::Value::String(fin(s)?);
+        }
+    }
+    Ok(verify)
+}
+
+/// Launch the server (locally, or as a Slurm step) and record its start. A local server's
+/// group is recorded as soon as it is spawned, before readiness: a runner killed while it
+/// starts leaves it findable, and `run --resume` stops it.
+async fn spawn(
+    launch: &ServerLaunch,
+    slurm_launch: Option<&server::slurm::SlurmLaunch>,
+    mut record: ServerStart,
+    log_path: &std::path::Path,
+    rec: &mut Recorder<'_>,
+) -> Result<RunningServer, String> {
+    let mut spawned = false;
+    let started = match slurm_launch {
+        Some(sl) => server::slurm::start(launch, sl).await,
+        None => {
+            let early = record.clone();
+            let (rec, flag) = (&mut *rec, &mut spawned);
+            server::start_with(launch, |pid, pgid| {
+                rec.note(|r| {
+                    r.servers.push(ServerStart {
+                        pid: Some(pid),
+                        pgid: Some(pgid),
+                        ..early
+                    });
+                });
+                *flag = true;
+            })
+            .await
+        }
+    };
+    if spawned && let Some(early) = rec.result().servers.last() {
+        // The record is the one written at the spawn: complete it rather than add one.
+        record.pid = early.pid;
+        record.pgid = early.pgid;
+    }
+    let replace = |r: &mut RunResult, record: ServerStart| {
+        if spawned {
+            r.servers.pop();
+        }
+        r.servers.push(record);
+    };
+    let running = match started {
+        Ok(s) => s,
+        Err(e) => {
+            record.error = Some(e.to_string());
+            rec.note(|r| replace(r, record));
+            return Err(format!("server did not start: {e}"));
+        }
+    };
+    record.pid = Some(running.pid());
+    record.pgid = Some(running.pgid());
+    record.started_at = running.started_at().to_owned();
+    record.ready_after_s = Some(running.ready_after().as_secs_f64());
+    if let Some(step) = running.slurm_record() {
+        // The step's srun and its ranks; the recorded argv is srun's (what ran locally).
+        record.argv = running.argv().to_vec();
+        record.slurm = Some(step.clone());
+    }
+    rec.note(|r| {
+        if let Some(step) = &record.slurm {
+            super::super::cluster::note_nodes(r, step, log_path);
+        }
+        replace(r, record);
+    });
+    Ok(running)
+}
+
+/// The last start's record: stopped, with why it is not measured.
+fn refuse_start(result: &mut RunResult, report: server::StopReport, reason: &str) {
+    if let Some(s) = result.servers.last_mut() {
+        s.stop = Some(report);
+        s.error = Some(reason.to_owned());
     }
 }
 

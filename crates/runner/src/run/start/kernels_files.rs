@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use servebench_engines::ProfilerFacts;
 use servebench_result::kernels::{RankKernels, read_rank};
-use servebench_spec::engine::ProfilerFacts;
 
 /// How long a trace file's size must hold still before it is read.
 pub(super) const STABLE_FOR: Duration = Duration::from_millis(1000);

@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use servebench_result::{ProbeOutput, ProbeRecord, RunResult, now_rfc3339};
-use servebench_spec::engine::{LogprobsAsk, Profile};
-use servebench_spec::plan::Block;
+use servebench_engines::{LogprobsAsk, Profile};
+use servebench_result::{ProbeOutput, ProbeRecord, now_rfc3339};
 use servebench_spec::{Equivalence, SpecFile};
 
-use super::super::progress::Progress;
+use super::super::recorder::Recorder;
 use super::super::workload::PromptSource;
-use super::BlockContext;
+use super::{Start, StartContext};
 use crate::dataset::{PromptBody, load_jsonl};
 use crate::loadgen::{ApiKind, Target};
 use crate::reference::{AnswerRule, load_reference};
@@ -28,37 +27,35 @@ const PROBE_TRIAL: u32 = 0;
 /// The warm-up prompt: not one of the probe's.
 const WARMUP_PROMPT: &str = "Count from one to ten.";
 
-impl BlockContext<'_> {
+impl StartContext<'_> {
     /// Probe the block's server (when the spec asks and this block has no probe yet).
     pub(super) async fn probe(
         &self,
-        block: &Block,
-        target: &Target,
-        profile: &'static Profile,
-        result: &mut RunResult,
-        ui: &mut Progress,
+        start: &Start<'_>,
+        rec: &mut Recorder<'_>,
     ) -> Result<(), super::super::RunError> {
         let Some(eq) = &self.spec.spec.equivalence else {
             return Ok(());
         };
-        if result.equivalence.iter().any(|r| r.block == block.index) {
+        let (block, target, profile) = (start.block, &start.target, start.profile);
+        if rec
+            .result()
+            .equivalence
+            .iter()
+            .any(|r| r.block == block.index)
+        {
             return Ok(());
         }
-        let (prompts, rules) = match self.probe_prompts(eq).await {
-            Ok(p) => p,
+        let ui = rec.reporter();
+        let ready = match self.probe_prompts(eq).await {
+            Ok(p) => crate::server::probe_client(target.ca_file.as_deref()).map(|c| (p, c)),
+            Err(why) => Err(why),
+        };
+        let ((prompts, rules), client) = match ready {
+            Ok(r) => r,
             Err(why) => {
                 // Said even with `-q`: the result will have no probe for this block, and an
                 // output gate on it fails as unjudged (docs/ci.md).
-                ui.warn(&format!(
-                    "block {}: equivalence probe not sent: {why}",
-                    block.index + 1
-                ));
-                return Ok(());
-            }
-        };
-        let client = match crate::server::probe_client(target.ca_file.as_deref()) {
-            Ok(c) => c,
-            Err(why) => {
                 ui.warn(&format!(
                     "block {}: equivalence probe not sent: {why}",
                     block.index + 1
@@ -82,9 +79,10 @@ impl BlockContext<'_> {
             let _ = asker.ask(&PromptBody::Text(WARMUP_PROMPT.to_owned())).await;
         }
         let repetition = block.trials.first().map_or(0, |t| t.trial);
+        let mut records = Vec::new();
         for &c in &eq.concurrency {
             if self.cancelled() {
-                return Ok(());
+                break;
             }
             let started_at = now_rfc3339();
             let mut outputs = asker.clone().all(&prompts, c).await;
@@ -110,7 +108,7 @@ impl BlockContext<'_> {
                     ", {r} of {n} answered right"
                 ))
             ));
-            result.equivalence.push(ProbeRecord {
+            records.push(ProbeRecord {
                 block: block.index,
                 variant: block.variant.clone(),
                 repetition,
@@ -120,8 +118,7 @@ impl BlockContext<'_> {
                 outputs,
             });
         }
-        result.updated_at = now_rfc3339();
-        self.store.save(result)?;
+        rec.update(|r| r.equivalence.extend(records))?;
         Ok(())
     }
 
@@ -433,8 +430,8 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_engines::profile;
     use servebench_spec::Engine;
-    use servebench_spec::engine::profile;
 
     #[test]
     fn a_prompts_file_is_read_and_refused_as_the_workload_reads_it() {
@@ -498,7 +495,7 @@ mod tests {
         let o = parse_completion(&v, false, llama);
         assert_eq!(o.token_ids, Some(vec![7, 9]));
         assert_eq!(o.logprobs, Some(vec![-0.1, -0.5]));
-        let generic = &servebench_spec::engine::GENERIC;
+        let generic = &servebench_engines::GENERIC;
         let v = json!({"choices": [{"text": "a b", "logprobs": {
             "tokens": ["a", " b"], "token_logprobs": [-0.1, -0.2]}}]});
         let o = parse_completion(&v, false, generic);

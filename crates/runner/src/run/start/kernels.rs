@@ -9,16 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use servebench_engines::{Profiler, ProfilerFacts};
 use servebench_result::kernels::{KernelEvidence, judge, top_lines};
-use servebench_result::{RunResult, VerifyRecord, describe_kernel_rule, now_rfc3339};
-use servebench_spec::engine::{Profile, Profiler, ProfilerFacts};
-use servebench_spec::plan::Block;
+use servebench_result::{VerifyRecord, describe_kernel_rule};
+use servebench_spec::plan::SweepPoint;
 use servebench_spec::substitute::{Context, resolve};
 use servebench_spec::{KernelEvidenceSpec, Variant};
 
-use super::super::progress::Progress;
+use super::super::recorder::Recorder;
 use super::super::workload::{PromptSource, load_config};
-use super::BlockContext;
+use super::{Start, StartContext};
 use crate::loadgen::{Arrival, Target, run_trial};
 #[cfg(test)]
 use files::STABLE_FOR;
@@ -36,6 +36,25 @@ pub(super) enum KernelStop {
     Io(super::super::RunError),
 }
 
+/// Concurrency, requests and the index in `points` of the point whose prompts the probe
+/// draws (the smallest).
+fn probe_shape(spec: &KernelEvidenceSpec, points: &[SweepPoint]) -> (u32, u32, usize) {
+    let smallest = points
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, p)| p.max_concurrency.unwrap_or(1))
+        .map_or((0, 1), |(i, p)| (i, p.max_concurrency.unwrap_or(1)));
+    let c = spec.concurrency.unwrap_or(smallest.1).max(1);
+    let requests = spec.requests.unwrap_or(2 * c).max(1);
+    (c, requests, smallest.0)
+}
+
+/// The probe's load: the start's points, and its concurrency, requests and point.
+struct Probe<'p> {
+    points: &'p [SweepPoint],
+    shape: (u32, u32, usize),
+}
+
 /// What the probe load measured.
 struct ProbeLoad {
     completed: u32,
@@ -44,16 +63,14 @@ struct ProbeLoad {
     tpot_ms: Option<f64>,
 }
 
-impl BlockContext<'_> {
-    /// Take the start's kernel evidence and judge its `kernel` rules.
+impl StartContext<'_> {
+    /// Take the start's kernel evidence and judge its `kernel` rules; the probe's prompts
+    /// are drawn at the smallest of `points` (the start's).
     pub(super) async fn kernel_evidence(
         &mut self,
-        block: &Block,
-        variant: &Variant,
-        target: &Target,
-        profile: &Profile,
-        result: &mut RunResult,
-        ui: &mut Progress,
+        start: &Start<'_>,
+        points: &[SweepPoint],
+        rec: &mut Recorder<'_>,
     ) -> Result<(), KernelStop> {
         let Some(spec) = self
             .spec
@@ -64,15 +81,55 @@ impl BlockContext<'_> {
         else {
             return Ok(());
         };
+        let (block, variant) = (start.block, start.variant);
         let n = block.index + 1;
-        let (c, requests, point) = self.probe_shape(&spec);
-        ui.line(&format!(
-            "block {n}: kernel evidence: profiler on, {requests} probe requests at concurrency {c}"
+        let shape = probe_shape(&spec, points);
+        rec.reporter().line(&format!(
+            "block {n}: kernel evidence: profiler on, {} probe requests at concurrency {}",
+            shape.1, shape.0
         ));
+        let run_id = rec.result().run_id.clone();
+        let ev = self.evidence(&spec, start, points, shape, &run_id).await;
+        rec.reporter().line(&format!(
+            "block {n}: kernel evidence: {}",
+            summary_line(&ev)
+        ));
+        let (records, verdict) = self.judge_rules(variant, &ev);
+        let verdict = verdict.map_err(|failures| refusal(variant, &failures, &ev));
+        rec.update(|r| {
+            r.kernels.retain(|k| k.block != block.index);
+            r.kernels.push(ev);
+            if let Some(s) = r.servers.iter_mut().rev().find(|s| s.block == block.index) {
+                s.verify.extend(records);
+                if let Err(reason) = &verdict {
+                    // The start's record says why, as a refusal at launch does: compare then
+                    // says it once instead of once per failed trial, metric and point.
+                    s.error = Some(reason.clone());
+                }
+            }
+        })
+        .map_err(|e| KernelStop::Io(e.into()))?;
+        verdict.map_err(|reason| {
+            rec.reporter().line(&format!("block {n}: {reason}"));
+            self.refused.insert(variant.name.clone(), reason.clone());
+            KernelStop::Refused(reason)
+        })
+    }
+
+    /// The evidence of `start`: its probe load under the profiler and the traces read, or
+    /// why there is none.
+    async fn evidence(
+        &self,
+        spec: &KernelEvidenceSpec,
+        start: &Start<'_>,
+        points: &[SweepPoint],
+        (c, requests, point): (u32, u32, usize),
+        run_id: &str,
+    ) -> KernelEvidence {
         let started = Instant::now();
         let mut ev = KernelEvidence {
-            block: block.index,
-            variant: variant.name.clone(),
+            block: start.block.index,
+            variant: start.variant.name.clone(),
             concurrency: c,
             requests,
             completed: 0,
@@ -85,17 +142,21 @@ impl BlockContext<'_> {
             ranks: Vec::new(),
             error: None,
         };
-        match &profile.profiler {
+        match &start.profile.profiler {
             Profiler::None { instead } => {
                 ev.error = Some(format!(
                     "{} has no profiler servebench can drive ({instead})",
-                    profile.name
+                    start.profile.name
                 ));
             }
             Profiler::Endpoints(facts) => {
-                let dir = self.trace_dir(&spec, facts, &result.run_id, block.index);
+                let dir = self.trace_dir(spec, facts, run_id, start.block.index);
+                let probe = Probe {
+                    points,
+                    shape: (c, requests, point),
+                };
                 if let Err(e) = self
-                    .take(&spec, facts, &dir, target, (c, requests, point), &mut ev)
+                    .take(spec, facts, &dir, &start.target, &probe, &mut ev)
                     .await
                 {
                     ev.error = Some(e);
@@ -103,49 +164,7 @@ impl BlockContext<'_> {
             }
         }
         ev.step_s = started.elapsed().as_secs_f64();
-        ui.line(&format!(
-            "block {n}: kernel evidence: {}",
-            summary_line(&ev)
-        ));
-        result.kernels.retain(|k| k.block != block.index);
-        result.kernels.push(ev.clone());
-        let verdict = self
-            .judge_rules(variant, &ev, result)
-            .map_err(|failures| refusal(variant, &failures, &ev));
-        if let Err(reason) = &verdict
-            && let Some(rec) = result
-                .servers
-                .iter_mut()
-                .rev()
-                .find(|r| r.block == block.index)
-        {
-            // The start's record says why, as a refusal at launch does: compare then says
-            // it once instead of once per failed trial, metric and point.
-            rec.error = Some(reason.clone());
-        }
-        result.updated_at = now_rfc3339();
-        self.store
-            .save(result)
-            .map_err(|e| KernelStop::Io(e.into()))?;
-        verdict.map_err(|reason| {
-            ui.line(&format!("block {n}: {reason}"));
-            self.refused.insert(variant.name.clone(), reason.clone());
-            KernelStop::Refused(reason)
-        })
-    }
-
-    /// Concurrency, requests and the sweep point whose prompts the probe draws.
-    fn probe_shape(&self, spec: &KernelEvidenceSpec) -> (u32, u32, usize) {
-        let smallest = self
-            .plan
-            .points
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, p)| p.max_concurrency.unwrap_or(1))
-            .map_or((0, 1), |(i, p)| (i, p.max_concurrency.unwrap_or(1)));
-        let c = spec.concurrency.unwrap_or(smallest.1).max(1);
-        let requests = spec.requests.unwrap_or(2 * c).max(1);
-        (c, requests, smallest.0)
+        ev
     }
 
     /// The folder this start's traces go to: below `dir` per start where the engine is told
@@ -173,9 +192,10 @@ impl BlockContext<'_> {
         facts: &ProfilerFacts,
         dir: &Path,
         target: &Target,
-        (c, requests, point): (u32, u32, usize),
+        probe: &Probe<'_>,
         ev: &mut KernelEvidence,
     ) -> Result<(), String> {
+        let (c, requests, point) = probe.shape;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot make the trace directory {}: {e}", dir.display()))?;
         let before = listing(dir, facts.trace_suffixes);
@@ -188,12 +208,17 @@ impl BlockContext<'_> {
         // The block's warm-up, unprofiled: the engine's first requests initialise what the
         // probe should not see (transformers serve starts its generation thread then).
         let warm = self.spec.spec.workload.warmup_requests.max(1);
-        self.probe_load(target, (c, warm, point), spec.output_tokens)
+        self.probe_load(target, probe.points, (c, warm, point), spec.output_tokens)
             .await
             .map_err(|e| format!("warm-up before the profiler: {e}"))?;
         post(&client, target, facts.start, &body).await?;
         let load = self
-            .probe_load(target, (c, requests, point), spec.output_tokens)
+            .probe_load(
+                target,
+                probe.points,
+                (c, requests, point),
+                spec.output_tokens,
+            )
             .await;
         // Stopped whatever the load did: the profiler must be off before the first trial.
         let stopped = post(&client, target, facts.stop, &serde_json::json!({})).await;
@@ -227,12 +252,13 @@ impl BlockContext<'_> {
     async fn probe_load(
         &self,
         target: &Target,
+        points: &[SweepPoint],
         (c, requests, point): (u32, u32, usize),
         output_tokens: Option<u32>,
     ) -> Result<ProbeLoad, String> {
         let mut s = self.spec.clone();
         s.spec.workload.warmup_requests = 0;
-        let mut points = self.plan.points.clone();
+        let mut points = points.to_vec();
         if let Some(n) = output_tokens
             && let Some(p) = points.get_mut(point)
             && p.output_tokens.is_some()
@@ -271,10 +297,9 @@ impl BlockContext<'_> {
         &self,
         variant: &Variant,
         ev: &KernelEvidence,
-        result: &mut RunResult,
-    ) -> Result<(), Vec<String>> {
+    ) -> (Vec<VerifyRecord>, Result<(), Vec<String>>) {
         let Some(server) = &self.spec.spec.server else {
-            return Ok(());
+            return (Vec::new(), Ok(()));
         };
         let ctx = Context {
             vars: Some(&variant.vars),
@@ -308,19 +333,12 @@ impl BlockContext<'_> {
                 detail: v.detail,
             });
         }
-        if let Some(rec) = result
-            .servers
-            .iter_mut()
-            .rev()
-            .find(|r| r.block == ev.block)
-        {
-            rec.verify.extend(records);
-        }
-        if failures.is_empty() {
+        let verdict = if failures.is_empty() {
             Ok(())
         } else {
             Err(failures)
-        }
+        };
+        (records, verdict)
     }
 }
 

@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use servebench_spec::engine::{Engine, Profiler};
+use servebench_engines::{Engine, Profiler};
 
 use super::{STABLE_FOR, hold_for, listing, wait_and_read};
 
-fn facts(e: Engine) -> &'static servebench_spec::engine::ProfilerFacts {
-    let profile = servebench_spec::engine::profile(e).expect("a profile");
+fn facts(e: Engine) -> &'static servebench_engines::ProfilerFacts {
+    let profile = servebench_engines::profile(e).expect("a profile");
     match &profile.profiler {
         Profiler::Endpoints(f) => f,
         Profiler::None { .. } => panic!("{e:?}'s profiler is driven through its endpoints"),
