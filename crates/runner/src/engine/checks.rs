@@ -437,7 +437,7 @@ mod tests {
         // llama.cpp (llama-cpp-python 0.3.36, tools/server/server-common.cpp:1487) lists the
         // model's path and echoes whatever name a request sends: not a failure.
         let llama =
-            servebench_engines::profile(servebench_spec::Engine::Llamacpp).expect("profile");
+            servebench_engines::profile(servebench_engines::Engine::Llamacpp).expect("profile");
         let models = json!({"object": "list", "data": [{"id": "/models/gemma.gguf", "object": "model", "owned_by": "llamacpp"}]});
         let c = model_check(Ok(&models), "gemma", llama);
         assert_eq!(c.outcome, CheckOutcome::Holds);
@@ -454,7 +454,7 @@ mod tests {
     /// even when it was set. After requests, the transcripts still tell the two apart.
     #[test]
     fn trtllms_series_are_not_judged_before_a_request_has_finished() {
-        let m = servebench_engines::profile(servebench_spec::Engine::Trtllm)
+        let m = servebench_engines::profile(servebench_engines::Engine::Trtllm)
             .and_then(|p| p.metrics)
             .expect("trtllm metrics");
         let fixture = |f: &str| {

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use servebench_engines::Engine;
 use servebench_engines::{GENERIC, Profile, detect, profile};
 use servebench_result::checks::{EngineRecord, EngineSource};
-use servebench_spec::Engine;
 
 use super::Endpoint;
 

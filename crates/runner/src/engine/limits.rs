@@ -65,8 +65,8 @@ pub fn check(
 mod tests {
     use super::*;
     use serde_json::json;
+    use servebench_engines::Engine;
     use servebench_engines::profile;
-    use servebench_spec::Engine;
 
     #[test]
     fn tgi_refuses_a_point_above_max_concurrent_requests() {

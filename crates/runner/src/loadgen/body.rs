@@ -352,7 +352,7 @@ mod tests {
         // transformers 5.24.0 cli/serving/utils.py:1183-1187 answers 422 "Unexpected fields in
         // the request" to anything outside its TypedDict (e.g. `ignore_eos`, `min_tokens`);
         // `generation_config` is a JSON string (utils.py:1246-1247). The profile's plan:
-        let plan = servebench_spec::engine::profile(servebench_spec::Engine::Transformers)
+        let plan = servebench_engines::profile(servebench_engines::Engine::Transformers)
             .expect("profile")
             .body_plan(true, true);
         let mut cfg = LoadConfig::new(1);

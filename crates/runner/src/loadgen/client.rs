@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::config::Target;
 use super::stream::{Flow, StreamConsumer};
-use servebench_spec::engine::TokenChunks;
+use servebench_engines::TokenChunks;
 
 /// The trial's time origin; instants are stored as nanoseconds since it.
 #[derive(Debug, Clone, Copy)]

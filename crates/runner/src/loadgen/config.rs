@@ -182,7 +182,7 @@ pub struct LoadConfig {
     pub stream_options: bool,
     /// Sent as transformers' `generation_config` (a JSON string) with `min_new_tokens` and
     /// `max_new_tokens` equal to each request's `max_tokens`: the output length fixed where
-    /// `ignore_eos` cannot be sent (the engine profile decides; servebench_spec::engine).
+    /// `ignore_eos` cannot be sent (the engine profile decides; servebench_engines).
     #[serde(default)]
     pub generation_config: bool,
     /// Fields merged into every request body as a JSON merge patch (`null` removes a field):
@@ -202,7 +202,7 @@ pub struct LoadConfig {
     /// The engine whose answers these are: its profile reads the finished records
     /// ([`crate::loadgen::reading`]); `None`: read as the OpenAI API's words.
     #[serde(skip)]
-    pub engine: Option<&'static servebench_spec::engine::Profile>,
+    pub engine: Option<&'static servebench_engines::Profile>,
 }
 
 fn on() -> bool {

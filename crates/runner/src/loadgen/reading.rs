@@ -1,10 +1,10 @@
-//! A trial's finished records read by the engine's profile (servebench_spec::engine): its own
+//! A trial's finished records read by the engine's profile (servebench_engines): its own
 //! finish words put in one vocabulary, the engine's word kept beside it, and a stream cut
 //! where the engine cuts one on a generation error counted as the server's failure
 //! (docs/engines.md). Pure: no I/O.
 
+use servebench_engines::Profile;
 use servebench_result::record::{ErrorKind, RequestRecord};
-use servebench_spec::engine::Profile;
 
 use super::config::{ApiKind, LoadConfig, Target};
 
@@ -56,7 +56,7 @@ fn finish(rec: &mut RequestRecord, engine: &Profile, chat: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use servebench_spec::engine::{Engine, profile};
+    use servebench_engines::{Engine, profile};
 
     fn rec(finish: Option<&str>, error: Option<ErrorKind>) -> RequestRecord {
         RequestRecord {

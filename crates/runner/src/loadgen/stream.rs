@@ -2,7 +2,7 @@
 //! network chunks with the instant each was read.
 //!
 //! Token events: a chunk with text, and a chunk without text where the engine's facts say it
-//! still carries a token (`servebench_spec::engine::TokenChunks`: vLLM sends one per engine
+//! still carries a token (`servebench_engines::TokenChunks`: vLLM sends one per engine
 //! output, `"content": ""` for a token that decodes to nothing); never the usage chunk
 //! (`choices: []`), nor a role opener or a finish chunk the engine sends apart.
 //!
@@ -14,10 +14,10 @@
 
 use super::chunk::parse_chunk;
 use super::sse::{EventType, SseParser};
+use servebench_engines::TokenChunks;
 use servebench_result::record::{
     ErrorKind, ReasoningRecord, RequestRecord, TokenEvent, truncate_utf8,
 };
-use servebench_spec::engine::TokenChunks;
 
 /// Whether to keep reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,10 +22,10 @@ use super::config::{ApiKind, Arrival, ConfigError, LoadConfig, Target, Transport
 use super::h1::LeanClient;
 use super::schedule::arrival_offsets;
 use crate::dataset::{Prompt, TrialPrompts};
+use servebench_engines::TokenChunks;
 use servebench_result::metrics::{SummaryOptions, TrialSummary, summarize};
 use servebench_result::record::ReceiveStamps;
 use servebench_result::record::{ErrorKind, RequestRecord};
-use servebench_spec::engine::TokenChunks;
 
 /// What a trial produced: raw records (measured and warm-up) and the summary derived from
 /// the measured ones.

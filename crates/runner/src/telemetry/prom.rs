@@ -260,8 +260,8 @@ pub fn has_sample(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_engines::Engine;
     use servebench_engines::profile;
-    use servebench_spec::Engine;
 
     fn names(engine: Engine) -> MetricNames {
         let facts = profile(engine).and_then(|p| p.metrics).expect("metrics");

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
+use servebench_engines::Engine;
 use servebench_result::checks::{CheckOutcome, CheckRecord, EngineRecord, Guarantee};
 use servebench_result::record::RequestRecord;
-use servebench_spec::{Engine, SpecFile};
+use servebench_spec::SpecFile;
 
 use super::checks::{BlockPlan, metrics_check, model_check};
 use super::{Endpoint, Resolved, Unreachable};

@@ -11,7 +11,7 @@ use super::stamp::Received;
 use super::{Conn, MAX_ERROR_BODY, ReadCounts, Tally};
 use crate::loadgen::client::Clock;
 use crate::loadgen::stream::{Flow, StreamConsumer};
-use servebench_spec::engine::TokenChunks;
+use servebench_engines::TokenChunks;
 
 pub(super) enum Outcome {
     /// The request finished (well or not); the connection if it can be reused.

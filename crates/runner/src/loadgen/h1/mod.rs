@@ -24,8 +24,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use bytes::Bytes;
+use servebench_engines::TokenChunks;
 use servebench_result::record::{ErrorKind, ReceiveStamps, RequestRecord};
-use servebench_spec::engine::TokenChunks;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;

@@ -4,7 +4,7 @@
 
 use super::vllm_tests::replay_body;
 use super::*;
-use servebench_spec::engine::{Engine, profile};
+use servebench_engines::{Engine, profile};
 
 const MS: u64 = 1_000_000;
 

@@ -8,11 +8,12 @@
 //! events and the usage's completion tokens as the output.
 
 use super::*;
+use servebench_engines::{Engine, profile};
 use servebench_result::metrics::{derive, itl_gaps};
 
 const MS: u64 = 1_000_000;
 
-/// The events of `name`, one a millisecond from a request sent at 0.
+/// The events of `name`, one a millisecond from a request sent at 0, read by SGLang's rule.
 fn replay(name: &str) -> RequestRecord {
     let path = format!(
         "{}/../engines/src/sglang/transcripts/0.5.17/{name}",
@@ -24,7 +25,15 @@ fn replay(name: &str) -> RequestRecord {
         send_ns: Some(0),
         ..RequestRecord::default()
     };
-    let mut c = StreamConsumer::new();
+    // SGLang's own rule of which chunks carry a token (its facts.rs), chat or completions.
+    let chat = name.starts_with("chat");
+    let mut c = StreamConsumer::reading(
+        profile(Engine::Sglang)
+            .expect("a profile")
+            .stream
+            .token_chunks
+            .api(chat),
+    );
     let mut t = 0;
     for event in body.split_inclusive("\n\n") {
         t += MS;

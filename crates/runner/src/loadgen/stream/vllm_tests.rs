@@ -9,8 +9,8 @@
 //! token event; usage gives N_out.
 
 use super::*;
+use servebench_engines::{Engine, profile};
 use servebench_result::metrics::{derive, itl_gaps};
-use servebench_spec::engine::{Engine, profile};
 
 const MS: u64 = 1_000_000;
 

@@ -430,8 +430,8 @@ pub(crate) fn parse_completion(v: &Value, chat: bool, profile: &Profile) -> Prob
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servebench_engines::Engine;
     use servebench_engines::profile;
-    use servebench_spec::Engine;
 
     #[test]
     fn a_prompts_file_is_read_and_refused_as_the_workload_reads_it() {
