@@ -57,9 +57,7 @@ fn vllm_cuts_max_tokens_from_0_33_0_and_refuses_before() {
     let body = |max: u32| {
         serde_json::json!({"model": c.model, "prompt": words, "max_tokens": max}).to_string()
     };
-    let admit = |c: &Served, max: u32| {
-        crate::of(c.wire.engine).admit(Api::Completions, body(max).as_bytes(), c)
-    };
+    let admit = |c: &Served, max: u32| Vllm.admit(Api::Completions, body(max).as_bytes(), c);
     let err = admit(&c, 40).expect_err("0.26.0's rule refuses");
     assert_eq!(err.status, axum::http::StatusCode::BAD_REQUEST);
     for v in ["0.33.0", "0.34.1rc1"] {
