@@ -365,3 +365,37 @@ fn transformers_chunks_have_the_recorded_keys() {
         );
     }
 }
+
+/// The prompt of the recorded requests of the vLLM and SGLang transcripts (capture.sh there).
+pub(super) const RECORDED_PROMPT: &str =
+    "ka lo mi ner ta sul ve ro qui ban de fu zo pri mal ten gor li sa who";
+
+/// The parsed `data:` events of an SSE body, `[DONE]` as a string.
+pub(super) fn parsed(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|e| e.trim().strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| json!(d)))
+        .collect()
+}
+
+/// Removes `path` from `v`; how many it removed.
+pub(super) fn strip(v: &mut Value, path: &[&str]) -> usize {
+    match (path, v) {
+        ([last], Value::Object(o)) => usize::from(o.remove(*last).is_some()),
+        (["*", rest @ ..], Value::Array(a)) => a.iter_mut().map(|x| strip(x, rest)).sum(),
+        ([key, rest @ ..], Value::Object(o)) => o.get_mut(*key).map_or(0, |x| strip(x, rest)),
+        _ => 0,
+    }
+}
+
+/// A body's shape with each array as its first element's (token lists differ in length).
+pub(super) fn keys(text: &str) -> Value {
+    fn first(v: Value) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(a.into_iter().take(1).map(first).collect()),
+            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, first(v))).collect()),
+            v => v,
+        }
+    }
+    first(json_shape(text, "body"))
+}

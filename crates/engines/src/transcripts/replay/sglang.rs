@@ -9,7 +9,10 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::{Map, Value, json};
 
-use super::http::{answer, body, events, get, host, http, json_shape, post, post_on};
+use super::http::{
+    RECORDED_PROMPT as PROMPT, answer, body, events, get, host, http, json_shape, keys, parsed,
+    post, post_on, strip,
+};
 use super::metrics::check_metrics;
 use super::{served, snapshot};
 use crate::Engine;
@@ -17,7 +20,6 @@ use crate::dialect::request::Api;
 use crate::dialect::{ErrorNote, Served};
 
 const DIR: &str = "sglang/transcripts/0.5.17";
-const PROMPT: &str = "ka lo mi ner ta sul ve ro qui ban de fu zo pri mal ten gor li sa who";
 
 /// The recorded server: `qwen3moe-dummy` served from its path, 4096 tokens of context, one
 /// GPU, `--enable-metrics`.
@@ -73,16 +75,6 @@ const ONLY_0_5_23: &[(&str, &[&str])] = &[
 /// entrypoints/http_server.py:751-757, 0.5.23 :843-849: both versions write it when the
 /// model config has a spec, which needs the model's config.json; the simulator has none).
 const NOT_SIMULATED: &[(&str, &[&str])] = &[("model_info", &["embedding"])];
-
-/// Removes `path` from `v`; how many it removed.
-fn strip(v: &mut Value, path: &[&str]) -> usize {
-    match (path, v) {
-        ([last], Value::Object(o)) => usize::from(o.remove(*last).is_some()),
-        (["*", rest @ ..], Value::Array(a)) => a.iter_mut().map(|x| strip(x, rest)).sum(),
-        ([key, rest @ ..], Value::Object(o)) => o.get_mut(*key).map_or(0, |x| strip(x, rest)),
-        _ => 0,
-    }
-}
 
 /// `vs` without the keys `list` names for `kind`, counting in `found` how many of each it
 /// removed.
@@ -255,18 +247,6 @@ async fn sglang_routes_it_lacks_are_fastapis_404() {
     }
 }
 
-/// A body's shape with each array as its first element's (token lists differ in length).
-fn keys(text: &str) -> Value {
-    fn first(v: Value) -> Value {
-        match v {
-            Value::Array(a) => Value::Array(a.into_iter().take(1).map(first).collect()),
-            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, first(v))).collect()),
-            v => v,
-        }
-    }
-    first(json_shape(text, "body"))
-}
-
 #[tokio::test]
 async fn sglang_tokenize_answers_as_0_5_17_did() {
     let chat = json!([{"role": "user", "content": PROMPT}]);
@@ -409,14 +389,6 @@ async fn sglang_refusals_are_those_of_0_5_17() {
         object(&want, "chat-bad-model.http")["model"],
         "no-such-model"
     );
-}
-
-/// The parsed `data:` events of an SSE body, `[DONE]` as a string.
-fn parsed(body: &str) -> Vec<Value> {
-    body.split("\n\n")
-        .filter_map(|e| e.trim().strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| json!(d)))
-        .collect()
 }
 
 #[test]

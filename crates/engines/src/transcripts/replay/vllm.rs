@@ -5,7 +5,10 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use super::http::{answer, body, events, get, host, http, json_shape, post, post_on};
+use super::http::{
+    RECORDED_PROMPT as PROMPT, answer, body, events, get, host, http, json_shape, keys, parsed,
+    post, post_on, strip,
+};
 use super::metrics::check_metrics;
 use super::{served, snapshot};
 use crate::Engine;
@@ -13,7 +16,6 @@ use crate::dialect::request::Api;
 use crate::dialect::{ErrorNote, Served};
 
 const DIR: &str = "vllm/transcripts/0.26.0";
-const PROMPT: &str = "ka lo mi ner ta sul ve ro qui ban de fu zo pri mal ten gor li sa who";
 
 /// The recorded server: `qwen3moe-dummy` served from its path, 4096 tokens of context.
 fn dummy() -> Served {
@@ -127,18 +129,6 @@ async fn vllm_tokenize_answers_as_0_26_0_did() {
     assert_refusal(status, &got, "tokenize-bad-model.http");
 }
 
-/// A body's shape with each array as its first element's (token lists differ in length).
-fn keys(text: &str) -> Value {
-    fn first(v: Value) -> Value {
-        match v {
-            Value::Array(a) => Value::Array(a.into_iter().take(1).map(first).collect()),
-            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, first(v))).collect()),
-            v => v,
-        }
-    }
-    first(json_shape(text, "body"))
-}
-
 /// A refusal: its status, and its error's `type`, `param` and `code` and the shape of its
 /// body as recorded.
 fn assert_refusal(status: StatusCode, got: &str, name: &str) {
@@ -246,16 +236,6 @@ const ONLY_0_33_0: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Removes `path` from `v`; how many it removed.
-fn strip(v: &mut Value, path: &[&str]) -> usize {
-    match (path, v) {
-        ([last], Value::Object(o)) => usize::from(o.remove(*last).is_some()),
-        (["*", rest @ ..], Value::Array(a)) => a.iter_mut().map(|x| strip(x, rest)).sum(),
-        ([key, rest @ ..], Value::Object(o)) => o.get_mut(*key).map_or(0, |x| strip(x, rest)),
-        _ => 0,
-    }
-}
-
 /// The dialect's answer without 0.33.0's own keys (`kind`: `stream` or `whole`), counting
 /// in `found` how many of each it removed.
 fn as_0_26_0(mut vs: Vec<Value>, kind: &str, found: &mut Vec<(String, usize)>) -> Vec<Value> {
@@ -266,14 +246,6 @@ fn as_0_26_0(mut vs: Vec<Value>, kind: &str, found: &mut Vec<(String, usize)>) -
         found.push((format!("{kind}: {p}"), n));
     }
     vs
-}
-
-/// The parsed `data:` events of an SSE body, `[DONE]` as a string.
-fn parsed(body: &str) -> Vec<Value> {
-    body.split("\n\n")
-        .filter_map(|e| e.trim().strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| json!(d)))
-        .collect()
 }
 
 #[test]
