@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
+use servebench_engines::Engine;
+use servebench_engines::profile;
 use servebench_result::record::{ErrorKind, RequestFlag};
 use servebench_runner::dataset::{
     LengthDist, RandomDataset, RandomPromptBuilder, ServerTokenizer, TokenizeStyle,
 };
 use servebench_runner::loadgen::{ApiKind, LoadConfig, Target, TrialOutcome, run_trial};
 use servebench_sim::{Preset, SimConfig};
-use servebench_spec::Engine;
-use servebench_spec::engine::profile;
 
 /// 4 requests of 40 prompt + 40 output tokens against a 64-token context, the personality
 /// reporting `version`.

@@ -8,11 +8,11 @@ use axum::Router;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use servebench_engines::Engine;
 use servebench_result::checks::{CheckOutcome, Guarantee};
 use servebench_result::record::ErrorKind;
 use servebench_runner::engine::{BlockPlan, Endpoint, block_checks, resolve};
 use servebench_runner::loadgen::{ApiKind, Target, run_trial};
-use servebench_spec::Engine;
 
 use crate::loadgen_support::{config, prompts};
 

@@ -6,12 +6,12 @@
 //! priority scheduling, whose per-priority series are a breakdown of the total, read once
 //! (finding 4).
 
+use servebench_engines::Engine;
 use servebench_result::checks::{CheckOutcome, Guarantee};
 use servebench_runner::engine::{BlockPlan, Endpoint, block_checks, resolve};
 use servebench_runner::loadgen::{ApiKind, Target};
 use servebench_runner::telemetry::prom::{MetricNames, read_scrape};
 use servebench_sim::{Preset, SimConfig, SimHandle};
-use servebench_spec::Engine;
 
 async fn router() -> SimHandle {
     let mut c = SimConfig::from_preset(Preset::Fast);

@@ -10,9 +10,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
+use servebench_engines::Engine;
+use servebench_engines::profile;
 use servebench_runner::loadgen::{ApiKind, MinTokens, run_trial};
-use servebench_spec::Engine;
-use servebench_spec::engine::profile;
 
 use crate::engine_wire::{serve, target};
 use crate::loadgen_support::{config, prompts};

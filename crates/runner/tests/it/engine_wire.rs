@@ -10,11 +10,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+use servebench_engines::Engine;
 use servebench_engines::profile;
 use servebench_runner::dataset::{AnyCounter, ChatMessage, TokenCounter, TokenizerSpec};
 use servebench_runner::engine::{BlockPlan, Endpoint, resolve};
 use servebench_runner::loadgen::{ApiKind, Target};
-use servebench_spec::Engine;
 
 pub(crate) async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

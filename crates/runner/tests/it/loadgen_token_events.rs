@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
+use servebench_engines::Engine;
+use servebench_engines::profile;
 use servebench_runner::dataset::{
     LengthDist, RandomDataset, RandomPromptBuilder, ServerTokenizer, TokenizeStyle,
 };
 use servebench_runner::loadgen::{ApiKind, LoadConfig, Target, run_trial};
 use servebench_sim::{Preset, SimConfig};
-use servebench_spec::Engine;
-use servebench_spec::engine::profile;
 
 const OUT: u32 = 16;
 

@@ -212,8 +212,8 @@ fn arg_rule(name: &str, equals: serde_json::Value) -> VerifyRule {
 
 #[tokio::test]
 async fn server_arg_rules_read_sglang_and_vllm_where_each_version_reports_them() {
+    use servebench_engines::Engine;
     use servebench_engines::profile;
-    use servebench_spec::Engine;
     let sglang = profile(Engine::Sglang).expect("profile");
     let dir = tempfile::tempdir().unwrap();
     // Older SGLang: `/get_server_info` only (the fake server has no `/server_info`: 404).
