@@ -10,6 +10,7 @@ use super::api_error::ApiError;
 use crate::dialect::Served;
 use crate::dialect::tokenizer::{self, VOCAB_SIZE};
 use crate::{Field, LogprobsAsk, Profile};
+use context::fit_context;
 
 /// Which OpenAI API a request came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -444,49 +445,6 @@ fn lengths(
     Ok((max_tokens, min_tokens))
 }
 
-/// `max_tokens` against the context window `limit` by the engine's rule: refused, or cut
-/// where the engine stops at the window.
-fn fit_context(
-    rule: ContextRule,
-    prompt: u64,
-    max_tokens: u32,
-    limit: u32,
-) -> Result<u32, ApiError> {
-    let limit = u64::from(limit);
-    let total = prompt + u64::from(max_tokens);
-    match rule {
-        ContextRule::Total if total > limit => Err(ApiError::context(
-            format!(
-                "This model's maximum context length is {limit} tokens. However, you \
-                 requested {total} tokens ({prompt} in the prompt, {max_tokens} in the \
-                 completion). Please reduce the length of the prompt or completion."
-            ),
-            prompt,
-            u64::from(max_tokens),
-            limit,
-        )),
-        ContextRule::PromptOnly | ContextRule::CutMaxTokens if prompt >= limit => {
-            Err(ApiError::context(
-                format!(
-                    "request ({prompt} tokens) exceeds the available context size ({limit} \
-                 tokens), try increasing it"
-                ),
-                prompt,
-                u64::from(max_tokens),
-                limit,
-            ))
-        }
-        // Generation stops when the prompt and the output fill the window but one token.
-        ContextRule::PromptOnly => {
-            Ok(max_tokens.min(u32::try_from(limit - prompt - 1).unwrap_or(u32::MAX).max(1)))
-        }
-        ContextRule::CutMaxTokens => {
-            Ok(max_tokens.min(u32::try_from(limit - prompt).unwrap_or(u32::MAX)))
-        }
-        ContextRule::Total => Ok(max_tokens),
-    }
-}
-
 /// How many alternatives a token's log-probabilities carry, where asked and the engine
 /// returns them.
 fn logprobs(b: &GenerationBody, rules: &Rules) -> Result<Option<u32>, ApiError> {
@@ -499,6 +457,8 @@ fn logprobs(b: &GenerationBody, rules: &Rules) -> Result<Option<u32>, ApiError> 
         (true, Some(Logprobs::Top(n)), _) => Some(to_u32(*n, "logprobs")?),
     })
 }
+
+mod context;
 
 #[cfg(test)]
 mod tests;

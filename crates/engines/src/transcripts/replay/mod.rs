@@ -27,7 +27,7 @@
 //!   replayed here) and `tokenize-prompt-tokenizer-without-max-length.http` (a 500 of the
 //!   first capture's tokenizer, README.md there). The dialect is 0.5.23's: the keys 0.5.23
 //!   adds are listed in `sglang::ONLY_0_5_23`, those it cannot write in `NOT_SIMULATED`, the
-//!   refusal messages it does not word as 0.5.17 did in `MESSAGE_NOT_SIMULATED`.
+//!   refusal messages it does not word as 0.5.17 did in `sglang_refusals::MESSAGE_NOT_SIMULATED`.
 //!
 //! Where the dialect and a transcript disagree, the difference is listed in `metrics::KNOWN`: the
 //! test that finds it fails when a listed difference is gone as well as when a
@@ -37,6 +37,7 @@ mod http;
 mod metrics;
 mod router;
 mod sglang;
+mod sglang_refusals;
 mod tokenize;
 mod vllm;
 
